@@ -1,0 +1,39 @@
+#pragma once
+
+#include <treetrav/core/config.hpp>
+
+#include <string>
+#include <vector>
+
+namespace treetrav {
+
+// The Kokkos execution spaces a user can pick at run time (--backend).
+enum class Backend { serial, openmp, cuda };
+
+std::string to_string(Backend backend);
+// Throws InputError naming the value when it is unknown or not enabled in this build.
+Backend parse_backend(std::string const& name);
+std::vector<Backend> enabled_backends();
+// The fastest enabled backend: cuda, else openmp, else serial.
+Backend default_backend();
+
+// Calls f(ExecutionSpace{}) with the execution space behind `backend`, so a
+// run-time choice becomes one template instantiation per enabled space.
+template <class F>
+decltype(auto) dispatch_backend(Backend backend, F&& f) {
+  switch (backend) {
+#ifdef KOKKOS_ENABLE_CUDA
+    case Backend::cuda: return f(Kokkos::Cuda{});
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    case Backend::openmp: return f(Kokkos::OpenMP{});
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+    case Backend::serial: return f(Kokkos::Serial{});
+#endif
+    default: break;
+  }
+  throw std::invalid_argument("backend " + to_string(backend) + " is not enabled in this build");
+}
+
+}  // namespace treetrav

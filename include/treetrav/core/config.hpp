@@ -1,0 +1,22 @@
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace treetrav {
+
+// Coordinates are float and indices 32-bit throughout the engine (the papers'
+// kernels and the GPU's memory bandwidth both favour the narrow types).
+using Coordinate = float;
+using Index = std::int32_t;
+using ParticleId = std::int64_t;
+
+// Point sets may have any dimension in [1, max_dimension], chosen at run time.
+inline constexpr int max_dimension = 16;
+
+// Builders never make a tree deeper than this, so traversal stacks have a
+// fixed size in registers / local memory.
+inline constexpr int max_tree_depth = 64;
+
+}  // namespace treetrav

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Configures and builds treetrav.
+#   scripts/build.sh [cpu|cuda] [BUILD_DIR]     (defaults: cpu, build-cpu / build-cuda)
+# Kokkos: $Kokkos_ROOT if set (a user's own Kokkos >= 3.4), else the cached
+# bootstrap build (scripts/bootstrap-kokkos.sh). CUDA arch: $TREETRAV_CUDA_ARCH
+# (a Kokkos arch name, default HOPPER90). Extra CMake flags: $TREETRAV_CMAKE_FLAGS.
+set -euo pipefail
+config=${1:-cpu}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${2:-$repo/build-$config}
+arch=${TREETRAV_CUDA_ARCH:-HOPPER90}
+
+"$repo/scripts/setup-apt.sh"
+flags=(-DCMAKE_BUILD_TYPE=${TREETRAV_BUILD_TYPE:-Release})
+if [[ -n ${Kokkos_ROOT:-} ]]; then
+  flags+=(-DKokkos_ROOT="$Kokkos_ROOT")
+  kokkos=$Kokkos_ROOT
+else
+  kokkos=$("$repo/scripts/bootstrap-kokkos.sh" "$config" "$arch" | tail -n 1)
+  flags+=(-DKokkos_ROOT="$kokkos")
+fi
+if [[ $config == cuda ]]; then
+  case "$arch" in
+  HOPPER90) sm=sm_90 ;; AMPERE80) sm=sm_80 ;; AMPERE86) sm=sm_86 ;; VOLTA70) sm=sm_70 ;;
+  *) echo "build.sh: set CMAKE flags for arch $arch yourself" >&2; sm=sm_90 ;;
+  esac
+  flags+=(-DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="-arch=$sm")
+fi
+# shellcheck disable=SC2086
+cmake -S "$repo" -B "$build" "${flags[@]}" ${TREETRAV_CMAKE_FLAGS:-} >/dev/null
+cmake --build "$build" -j "${TREETRAV_JOBS:-$(nproc)}"

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <treetrav/core/backends.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace treetrav::cli {
+
+// Options every compute subcommand shares.
+struct RuntimeOptions {
+  int threads = 0;  // 0: Kokkos' default
+  std::string backend;  // empty: default_backend()
+};
+
+void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
+
+// Initialises Kokkos for the lifetime of a subcommand's run (after parsing, so
+// --threads takes effect and --help never starts a device).
+class KokkosSession {
+ public:
+  explicit KokkosSession(RuntimeOptions const& options);
+  ~KokkosSession();
+  KokkosSession(KokkosSession const&) = delete;
+  KokkosSession& operator=(KokkosSession const&) = delete;
+  Backend backend() const { return backend_; }
+
+ private:
+  Backend backend_;
+};
+
+// Each subcommand registers itself and its callback on the app.
+void add_info_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+
+}  // namespace treetrav::cli
