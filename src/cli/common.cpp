@@ -2,6 +2,8 @@
 
 #include <treetrav/core/error.hpp>
 
+#include <cstdlib>
+
 namespace treetrav::cli {
 
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend) {
@@ -14,6 +16,9 @@ void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_b
 
 KokkosSession::KokkosSession(RuntimeOptions const& options)
     : backend_(options.backend.empty() ? default_backend() : parse_backend(options.backend)) {
+  // Kokkos warns when OpenMP binding is unset; spread threads unless the user chose.
+  setenv("OMP_PROC_BIND", "spread", 0);
+  setenv("OMP_PLACES", "threads", 0);
 #if KOKKOS_VERSION >= 40000
   Kokkos::InitializationSettings settings;
   if (options.threads > 0) settings.set_num_threads(options.threads);
