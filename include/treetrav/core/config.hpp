@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <limits>
 
 namespace treetrav {
 
@@ -14,6 +15,8 @@ using ParticleId = std::int64_t;
 
 // Point sets may have any dimension in [1, max_dimension], chosen at run time.
 inline constexpr int max_dimension = 16;
+
+inline constexpr Coordinate infinity = std::numeric_limits<Coordinate>::infinity();
 
 // Builders never make a tree deeper than this, so traversal stacks have a
 // fixed size in registers / local memory.

@@ -82,7 +82,8 @@ inline void require_dimension(int dimension) {
 }
 
 inline void require_cluster_shape(int clusters, double width) {
-  if (clusters < 1) throw InputError("clusters must be >= 1 (got " + std::to_string(clusters) + ")");
+  if (clusters < 1)
+    throw InputError("clusters must be >= 1 (got " + std::to_string(clusters) + ")");
   if (!(width > 0.0 && std::isfinite(width)))
     throw InputError("width must be positive and finite (got " + std::to_string(width) + ")");
 }

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <treetrav/core/error.hpp>
+#include <treetrav/core/point_set.hpp>
+
+#include <string>
+
+namespace treetrav::detail {
+
+// Trees are built in a host execution space: `space` itself when it can reach
+// host memory, the default host space otherwise (then copied to the device).
+template <class ExecutionSpace>
+auto host_space_for(ExecutionSpace const& space) {
+  if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible)
+    return space;
+  else
+    return Kokkos::DefaultHostExecutionSpace{};
+}
+
+template <class MemorySpace>
+PointSet<Kokkos::HostSpace> host_points(PointSet<MemorySpace> const& points) {
+  return PointSet<Kokkos::HostSpace>(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, points.coordinates),
+                                     Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, points.ids));
+}
+
+inline void check_build_arguments(std::string const& tree, Index point_count, int leaf_size) {
+  if (point_count < 1) throw InputError(tree + ": the reference point set is empty");
+  if (leaf_size < 1) throw InputError(tree + ": --leaf-size must be >= 1 (got " + std::to_string(leaf_size) + ")");
+}
+
+template <class View>
+View allocate_like_nodes(std::string const& label, Index nodes, int columns = 0) {
+  if constexpr (View::rank == 1)
+    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), nodes);
+  else
+    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), nodes, columns);
+}
+
+}  // namespace treetrav::detail

@@ -1,0 +1,12 @@
+#include <treetrav/core/error.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+namespace treetrav {
+
+HostStrategy parse_host_strategy(std::string const& name) {
+  if (name == Recursive::name) return Recursive{};
+  if (name == Autoropes::name) return Autoropes{};
+  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes)");
+}
+
+}  // namespace treetrav
