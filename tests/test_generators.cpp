@@ -86,7 +86,8 @@ double mean_squared_distance_to_nearest_centre(HostPointSet const& points,
 double kinetic_energy(io::Snapshot const& s) {
   double energy = 0.0;
   for (std::size_t i = 0; i < s.size(); ++i)
-    for (int k = 0; k < 3; ++k) energy += 0.5 * s.masses(i) * s.velocities(i, k) * s.velocities(i, k);
+    for (int k = 0; k < 3; ++k)
+      energy += 0.5 * s.masses(i) * s.velocities(i, k) * s.velocities(i, k);
   return energy;
 }
 

@@ -1,4 +1,171 @@
+// treetrav generate: deterministic synthetic inputs, either a point set (uniform,
+// clustered, a named preset) or an N-body snapshot (plummer).
 #include "common.hpp"
+
+#include <treetrav/core/error.hpp>
+#include <treetrav/generators/generators.hpp>
+#include <treetrav/io/points.hpp>
+#include <treetrav/io/snapshot.hpp>
+#include <treetrav/version.hpp>
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
 namespace treetrav::cli {
-void add_generate_command(CLI::App&) {}
+namespace {
+
+struct GenerateOptions {
+  std::string distribution;
+  Index n = 0;
+  int dimension = 3;
+  int clusters = 16;
+  double width = 0.05;
+  std::uint64_t seed = 1;
+  std::string output;
+  RuntimeOptions runtime;
+};
+
+// Options that shape only some distributions; passing one elsewhere is a mistake.
+struct ShapeOptions {
+  CLI::Option* dimension;
+  CLI::Option* clusters;
+  CLI::Option* width;
+};
+
+std::vector<std::string> distribution_names() {
+  std::vector<std::string> names{"uniform", "clustered", "plummer"};
+  for (auto const& preset : generators::presets()) names.push_back(preset.name);
+  return names;
+}
+
+std::string distributions_help() {
+  std::string help =
+      "Distributions (--dist):\n"
+      "  uniform    uniform in [0, 1)^d; takes --dim\n"
+      "  clustered  Gaussian mixture with centres in [0, 1)^d; takes --dim, --clusters, --width\n"
+      "  plummer    Plummer sphere N-body snapshot (3-D, Henon units, E = -1/4)\n";
+  for (auto const& preset : generators::presets())
+    help += fmt::format("  {:<10} {}\n", preset.name, preset.description);
+  return help + "The output is a pure function of the options: the same seed gives the same file "
+                "on any backend and thread count.";
+}
+
+void reject_unless(bool applies, CLI::Option const* option, std::string const& distribution) {
+  if (!applies && option->count() > 0)
+    throw InputError(option->get_name() + " does not apply to --dist " + distribution);
+}
+
+void reject_inapplicable_options(ShapeOptions const& shape, std::string const& distribution) {
+  bool const is_uniform = distribution == "uniform";
+  bool const is_clustered = distribution == "clustered";
+  reject_unless(is_uniform || is_clustered, shape.dimension, distribution);
+  reject_unless(is_clustered, shape.clusters, distribution);
+  reject_unless(is_clustered, shape.width, distribution);
+}
+
+// Fails before any work when the file could not be written anyway.
+void require_writable_destination(std::string const& path) {
+  namespace fs = std::filesystem;
+  fs::path const target(path);
+  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(directory, error))
+    throw InputError("-o " + path + ": directory '" + directory.string() + "' does not exist");
+  if (fs::is_directory(target, error)) throw InputError("-o " + path + " is a directory");
+}
+
+io::Metadata generator_metadata(GenerateOptions const& options) {
+  io::Metadata metadata;
+  metadata.set("generator", options.distribution)
+      .set("seed", std::to_string(options.seed))  // text: a double cannot hold every 64-bit seed
+      .set("n", static_cast<double>(options.n))
+      .set("treetrav_version", TREETRAV_VERSION_STRING);
+  return metadata;
+}
+
+void generate_snapshot(Kokkos::DefaultHostExecutionSpace const& host,
+                       GenerateOptions const& options) {
+  auto snapshot = generators::plummer(host, options.n, options.seed);
+  snapshot.metadata = generator_metadata(options);
+  snapshot.metadata.set("units", "Henon: G = M = 1, E = -1/4");
+  io::write_snapshot(options.output, snapshot);
+  fmt::print("wrote a Plummer sphere of {} bodies (seed {}) to {}\n", options.n, options.seed,
+             options.output);
+}
+
+// The mixture's shape: from the options for "clustered", else the named preset's.
+generators::Preset mixture_shape(GenerateOptions const& options) {
+  if (options.distribution == "clustered")
+    return {options.distribution, options.dimension, options.clusters, options.width, ""};
+  return generators::detail::find_preset(options.distribution);
+}
+
+void generate_points(Kokkos::DefaultHostExecutionSpace const& host,
+                     GenerateOptions const& options) {
+  auto metadata = generator_metadata(options);
+  generators::HostPointSet points;
+  if (options.distribution == "uniform") {
+    points = generators::uniform(host, options.n, options.dimension, options.seed);
+  } else {
+    auto const shape = mixture_shape(options);
+    points = generators::clustered(host, options.n, shape.dimension, shape.clusters, shape.width,
+                                   options.seed);
+    metadata.set("clusters", static_cast<double>(shape.clusters)).set("width", shape.width);
+  }
+  metadata.set("dimension", static_cast<double>(points.dimension()));
+  io::write_points(options.output, points, metadata);
+  fmt::print("wrote {} {}-D points ({}, seed {}) to {}\n", points.size(), points.dimension(),
+             options.distribution, options.seed, options.output);
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "generate",
+      "Write a deterministic synthetic input: a point set or a Plummer snapshot (HDF5)");
+  command->footer(distributions_help());
+  auto options = std::make_shared<GenerateOptions>();
+  command->add_option("--dist", options->distribution, "Distribution or preset name (see below)")
+      ->required()
+      ->check(CLI::IsMember(distribution_names()));
+  command->add_option("-n", options->n, "Number of points or bodies")
+      ->required()
+      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+  ShapeOptions shape;
+  shape.dimension =
+      command->add_option("--dim", options->dimension, "Dimension (uniform, clustered)")
+          ->capture_default_str()
+          ->check(CLI::Range(1, max_dimension));
+  shape.clusters =
+      command->add_option("--clusters", options->clusters, "Number of clusters (clustered)")
+          ->capture_default_str()
+          ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  shape.width = command
+                    ->add_option("--width", options->width,
+                                 "Largest cluster standard deviation (clustered); widths are "
+                                 "log-uniform in [0.2, 1] x this")
+                    ->capture_default_str()
+                    ->check(CLI::PositiveNumber);
+  command->add_option("--seed", options->seed, "Random seed (any 64-bit unsigned integer)")
+      ->capture_default_str();
+  command->add_option("-o,--output", options->output, "Output HDF5 file (written atomically)")
+      ->required();
+  add_runtime_options(*command, options->runtime, false);
+
+  command->callback([options, shape] {
+    reject_inapplicable_options(shape, options->distribution);
+    require_writable_destination(options->output);
+    KokkosSession session(options->runtime);
+    Kokkos::DefaultHostExecutionSpace host;
+    if (options->distribution == "plummer")
+      generate_snapshot(host, *options);
+    else
+      generate_points(host, *options);
+  });
+}
+
 }  // namespace treetrav::cli
