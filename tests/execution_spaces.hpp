@@ -9,27 +9,33 @@
 
 namespace treetrav::test {
 
+// GoogleTest's Types<> cannot be empty: assemble a plain list first.
+template <class... Ts>
+struct TypeList {};
 template <class... A, class... B>
-::testing::Types<A..., B...> concat(::testing::Types<A...>, ::testing::Types<B...>);
+TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);
+template <class... Ts>
+::testing::Types<Ts...> to_gtest_types(TypeList<Ts...>);
 
 #ifdef KOKKOS_ENABLE_SERIAL
-using SerialSpaces = ::testing::Types<Kokkos::Serial>;
+using SerialSpaces = TypeList<Kokkos::Serial>;
 #else
-using SerialSpaces = ::testing::Types<>;
+using SerialSpaces = TypeList<>;
 #endif
 #ifdef KOKKOS_ENABLE_OPENMP
-using OpenMPSpaces = ::testing::Types<Kokkos::OpenMP>;
+using OpenMPSpaces = TypeList<Kokkos::OpenMP>;
 #else
-using OpenMPSpaces = ::testing::Types<>;
+using OpenMPSpaces = TypeList<>;
 #endif
 #ifdef KOKKOS_ENABLE_CUDA
-using CudaSpaces = ::testing::Types<Kokkos::Cuda>;
+using CudaSpaces = TypeList<Kokkos::Cuda>;
 #else
-using CudaSpaces = ::testing::Types<>;
+using CudaSpaces = TypeList<>;
 #endif
 
-using HostExecutionSpaces = decltype(concat(SerialSpaces{}, OpenMPSpaces{}));
-using ExecutionSpaces = decltype(concat(HostExecutionSpaces{}, CudaSpaces{}));
+using HostSpaceList = decltype(concat(SerialSpaces{}, OpenMPSpaces{}));
+using HostExecutionSpaces = decltype(to_gtest_types(HostSpaceList{}));
+using ExecutionSpaces = decltype(to_gtest_types(concat(HostSpaceList{}, CudaSpaces{})));
 
 // Names typed-test instances by backend ("Serial", "OpenMP", "Cuda").
 struct SpaceName {

@@ -1,2 +1,161 @@
 #!/usr/bin/env bash
-echo "placeholder"
+# The treetrav CLI as a user runs it: exit codes, messages, no partial output.
+#   TREETRAV=/path/to/treetrav bash tests/cli/test_cli.sh
+# Exits non-zero when any check fails; ends with "N passed, N failed".
+set -u
+: "${TREETRAV:?set TREETRAV to the treetrav binary}"
+export OMP_PROC_BIND=false
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=$work/failures  # commands that must fail write (nothing) here
+mkdir "$failures"
+passed=0
+failed=0
+
+pass() {
+  passed=$((passed + 1))
+  echo "PASS: $1"
+}
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $1"
+  if [[ -n ${2:-} ]]; then sed 's/^/    | /' <<<"$2"; fi
+}
+
+# run CMD...: sets $status, $out and $err.
+run() {
+  "$@" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  out=$(<"$work/stdout")
+  err=$(<"$work/stderr")
+}
+
+# expect_success NAME CMD...
+expect_success() {
+  local name=$1
+  shift
+  run "$@"
+  if [[ $status -eq 0 ]]; then pass "$name"; else fail "$name: exit $status" "$err"; fi
+}
+
+# expect_failure NAME TEXT CMD...: non-zero exit and TEXT in stderr.
+expect_failure() {
+  local name=$1 text=$2
+  shift 2
+  run "$@"
+  if [[ $status -eq 0 ]]; then
+    fail "$name: exited 0" "$out"
+  elif ! grep -qF -- "$text" <<<"$err"; then
+    fail "$name: stderr does not mention '$text'" "$err"
+  else
+    pass "$name"
+  fi
+}
+
+# expect_contains NAME TEXT HAYSTACK
+expect_contains() {
+  if grep -qF -- "$2" <<<"$3"; then pass "$1"; else fail "$1: no '$2' in output" "$3"; fi
+}
+
+expect_nothing_written() {
+  local left
+  left=$(ls -A "$failures")
+  if [[ -z $left ]]; then pass "$1: nothing written"; else fail "$1: wrote files" "$left"; fi
+  rm -rf "${failures:?}"/*
+}
+
+generate() { "$TREETRAV" generate "$@"; }
+
+# --- help and info ----------------------------------------------------------
+expect_success "--help exits 0" "$TREETRAV" --help
+expect_contains "--help lists generate" generate "$out"
+expect_success "generate --help exits 0" generate --help
+expect_contains "generate --help documents --dist" "--dist" "$out"
+expect_contains "generate --help lists presets" "geocity2" "$out"
+expect_success "info exits 0" "$TREETRAV" info
+expect_contains "info lists backends" "backends" "$out"
+expect_contains "info lists the serial backend" "serial" "$out"
+
+# --- generating each kind of input -------------------------------------------
+expect_success "generate uniform" generate --dist uniform -n 1000 --dim 7 --seed 1 -o "$work/uniform.h5"
+expect_contains "generate prints where it wrote" "$work/uniform.h5" "$out"
+run h5ls -r "$work/uniform.h5"
+expect_contains "uniform file holds (1000, 7) coordinates" "/Points/Coordinates Dataset {1000, 7}" \
+  "$(tr -s ' ' <<<"$out")"
+
+expect_success "generate clustered" \
+  generate --dist clustered -n 500 --dim 3 --clusters 4 --width 0.1 --seed 2 -o "$work/clustered.h5"
+run h5ls -r "$work/clustered.h5"
+expect_contains "clustered file holds (500, 3) coordinates" "/Points/Coordinates Dataset {500, 3}" \
+  "$(tr -s ' ' <<<"$out")"
+
+expect_success "generate preset geocity2" generate --dist geocity2 -n 300 -o "$work/geocity2.h5"
+run h5ls -r "$work/geocity2.h5"
+expect_contains "geocity2 file holds 2-D coordinates" "/Points/Coordinates Dataset {300, 2}" \
+  "$(tr -s ' ' <<<"$out")"
+run h5dump -H "$work/geocity2.h5"
+expect_contains "point file records its generator" 'ATTRIBUTE "generator"' "$out"
+expect_contains "point file records its seed" 'ATTRIBUTE "seed"' "$out"
+
+expect_success "generate plummer" generate --dist plummer -n 200 --seed 3 -o "$work/plummer.h5"
+run h5ls -r "$work/plummer.h5"
+flat=$(tr -s ' ' <<<"$out")
+for dataset in "Coordinates Dataset {200, 3}" "Velocities Dataset {200, 3}" \
+  "Masses Dataset {200}" "ParticleIDs Dataset {200}"; do
+  expect_contains "plummer file holds /PartType1/$dataset" "/PartType1/$dataset" "$flat"
+done
+run h5dump -H "$work/plummer.h5"
+expect_contains "plummer file has a GADGET header" 'ATTRIBUTE "NumPart_Total"' "$out"
+expect_contains "plummer file records its generator" 'ATTRIBUTE "generator"' "$out"
+
+# Same options, other thread count: the same numbers.
+expect_success "generate clustered on 1 thread" generate --dist clustered -n 500 --dim 3 \
+  --clusters 4 --width 0.1 --seed 2 --threads 1 -o "$work/clustered-1thread.h5"
+if cmp -s <(h5dump -d /Points/Coordinates "$work/clustered.h5" | tail -n +2) \
+  <(h5dump -d /Points/Coordinates "$work/clustered-1thread.h5" | tail -n +2); then
+  pass "output does not depend on the thread count"
+else
+  fail "output differs between thread counts"
+fi
+
+# --- mistakes: clear message, non-zero exit, no file -------------------------
+expect_failure "unknown option" "--bogus" generate --dist uniform -n 10 --bogus -o "$failures/a.h5"
+expect_nothing_written "unknown option"
+expect_failure "unknown --dist" "gaussian" generate --dist gaussian -n 10 -o "$failures/a.h5"
+expect_nothing_written "unknown --dist"
+expect_failure "-n 0" "-n" generate --dist uniform -n 0 -o "$failures/a.h5"
+expect_nothing_written "-n 0"
+expect_failure "--dim 17" "--dim" generate --dist uniform -n 10 --dim 17 -o "$failures/a.h5"
+expect_nothing_written "--dim 17"
+expect_failure "--width 0" "--width" generate --dist clustered -n 10 --width 0 -o "$failures/a.h5"
+expect_nothing_written "--width 0"
+expect_failure "--dim with plummer" "--dim" generate --dist plummer -n 10 --dim 2 -o "$failures/a.h5"
+expect_nothing_written "--dim with plummer"
+expect_failure "missing -o" "--output" generate --dist uniform -n 10
+expect_failure "missing --dist" "--dist" generate -n 10 -o "$failures/a.h5"
+expect_nothing_written "missing --dist"
+expect_failure "output into a missing directory" "$failures/missing" \
+  generate --dist uniform -n 10 -o "$failures/missing/a.h5"
+expect_nothing_written "output into a missing directory"
+
+# A failed generate leaves an existing file as it was.
+before=$(cksum <"$work/uniform.h5")
+expect_failure "invalid -n over an existing file" "-n" generate --dist uniform -n 0 -o "$work/uniform.h5"
+expect_failure "invalid --dist over an existing file" "nosuch" \
+  generate --dist nosuch -n 10 -o "$work/uniform.h5"
+if [[ $(cksum <"$work/uniform.h5") == "$before" ]]; then
+  pass "existing output left intact"
+else
+  fail "existing output was modified by a failed generate"
+fi
+
+# --- inspect (when this build has it) -----------------------------------------
+if "$TREETRAV" inspect --help >/dev/null 2>&1; then
+  expect_failure "inspect a missing file" "$work/absent.h5" "$TREETRAV" inspect "$work/absent.h5"
+  echo "not HDF5" >"$work/text.h5"
+  expect_failure "inspect a non-HDF5 file" "$work/text.h5" "$TREETRAV" inspect "$work/text.h5"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

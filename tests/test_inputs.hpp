@@ -1,0 +1,76 @@
+#pragma once
+
+// Shared inputs and strategy lists for the traversal tests.
+#include "oracles.hpp"
+
+#include <treetrav/generators/generators.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <string>
+#include <vector>
+
+namespace treetrav::test {
+
+// Every strategy the space can run (the recursive reference is host-only).
+template <class Space, class F>
+void for_each_strategy(F&& f) {
+  if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) f(Recursive{});
+  f(Autoropes{});
+}
+
+struct SearchCase {
+  std::string name;
+  HostPoints reference;
+  HostPoints queries;
+  int leaf_size;
+  Coordinate radius;  // a PC radius that catches a handful of neighbours
+};
+
+inline HostPoints first_points(HostPoints const& points, Index n) {
+  HostPoints out = allocate_points<Kokkos::HostSpace>("test::first", n, points.dimension());
+  for (Index i = 0; i < n; ++i)
+    for (int k = 0; k < points.dimension(); ++k) out.coordinates(i, k) = points.coordinates(i, k);
+  return out;
+}
+
+// Each point `copies` times (exact ties for the index tie-break).
+inline HostPoints repeated(HostPoints const& points, int copies) {
+  HostPoints out = allocate_points<Kokkos::HostSpace>("test::repeated", points.size() * copies, points.dimension());
+  for (Index i = 0; i < out.size(); ++i)
+    for (int k = 0; k < points.dimension(); ++k) out.coordinates(i, k) = points.coordinates(i % points.size(), k);
+  return out;
+}
+
+inline HostPoints plummer_positions(Index n, std::uint64_t seed) {
+  auto snapshot = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, n, seed);
+  HostPoints out = allocate_points<Kokkos::HostSpace>("test::plummer", n, 3);
+  for (Index i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) out.coordinates(i, k) = static_cast<Coordinate>(snapshot.coordinates(i, k));
+  return out;
+}
+
+// Uniform, clustered and Plummer inputs at several sizes, including one point,
+// exactly one leaf, leaf-size boundaries, duplicates and identical points.
+// Made afresh per call: Views must not outlive Kokkos::finalize.
+inline std::vector<SearchCase> search_cases() {
+  Kokkos::DefaultHostExecutionSpace host;
+  std::vector<SearchCase> c;
+    auto uniform3 = generators::uniform(host, 1200, 3, 11);
+    auto queries3 = generators::uniform(host, 300, 3, 12);
+    c.push_back({"uniform3-1200", uniform3, queries3, 8, 0.06f});
+    c.push_back({"rand-dim7-1500", generators::uniform(host, 1500, 7, 13), generators::uniform(host, 300, 7, 14), 16,
+                 0.35f});
+    c.push_back({"clustered7-1500", generators::clustered(host, 1500, 7, 12, 0.05, 15),
+                 generators::clustered(host, 300, 7, 12, 0.05, 15), 8, 0.05f});
+    c.push_back({"clustered2-1500", generators::clustered(host, 1500, 2, 30, 0.02, 16),
+                 generators::uniform(host, 300, 2, 17), 4, 0.01f});
+    c.push_back({"plummer-1000", plummer_positions(1000, 18), plummer_positions(200, 19), 8, 0.1f});
+    c.push_back({"one-point", first_points(uniform3, 1), queries3, 8, 0.5f});
+    for (Index n : {8, 9, 16, 17})
+      c.push_back({"uniform3-" + std::to_string(n) + "-leaf8", first_points(uniform3, n), queries3, 8, 0.3f});
+    c.push_back({"duplicates-3x200", repeated(first_points(uniform3, 200), 3), queries3, 8, 0.1f});
+    c.push_back({"identical-64", repeated(first_points(uniform3, 1), 64), queries3, 8, 0.5f});
+    return c;
+}
+
+}  // namespace treetrav::test

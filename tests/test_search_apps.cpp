@@ -1,0 +1,113 @@
+// One query suite over every tree type and strategy, with brute force as the
+// reference: NN, kNN (kd-tree), VP (vantage-point tree), BT (ball tree), PC.
+#include "execution_spaces.hpp"
+#include "oracles.hpp"
+#include "test_inputs.hpp"
+
+#include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/range_count.hpp>
+#include <treetrav/trees/ball_tree.hpp>
+#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/vp_tree.hpp>
+
+namespace {
+
+using namespace treetrav;
+using test::HostPoints;
+
+template <class Space>
+class SearchApps : public ::testing::Test {};
+TYPED_TEST_SUITE(SearchApps, test::ExecutionSpaces, test::SpaceName);
+
+template <class Space, class View>
+auto to_host(View const& view) {
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
+}
+
+// Every result row must equal brute force exactly: same indices, same distances.
+template <class Results>
+void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors const& expected, std::string const& what) {
+  auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
+  auto distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
+  ASSERT_EQ(indices.extent(1), std::size_t(expected.k)) << what;
+  int mismatches = 0;
+  for (std::size_t q = 0; q < indices.extent(0); ++q)
+    for (int j = 0; j < expected.k; ++j) {
+      bool const same = indices(q, j) == expected.indices[q * expected.k + j] &&
+                        distances(q, j) == expected.distances[q * expected.k + j];
+      if (!same && ++mismatches <= 3)
+        ADD_FAILURE() << what << ": query " << q << " neighbour " << j << ": got (" << indices(q, j) << ", "
+                      << distances(q, j) << "), brute force (" << expected.indices[q * expected.k + j] << ", "
+                      << expected.distances[q * expected.k + j] << ")";
+    }
+  EXPECT_EQ(mismatches, 0) << what;
+}
+
+template <class Tree, class Space>
+void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self) {
+  if (k > c.reference.size() - (self ? 1 : 0)) return;
+  HostPoints const& queries = self ? c.reference : c.queries;
+  auto expected = test::brute_force_neighbors(c.reference, queries, k, self);
+  Tree tree(space, c.reference, c.leaf_size);
+  auto device_queries = copy_points(space, queries, "test::queries");
+  test::for_each_strategy<Space>([&](auto strategy) {
+    auto results = find_neighbors(space, tree, device_queries, NeighborOptions{k, self}, strategy);
+    expect_equal_to_brute_force(results, expected,
+                                c.name + " " + Tree::name + "-tree k=" + std::to_string(k) +
+                                    (self ? " self " : " ") + decltype(strategy)::name);
+  });
+}
+
+TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
+  TypeParam space;
+  for (auto const& c : test::search_cases())
+    for (bool self : {false, true}) {
+      check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, 1, self);  // NN
+      check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self);  // VP
+      for (int k : {8, 20}) {
+        check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, k, self);    // kNN
+        check_neighbors<BallTree<typename TypeParam::memory_space>>(space, c, k, self);  // BT
+      }
+    }
+}
+
+TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
+  TypeParam space;
+  for (auto const& c : test::search_cases())
+    for (bool self : {false, true}) {
+      HostPoints const& queries = self ? c.reference : c.queries;
+      for (Coordinate radius : {c.radius, 2 * c.radius}) {
+        auto expected = test::brute_force_counts(c.reference, queries, radius, self);
+        KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+        auto device_queries = copy_points(space, queries, "test::queries");
+        test::for_each_strategy<TypeParam>([&](auto strategy) {
+          auto counts = Kokkos::create_mirror_view_and_copy(
+              Kokkos::HostSpace{}, count_within(space, tree, device_queries, RangeCountOptions{radius, self}, strategy));
+          int mismatches = 0;
+          for (Index q = 0; q < queries.size(); ++q) mismatches += counts(q) != expected[q];
+          EXPECT_EQ(mismatches, 0) << c.name << " r=" << radius << (self ? " self " : " ")
+                                   << decltype(strategy)::name;
+        });
+      }
+    }
+}
+
+TYPED_TEST(SearchApps, BadArgumentsAreInputErrors) {
+  TypeParam space;
+  auto reference = generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 50, 3, 1);
+  auto queries2d = copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 2, 2), "q2");
+  auto queries = copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 3, 2), "q3");
+  KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{0, false}, Autoropes{}), InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{51, false}, Autoropes{}), InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{50, true}, Autoropes{}), InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries2d, NeighborOptions{1, false}, Autoropes{}), InputError);
+  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{0.0f, false}, Autoropes{}), InputError);
+  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{-1.0f, false}, Autoropes{}), InputError);
+  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{std::nanf(""), false}, Autoropes{}), InputError);
+  HostPoints empty(HostPoints::coordinates_view("empty", 0, 3));
+  EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, empty, 8)), InputError);
+  EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, reference, 0)), InputError);
+}
+
+}  // namespace
