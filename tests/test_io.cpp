@@ -99,13 +99,14 @@ HostPointSet make_points(Index n, int dimension, bool with_ids) {
 Snapshot make_snapshot(std::size_t n, bool with_potentials) {
   Snapshot snapshot = allocate_snapshot(n, with_potentials);
   for (std::size_t i = 0; i < n; ++i) {
+    double const x = static_cast<double>(i);
     for (int k = 0; k < 3; ++k) {
-      snapshot.coordinates(i, k) = std::sin(0.1 * i + k);
-      snapshot.velocities(i, k) = std::cos(0.2 * i - k) / 3;
+      snapshot.coordinates(i, k) = std::sin(0.1 * x + k);
+      snapshot.velocities(i, k) = std::cos(0.2 * x - k) / 3;
     }
-    snapshot.masses(i) = 1.0 / n + 1e-3 * i;
+    snapshot.masses(i) = 1.0 / static_cast<double>(n) + 1e-3 * x;
     snapshot.ids(i) = static_cast<ParticleId>(1000 + i);
-    if (with_potentials) snapshot.potentials(i) = -1.0 - 0.01 * i;
+    if (with_potentials) snapshot.potentials(i) = -1.0 - 0.01 * x;
   }
   snapshot.time = 2.5;
   snapshot.box_size = 8.0;
@@ -136,8 +137,9 @@ void write_raw(std::string const& path, std::string const& dataset, hid_t file_t
   ASSERT_TRUE(set.valid());
   hsize_t count = 1;
   for (auto extent : shape) count *= extent;
-  if (count > 0)
+  if (count > 0) {
     ASSERT_GE(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0);
+  }
 }
 
 void write_raw_floats(std::string const& path, std::string const& dataset,
@@ -418,7 +420,7 @@ QueryResults make_results() {
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < k; ++j) {
       results.neighbor_indices(i, j) = (i * 7 + j * 3) % n;
-      results.neighbor_distances(i, j) = coordinate(i, j) * coordinate(i, j) + j;
+      results.neighbor_distances(i, j) = coordinate(i, j) * coordinate(i, j) + static_cast<float>(j);
     }
     results.counts(i) = (std::int64_t{1} << 35) + i;
     for (int c = 0; c < 3; ++c) results.accelerations(i, c) = std::exp(-0.3 * i) * (c - 1.5);

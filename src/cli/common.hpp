@@ -35,5 +35,6 @@ class KokkosSession {
 // Each subcommand registers itself and its callback on the app.
 void add_info_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 
 }  // namespace treetrav::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TREETRAV_VERSION_STRING);
   treetrav::cli::add_info_command(app);
   treetrav::cli::add_generate_command(app);
+  treetrav::cli::add_inspect_command(app);
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {

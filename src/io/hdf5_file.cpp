@@ -1,11 +1,476 @@
+#include "hdf5_file.hpp"
+
+#include <treetrav/core/error.hpp>
 #include <treetrav/io/hdf5.hpp>
 
-#include <hdf5.h>
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <type_traits>
 
 namespace treetrav::io {
+
 std::string hdf5_library_version() {
   unsigned major = 0, minor = 0, release = 0;
   H5get_libversion(&major, &minor, &release);
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
+
+namespace detail {
+namespace {
+
+// C++ type -> HDF5 memory type and the explicit little-endian type on disk.
+template <class T>
+struct TypeMap;
+template <>
+struct TypeMap<float> {
+  static hid_t memory() { return H5T_NATIVE_FLOAT; }
+  static hid_t file() { return H5T_IEEE_F32LE; }
+};
+template <>
+struct TypeMap<double> {
+  static hid_t memory() { return H5T_NATIVE_DOUBLE; }
+  static hid_t file() { return H5T_IEEE_F64LE; }
+};
+template <>
+struct TypeMap<std::int32_t> {
+  static hid_t memory() { return H5T_NATIVE_INT32; }
+  static hid_t file() { return H5T_STD_I32LE; }
+};
+template <>
+struct TypeMap<std::uint32_t> {
+  static hid_t memory() { return H5T_NATIVE_UINT32; }
+  static hid_t file() { return H5T_STD_U32LE; }
+};
+template <>
+struct TypeMap<std::int64_t> {
+  static hid_t memory() { return H5T_NATIVE_INT64; }
+  static hid_t file() { return H5T_STD_I64LE; }
+};
+
+template <class T>
+constexpr H5T_class_t type_class() {
+  return std::is_floating_point<T>::value ? H5T_FLOAT : H5T_INTEGER;
+}
+
+char const* describe(H5T_class_t type_class) {
+  switch (type_class) {
+    case H5T_INTEGER: return "integer";
+    case H5T_FLOAT: return "floating-point";
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ENUM: return "enum";
+    case H5T_ARRAY: return "array";
+    case H5T_VLEN: return "variable-length";
+    default: return "unsupported";
+  }
+}
+
+// "row 3" for vectors, "row 3, column 1" for matrices.
+std::string element_name(std::vector<hsize_t> const& shape, std::size_t flat_index) {
+  if (shape.size() < 2) return fmt::format("row {}", flat_index);
+  return fmt::format("row {}, column {}", flat_index / shape[1], flat_index % shape[1]);
+}
+
+std::string object_name(hid_t object) {
+  char name[256] = {};
+  return H5Iget_name(object, name, sizeof(name)) > 0 ? name : "?";
+}
+
+// Called by HDF5 with each attribute name; exceptions must not cross C frames.
+herr_t collect_attribute_name(hid_t, char const* name, H5A_info_t const*, void* names) {
+  try {
+    static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- errors
+
+QuietErrors::QuietErrors() {
+  H5Eget_auto2(H5E_DEFAULT, &previous_function_, &previous_data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, previous_function_, previous_data_); }
+
+// ---------------------------------------------------------------- reading
+
+FileReader::FileReader(std::string path) : path_(std::move(path)) {
+  // Tell the user *why* the file is unusable rather than "open failed".
+  std::error_code error;
+  if (!std::filesystem::exists(path_, error)) throw InputError(path_ + ": file does not exist");
+  if (std::filesystem::is_directory(path_, error)) throw InputError(path_ + ": is a directory");
+#if H5_VERSION_GE(1, 12, 0)
+  htri_t const is_hdf5 = H5Fis_accessible(path_.c_str(), H5P_DEFAULT);
+#else
+  htri_t const is_hdf5 = H5Fis_hdf5(path_.c_str());
+#endif
+  if (is_hdf5 == 0) throw InputError(path_ + ": not an HDF5 file");
+  file_ = Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file_.valid())
+    throw InputError(path_ + ": cannot open as HDF5 (unreadable, truncated or corrupt file)");
+}
+
+void FileReader::fail(std::string const& object, std::string const& problem) const {
+  throw InputError(fmt::format("{}: {}: {}", path_, object, problem));
+}
+
+bool FileReader::exists(std::string const& object) const {
+  // H5Lexists fails, rather than answering no, when a parent group is missing.
+  for (std::size_t end = object.find('/', 1);; end = object.find('/', end + 1)) {
+    std::string const prefix = object.substr(0, end);
+    if (H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (end == std::string::npos) return true;
+  }
+}
+
+Handle FileReader::open_object(std::string const& object) const {
+  if (!exists(object)) fail(object, "is missing");
+  Handle handle(H5Oopen(file_.get(), object.c_str(), H5P_DEFAULT), H5Oclose);
+  if (!handle.valid()) fail(object, "cannot be opened (corrupt file?)");
+  return handle;
+}
+
+bool FileReader::has_attribute(std::string const& object, std::string const& name) const {
+  if (!exists(object)) return false;
+  return H5Aexists_by_name(file_.get(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+Handle FileReader::open_attribute(std::string const& object, std::string const& name) const {
+  Handle const owner = open_object(object);
+  if (H5Aexists(owner.get(), name.c_str()) <= 0) fail(object, "attribute \"" + name + "\" is missing");
+  Handle attribute(H5Aopen(owner.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid()) fail(object, "attribute \"" + name + "\" cannot be opened");
+  return attribute;
+}
+
+template <class T>
+Array<T> FileReader::read(std::string const& dataset, int rank) const {
+  if (!exists(dataset)) fail(dataset, "dataset is missing");
+  Handle const set(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(dataset, "is not a dataset");
+
+  Handle const space(H5Dget_space(set.get()), H5Sclose);
+  int const actual_rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (actual_rank != rank)
+    fail(dataset, fmt::format("has rank {}, expected {}", actual_rank, rank));
+
+  Handle const type(H5Dget_type(set.get()), H5Tclose);
+  H5T_class_t const actual_class = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
+  if (actual_class != type_class<T>())
+    fail(dataset, fmt::format("has {} values, expected {}", describe(actual_class),
+                              describe(type_class<T>())));
+
+  Array<T> array;
+  array.shape.resize(rank);
+  H5Sget_simple_extent_dims(space.get(), array.shape.data(), nullptr);
+  std::size_t count = 1;
+  for (hsize_t extent : array.shape) count *= extent;
+  array.values.resize(count);
+  // HDF5 converts between widths (e.g. float64 on disk into float).
+  if (count > 0 && H5Dread(set.get(), TypeMap<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                           array.values.data()) < 0)
+    fail(dataset, "cannot be read (truncated or corrupt file?)");
+  return array;
+}
+
+std::vector<double> FileReader::read_numbers(std::string const& object,
+                                             std::string const& name) const {
+  Handle const attribute = open_attribute(object, name);
+  Handle const type(H5Aget_type(attribute.get()), H5Tclose);
+  H5T_class_t const actual_class = H5Tget_class(type.get());
+  if (actual_class != H5T_INTEGER && actual_class != H5T_FLOAT)
+    fail(object, fmt::format("attribute \"{}\" has {} values, expected numbers", name,
+                             describe(actual_class)));
+  Handle const space(H5Aget_space(attribute.get()), H5Sclose);
+  hssize_t const count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 0 || H5Sget_simple_extent_ndims(space.get()) > 1)
+    fail(object, "attribute \"" + name + "\" is not a scalar or a vector");
+  std::vector<double> values(static_cast<std::size_t>(count));
+  if (count > 0 && H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, values.data()) < 0)
+    fail(object, "attribute \"" + name + "\" cannot be read");
+  return values;
+}
+
+std::string FileReader::read_text(std::string const& object, std::string const& name) const {
+  Handle const attribute = open_attribute(object, name);
+  Handle const type(H5Aget_type(attribute.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    fail(object, fmt::format("attribute \"{}\" has {} values, expected text", name,
+                             describe(H5Tget_class(type.get()))));
+  Handle const space(H5Aget_space(attribute.get()), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    fail(object, "attribute \"" + name + "\" is not a single string");
+
+  // Read in the file's character set: HDF5 does not convert between ASCII and UTF-8.
+  Handle const memory_type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_cset(memory_type.get(), H5Tget_cset(type.get()));
+  std::string text;
+  herr_t status = -1;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    H5Tset_size(memory_type.get(), H5T_VARIABLE);
+    char* buffer = nullptr;
+    status = H5Aread(attribute.get(), memory_type.get(), &buffer);
+    if (status >= 0 && buffer != nullptr) text = buffer;
+    H5free_memory(buffer);
+  } else {
+    std::size_t const size = H5Tget_size(type.get());
+    H5Tset_size(memory_type.get(), size);
+    H5Tset_strpad(memory_type.get(), H5T_STR_NULLPAD);
+    std::vector<char> buffer(size + 1, '\0');  // +1: NUL even when the string fills it
+    status = H5Aread(attribute.get(), memory_type.get(), buffer.data());
+    text = buffer.data();
+  }
+  if (status < 0) fail(object, "attribute \"" + name + "\" cannot be read");
+  return text;
+}
+
+Metadata FileReader::read_metadata(std::string const& group) const {
+  Metadata metadata;
+  if (!exists(group)) return metadata;
+  std::vector<std::string> names;
+  {
+    Handle const owner = open_object(group);
+    hsize_t position = 0;
+    if (H5Aiterate2(owner.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name,
+                    &names) < 0)
+      fail(group, "attributes cannot be listed");
+  }
+  for (auto const& name : names) {
+    H5T_class_t type_class = H5T_NO_CLASS;
+    {
+      Handle const attribute = open_attribute(group, name);
+      Handle const type(H5Aget_type(attribute.get()), H5Tclose);
+      type_class = H5Tget_class(type.get());
+    }
+    if (type_class == H5T_STRING) {
+      metadata.set(name, read_text(group, name));
+    } else {
+      auto const values = read_numbers(group, name);
+      if (values.size() != 1)
+        fail(group, fmt::format("attribute \"{}\" has {} values, expected one", name, values.size()));
+      metadata.set(name, values[0]);
+    }
+  }
+  return metadata;
+}
+
+// ---------------------------------------------------------------- checks
+
+template <class T>
+void require_rows(FileReader const& reader, std::string const& dataset, Array<T> const& array,
+                  hsize_t rows, std::string const& reference) {
+  if (array.rows() != rows)
+    reader.fail(dataset, fmt::format("has {} rows but {} has {}", array.rows(), reference, rows));
+}
+
+template <class T>
+void require_columns(FileReader const& reader, std::string const& dataset,
+                     Array<T> const& array, hsize_t columns) {
+  if (array.columns() != columns)
+    reader.fail(dataset, fmt::format("has {} columns, expected {}", array.columns(), columns));
+}
+
+template <class T>
+void require_not_empty(FileReader const& reader, std::string const& dataset,
+                       Array<T> const& array) {
+  if (array.rows() == 0) reader.fail(dataset, "has no rows (empty set)");
+}
+
+template <class T>
+void require_finite(FileReader const& reader, std::string const& dataset, Array<T> const& array,
+                    bool allow_infinity) {
+  for (std::size_t i = 0; i < array.values.size(); ++i) {
+    T const value = array.values[i];
+    if (std::isnan(value))
+      reader.fail(dataset, element_name(array.shape, i) + " is NaN");
+    if (std::isinf(value) && !allow_infinity)
+      reader.fail(dataset, element_name(array.shape, i) + " is infinite");
+  }
+}
+
+template <class T>
+void require_positive(FileReader const& reader, std::string const& dataset,
+                      Array<T> const& array) {
+  for (std::size_t i = 0; i < array.values.size(); ++i)
+    if (!(array.values[i] > 0))
+      reader.fail(dataset, fmt::format("{} is not positive ({})", element_name(array.shape, i),
+                                       array.values[i]));
+}
+
+// ---------------------------------------------------------------- writing
+
+void FileWriter::fail(std::string const& object, std::string const& problem) const {
+  throw std::runtime_error(fmt::format("{}: {}: {}", path_, object, problem));
+}
+
+Handle FileWriter::create_group(std::string const& group) const {
+  Handle handle(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!handle.valid()) fail(group, "cannot create group");
+  return handle;
+}
+
+template <class T>
+Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const& shape,
+                         T const* values) const {
+  Handle const space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
+                     H5Sclose);
+  Handle set(H5Dcreate2(file_, dataset.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT,
+                        H5P_DEFAULT, H5P_DEFAULT),
+             H5Dclose);
+  if (!space.valid() || !set.valid()) fail(dataset, "cannot create dataset");
+  hsize_t count = 1;
+  for (hsize_t extent : shape) count *= extent;
+  if (count > 0 &&
+      H5Dwrite(set.get(), TypeMap<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+    fail(dataset, "cannot write dataset (disk full?)");
+  return set;
+}
+
+void FileWriter::set_attribute(hid_t object, std::string const& name,
+                               std::string const& text) const {
+  // Variable-length UTF-8: what h5py writes and reads back as str.
+  Handle const type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle const space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle const attribute(
+      H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
+  char const* data = text.c_str();
+  if (!attribute.valid() || H5Awrite(attribute.get(), type.get(), &data) < 0)
+    fail(object_name(object), "cannot write attribute \"" + name + "\"");
+}
+
+template <class T>
+void FileWriter::set_attribute(hid_t object, std::string const& name,
+                               std::vector<T> const& values) const {
+  hsize_t const count = values.size();
+  Handle const space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr),
+                     H5Sclose);
+  Handle const attribute(H5Acreate2(object, name.c_str(), TypeMap<T>::file(), space.get(),
+                                    H5P_DEFAULT, H5P_DEFAULT),
+                         H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute.get(), TypeMap<T>::memory(), values.data()) < 0)
+    fail(object_name(object), "cannot write attribute \"" + name + "\"");
+}
+
+void FileWriter::write_metadata(std::string const& group, Metadata const& metadata) const {
+  Handle const handle = create_group(group);
+  for (auto const& [key, text] : metadata.text) set_attribute(handle.get(), key, text);
+  for (auto const& [key, number] : metadata.numbers) {
+    if (metadata.text.count(key) != 0)
+      fail(group, "key \"" + key + "\" is set both as text and as a number");
+    set_attribute(handle.get(), key, number);
+  }
+}
+
+void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
+  namespace fs = std::filesystem;
+  QuietErrors const quiet;
+  fs::path const target(path);
+  if (!target.has_filename()) throw InputError(path + ": not a file name");
+  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(directory, error))
+    throw InputError(fmt::format("{}: directory {} does not exist", path, directory.string()));
+
+  // Same directory as the target, so the final rename never crosses file systems.
+  fs::path const temporary =
+      directory / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
+  try {
+    FileWriter writer(file.get(), path);
+    fill(writer);
+    if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
+    if (std::rename(temporary.c_str(), path.c_str()) != 0)
+      throw InputError(fmt::format("{}: cannot replace it: {}", path, std::strerror(errno)));
+  } catch (...) {
+    file.close();
+    fs::remove(temporary, error);
+    throw;
+  }
+}
+
+// The element types the readers and writers use.
+template Array<float> FileReader::read<float>(std::string const&, int) const;
+template Array<double> FileReader::read<double>(std::string const&, int) const;
+template Array<std::int32_t> FileReader::read<std::int32_t>(std::string const&, int) const;
+template Array<std::int64_t> FileReader::read<std::int64_t>(std::string const&, int) const;
+template Handle FileWriter::write<float>(std::string const&, std::vector<hsize_t> const&,
+                                         float const*) const;
+template Handle FileWriter::write<double>(std::string const&, std::vector<hsize_t> const&,
+                                          double const*) const;
+template Handle FileWriter::write<std::int32_t>(std::string const&, std::vector<hsize_t> const&,
+                                                std::int32_t const*) const;
+template Handle FileWriter::write<std::int64_t>(std::string const&, std::vector<hsize_t> const&,
+                                                std::int64_t const*) const;
+template void FileWriter::set_attribute<float>(hid_t, std::string const&,
+                                               std::vector<float> const&) const;
+template void FileWriter::set_attribute<double>(hid_t, std::string const&,
+                                                std::vector<double> const&) const;
+template void FileWriter::set_attribute<std::int32_t>(hid_t, std::string const&,
+                                                      std::vector<std::int32_t> const&) const;
+template void FileWriter::set_attribute<std::uint32_t>(hid_t, std::string const&,
+                                                       std::vector<std::uint32_t> const&) const;
+template void FileWriter::set_attribute<std::int64_t>(hid_t, std::string const&,
+                                                      std::vector<std::int64_t> const&) const;
+template void require_rows(FileReader const&, std::string const&, Array<float> const&, hsize_t,
+                           std::string const&);
+template void require_rows(FileReader const&, std::string const&, Array<double> const&, hsize_t,
+                           std::string const&);
+template void require_rows(FileReader const&, std::string const&, Array<std::int32_t> const&,
+                           hsize_t, std::string const&);
+template void require_rows(FileReader const&, std::string const&, Array<std::int64_t> const&,
+                           hsize_t, std::string const&);
+template void require_columns(FileReader const&, std::string const&, Array<float> const&, hsize_t);
+template void require_columns(FileReader const&, std::string const&, Array<double> const&,
+                              hsize_t);
+template void require_columns(FileReader const&, std::string const&, Array<std::int32_t> const&,
+                              hsize_t);
+template void require_not_empty(FileReader const&, std::string const&, Array<float> const&);
+template void require_not_empty(FileReader const&, std::string const&, Array<double> const&);
+template void require_finite(FileReader const&, std::string const&, Array<float> const&, bool);
+template void require_finite(FileReader const&, std::string const&, Array<double> const&, bool);
+template void require_positive(FileReader const&, std::string const&, Array<double> const&);
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- public
+
+FileKind detect_file_kind(std::string const& path) {
+  detail::FileReader const reader(path);
+  if (reader.exists("/Points")) return FileKind::points;
+  if (reader.exists("/Results")) return FileKind::results;
+  if (reader.exists("/PartType1")) return FileKind::snapshot;
+  return FileKind::unknown;
+}
+
+char const* to_string(FileKind kind) {
+  switch (kind) {
+    case FileKind::points: return "points";
+    case FileKind::results: return "results";
+    case FileKind::snapshot: return "snapshot";
+    default: return "unknown";
+  }
+}
+
+Metadata read_metadata(std::string const& path) {
+  return detail::FileReader(path).read_metadata(detail::metadata_group);
+}
+
 }  // namespace treetrav::io

@@ -1,1 +1,85 @@
-// placeholder: being written
+#include <treetrav/core/error.hpp>
+#include <treetrav/io/results.hpp>
+
+#include "hdf5_file.hpp"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+namespace treetrav::io {
+namespace {
+
+constexpr char const results_group[] = "/Results";
+constexpr char const indices_dataset[] = "/Results/NeighborIndices";
+constexpr char const distances_dataset[] = "/Results/NeighborDistances";
+constexpr char const counts_dataset[] = "/Results/Counts";
+constexpr char const accelerations_dataset[] = "/Results/Accelerations";
+
+// Members with extent 0 were not filled by the application and are not stored.
+template <class View>
+bool present(View const& view) {
+  return view.extent(0) != 0;
+}
+
+}  // namespace
+
+void write_results(std::string const& path, QueryResults const& results) {
+  if (present(results.neighbor_indices) && present(results.neighbor_distances) &&
+      (results.neighbor_indices.extent(0) != results.neighbor_distances.extent(0) ||
+       results.neighbor_indices.extent(1) != results.neighbor_distances.extent(1)))
+    throw std::invalid_argument(path + ": neighbor indices and distances differ in shape");
+  if (present(results.accelerations) && results.accelerations.extent(1) != 3)
+    throw std::invalid_argument(path + ": accelerations must have 3 columns");
+
+  detail::write_atomically(path, [&](detail::FileWriter& out) {
+    auto const group = out.create_group(results_group);
+    out.set_attribute(group.get(), "Application", results.application);
+    if (present(results.neighbor_indices))
+      detail::write_matrix(out, indices_dataset, results.neighbor_indices);
+    if (present(results.neighbor_distances))
+      detail::write_matrix(out, distances_dataset, results.neighbor_distances);
+    if (present(results.counts)) detail::write_vector(out, counts_dataset, results.counts);
+    if (present(results.accelerations))
+      detail::write_matrix(out, accelerations_dataset, results.accelerations);
+    out.write_metadata(detail::metadata_group, results.metadata);
+  });
+}
+
+QueryResults read_results(std::string const& path) {
+  detail::FileReader const in(path);
+  if (!in.exists(results_group)) in.fail(results_group, "group is missing (not a results file)");
+
+  QueryResults results;
+  results.application = in.read_text(results_group, "Application");
+  if (in.exists(indices_dataset)) {
+    auto const indices = in.read<Index>(indices_dataset, 2);
+    results.neighbor_indices = detail::to_matrix(indices, "treetrav::io::neighbor_indices");
+  }
+  if (in.exists(distances_dataset)) {
+    auto const distances = in.read<Coordinate>(distances_dataset, 2);
+    // +inf is how a query with fewer than k neighbours marks the empty slots.
+    detail::require_finite(in, distances_dataset, distances, /*allow_infinity=*/true);
+    if (in.exists(indices_dataset)) {
+      detail::require_rows(in, distances_dataset, distances, results.neighbor_indices.extent(0),
+                           indices_dataset);
+      detail::require_columns(in, distances_dataset, distances,
+                              results.neighbor_indices.extent(1));
+    }
+    results.neighbor_distances = detail::to_matrix(distances, "treetrav::io::neighbor_distances");
+  }
+  if (in.exists(counts_dataset)) {
+    auto const counts = in.read<std::int64_t>(counts_dataset, 1);
+    results.counts = detail::to_vector(counts, "treetrav::io::counts");
+  }
+  if (in.exists(accelerations_dataset)) {
+    auto const accelerations = in.read<double>(accelerations_dataset, 2);
+    detail::require_columns(in, accelerations_dataset, accelerations, 3);
+    detail::require_finite(in, accelerations_dataset, accelerations);
+    results.accelerations = detail::to_matrix(accelerations, "treetrav::io::accelerations");
+  }
+  results.metadata = in.read_metadata(detail::metadata_group);
+  return results;
+}
+
+}  // namespace treetrav::io
