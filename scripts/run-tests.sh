@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command (README): sets up everything on a fresh Debian 12 machine
+# (packages, Kokkos bootstrap), builds the CPU configuration (OpenMP + Serial)
+# and runs the whole suite under ctest.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TREETRAV_BUILD_DIR:-$repo/build-cpu}
+"$repo/scripts/build.sh" cpu "$build"
+cd "$build"
+# OpenMP tests share the machine's cores: no thread binding.
+OMP_PROC_BIND=false ctest --output-on-failure --timeout 900 -j "${TREETRAV_TEST_JOBS:-2}" "$@"
