@@ -49,8 +49,18 @@ std::string distributions_help() {
       "  plummer    Plummer sphere N-body snapshot (3-D, Henon units, E = -1/4)\n";
   for (auto const& preset : generators::presets())
     help += fmt::format("  {:<10} {}\n", preset.name, preset.description);
-  return help + "The output is a pure function of the options: the same seed gives the same file "
-                "on any backend and thread count.";
+  return help + "The numbers are a pure function of the options: the same seed gives the same\n"
+                "points on any thread count.";
+}
+
+// CLI11 reads "-1" into an unsigned integer as 2^64 - 1; refuse the sign instead.
+CLI::Validator unsigned_integer() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return value.find('-') == std::string::npos ? std::string{}
+                                                    : "Value " + value + " is negative";
+      },
+      "NONNEGATIVE");
 }
 
 void reject_unless(bool applies, CLI::Option const* option, std::string const& distribution) {
@@ -151,7 +161,8 @@ void add_generate_command(CLI::App& app) {
                     ->capture_default_str()
                     ->check(CLI::PositiveNumber);
   command->add_option("--seed", options->seed, "Random seed (any 64-bit unsigned integer)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(unsigned_integer());
   command->add_option("-o,--output", options->output, "Output HDF5 file (written atomically)")
       ->required();
   add_runtime_options(*command, options->runtime, false);

@@ -132,6 +132,8 @@ expect_failure "--width 0" "--width" generate --dist clustered -n 10 --width 0 -
 expect_nothing_written "--width 0"
 expect_failure "--dim with plummer" "--dim" generate --dist plummer -n 10 --dim 2 -o "$failures/a.h5"
 expect_nothing_written "--dim with plummer"
+expect_failure "negative --seed" "--seed" generate --dist uniform -n 10 --seed -1 -o "$failures/a.h5"
+expect_nothing_written "negative --seed"
 expect_failure "missing -o" "--output" generate --dist uniform -n 10
 expect_failure "missing --dist" "--dist" generate -n 10 -o "$failures/a.h5"
 expect_nothing_written "missing --dist"
@@ -140,11 +142,11 @@ expect_failure "output into a missing directory" "$failures/missing" \
 expect_nothing_written "output into a missing directory"
 
 # A failed generate leaves an existing file as it was.
-before=$(cksum <"$work/uniform.h5")
+before=$(cksum <"$work/uniform.h5" 2>/dev/null)
 expect_failure "invalid -n over an existing file" "-n" generate --dist uniform -n 0 -o "$work/uniform.h5"
 expect_failure "invalid --dist over an existing file" "nosuch" \
   generate --dist nosuch -n 10 -o "$work/uniform.h5"
-if [[ $(cksum <"$work/uniform.h5") == "$before" ]]; then
+if [[ -f $work/uniform.h5 && $(cksum <"$work/uniform.h5") == "$before" ]]; then
   pass "existing output left intact"
 else
   fail "existing output was modified by a failed generate"
