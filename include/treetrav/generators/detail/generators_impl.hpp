@@ -157,9 +157,9 @@ HostPointSet clustered(ExecutionSpace const& space, Index n, int dimension, int 
       "treetrav::generators::clustered", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       [=](Index i) {
         detail::RandomStream random(seed, detail::Purpose::point, i);
-        auto const c = std::min<std::ptrdiff_t>(
-            std::upper_bound(cumulative_begin, cumulative_end, random.uniform()) - cumulative_begin,
-            clusters - 1);
+        // The last cumulative weight is exactly 1, above any uniform draw.
+        std::ptrdiff_t const c =
+            std::upper_bound(cumulative_begin, cumulative_end, random.uniform()) - cumulative_begin;
         for (int k = 0; k < dimension; ++k)
           coordinates(i, k) = static_cast<Coordinate>(centres[c * dimension + k] +
                                                       widths[c] * random.normal());
@@ -216,18 +216,18 @@ inline PlummerBody sample_plummer_body(RandomStream& random) {
   return body;
 }
 
-// Sums f(i) (a 3-vector) over [0, n) in fixed blocks, in parallel, then adds
+// Sums term(i) (a 3-vector) over [0, n) in fixed blocks, in parallel, then adds
 // the block sums in order: the same rounding for every space and thread count.
 template <class ExecutionSpace, class Term>
 std::array<double, 3> deterministic_sum3(ExecutionSpace const& space, Index n, Term const& term) {
-  constexpr Index block_size = 1024;
-  Index const blocks = (n + block_size - 1) / block_size;
+  constexpr std::int64_t block_size = 1024;  // 64-bit: n + block_size may overflow an Index
+  Index const blocks = static_cast<Index>((n + block_size - 1) / block_size);
   Kokkos::View<double* [3], Kokkos::HostSpace> block_sums("treetrav::block_sums", blocks);
   Kokkos::parallel_for(
       "treetrav::generators::block_sums", Kokkos::RangePolicy<ExecutionSpace>(space, 0, blocks),
       [=](Index b) {
-        Index const end = std::min(n, (b + 1) * block_size);
-        for (Index i = b * block_size; i < end; ++i) {
+        auto const end = static_cast<Index>(std::min<std::int64_t>(n, (b + 1) * block_size));
+        for (auto i = static_cast<Index>(b * block_size); i < end; ++i) {
           auto const t = term(i);
           for (int k = 0; k < 3; ++k) block_sums(b, k) += t[k];
         }
