@@ -60,8 +60,8 @@ TYPED_TEST(BarnesHut, AccuracyImprovesAsThetaShrinks) {
   test::for_each_strategy<TypeParam>([&](auto strategy) {
     double const error_05 = relative_rms_error(accelerations(space, b, 0.5f, softening, strategy), reference);
     double const error_03 = relative_rms_error(accelerations(space, b, 0.3f, softening, strategy), reference);
-    EXPECT_LT(error_05, 1e-2) << decltype(strategy)::name;
-    EXPECT_LT(error_03, error_05) << decltype(strategy)::name;
+    EXPECT_LT(error_05, 1e-2) << test::strategy_name(strategy);
+    EXPECT_LT(error_03, error_05) << test::strategy_name(strategy);
   });
 }
 
@@ -78,7 +78,7 @@ TYPED_TEST(BarnesHut, ThetaZeroIsDirectSummation) {
         norm += reference[i * 3 + k] * reference[i * 3 + k];
         diff += (acc(i, k) - reference[i * 3 + k]) * (acc(i, k) - reference[i * 3 + k]);
       }
-      ASSERT_LT(std::sqrt(diff / norm), 2e-5) << "body " << i << " " << decltype(strategy)::name;
+      ASSERT_LT(std::sqrt(diff / norm), 2e-5) << "body " << i << " " << test::strategy_name(strategy);
     }
   });
 }
@@ -92,7 +92,7 @@ TYPED_TEST(BarnesHut, StrategiesAgreeBitwise) {
     int mismatches = 0;
     for (std::size_t i = 0; i < acc.extent(0); ++i)
       for (int k = 0; k < 3; ++k) mismatches += acc(i, k) != autoropes(i, k);
-    EXPECT_EQ(mismatches, 0) << decltype(strategy)::name;
+    EXPECT_EQ(mismatches, 0) << test::strategy_name(strategy);
   });
 }
 

@@ -12,10 +12,23 @@
 namespace treetrav::test {
 
 // Every strategy the space can run (the recursive reference is host-only).
+// Host backends emulate lockstep warps of 32 lanes and of an odd 5 lanes.
 template <class Space, class F>
 void for_each_strategy(F&& f) {
-  if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) f(Recursive{});
   f(Autoropes{});
+  f(Lockstep{});
+  f(FsmLockstep{});
+  if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
+    f(Recursive{});
+    f(Lockstep{5});
+    f(FsmLockstep{5});
+  }
+}
+
+template <class Strategy>
+std::string strategy_name(Strategy const& strategy) {
+  if constexpr (is_lockstep_v<Strategy>) return std::string(Strategy::name) + "-w" + std::to_string(strategy.warp_size);
+  else return Strategy::name;
 }
 
 struct SearchCase {

@@ -54,7 +54,7 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
     auto results = find_neighbors(space, tree, device_queries, NeighborOptions{k, self}, strategy);
     expect_equal_to_brute_force(results, expected,
                                 c.name + " " + Tree::name + "-tree k=" + std::to_string(k) +
-                                    (self ? " self " : " ") + decltype(strategy)::name);
+                                    (self ? " self " : " ") + test::strategy_name(strategy));
   });
 }
 
@@ -86,7 +86,7 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
           int mismatches = 0;
           for (Index q = 0; q < queries.size(); ++q) mismatches += counts(q) != expected[q];
           EXPECT_EQ(mismatches, 0) << c.name << " r=" << radius << (self ? " self " : " ")
-                                   << decltype(strategy)::name;
+                                   << test::strategy_name(strategy);
         });
       }
     }

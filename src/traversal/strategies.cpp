@@ -6,7 +6,9 @@ namespace treetrav {
 HostStrategy parse_host_strategy(std::string const& name) {
   if (name == Recursive::name) return Recursive{};
   if (name == Autoropes::name) return Autoropes{};
-  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes)");
+  if (name == Lockstep::name) return Lockstep{};
+  if (name == FsmLockstep::name) return FsmLockstep{};
+  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm)");
 }
 
 }  // namespace treetrav

@@ -86,7 +86,8 @@ struct BarnesHutVisitor {
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerations(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree, PointSet<MemorySpace> const& bodies,
-    BarnesHutOptions const& options, Strategy strategy, Kokkos::View<Index const*, MemorySpace> order = {}) {
+    BarnesHutOptions const& options, Strategy strategy, Kokkos::View<Index const*, MemorySpace> order = {},
+    TraversalMetrics<MemorySpace> const& metrics = {}) {
   if (!(options.theta >= 0) || !std::isfinite(options.theta))
     throw InputError("--theta must be >= 0 (got " + std::to_string(options.theta) + ")");
   if (!(options.softening >= 0) || !std::isfinite(options.softening))
@@ -101,7 +102,7 @@ Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerat
                                         options.softening * options.softening,
                                         options.gravity,
                                         accelerations};
-  traverse(space, tree.topology, visitor, strategy, order);
+  traverse(space, tree.topology, visitor, strategy, order, metrics);
   return accelerations;
 }
 

@@ -105,7 +105,8 @@ template <class ExecutionSpace, class Tree, class Strategy>
 NeighborResults<typename Tree::memory_space> find_neighbors(
     ExecutionSpace const& space, Tree const& tree, PointSet<typename Tree::memory_space> const& queries,
     NeighborOptions const& options, Strategy strategy,
-    Kokkos::View<Index const*, typename Tree::memory_space> order = {}) {
+    Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+    TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   Index const available = tree.points.size() - (options.exclude_self ? 1 : 0);
   if (options.k < 1) throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
   if (options.k > available)
@@ -130,7 +131,7 @@ NeighborResults<typename Tree::memory_space> find_neighbors(
     constexpr int KMax = decltype(k_max)::value;
     NeighborSearchVisitor<Tree, KMax> visitor{tree,          queries.coordinates, options.k, options.exclude_self,
                                               results.indices, results.distances};
-    traverse(space, tree.topology, visitor, strategy, order);
+    traverse(space, tree.topology, visitor, strategy, order, metrics);
   };
   // A few candidate-list capacities keep registers small for small k.
   if (options.k == 1)

@@ -51,7 +51,8 @@ template <class ExecutionSpace, class Tree, class Strategy>
 Kokkos::View<std::int64_t*, typename Tree::memory_space> count_within(
     ExecutionSpace const& space, Tree const& tree, PointSet<typename Tree::memory_space> const& queries,
     RangeCountOptions const& options, Strategy strategy,
-    Kokkos::View<Index const*, typename Tree::memory_space> order = {}) {
+    Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+    TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
     throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) + ")");
   if (queries.dimension() != tree.points.points.dimension())
@@ -63,7 +64,7 @@ Kokkos::View<std::int64_t*, typename Tree::memory_space> count_within(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"), queries.size());
   RangeCountVisitor<Tree> visitor{tree, queries.coordinates, options.radius * options.radius, options.exclude_self,
                                   counts};
-  traverse(space, tree.topology, visitor, strategy, order);
+  traverse(space, tree.topology, visitor, strategy, order, metrics);
   return counts;
 }
 

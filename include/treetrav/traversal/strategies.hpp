@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace treetrav {
@@ -20,7 +21,27 @@ struct Autoropes {
   static constexpr char const* name = "autoropes";
 };
 
-using HostStrategy = std::variant<Recursive, Autoropes>;
+// Lockstep (Goldfarb et al.): a warp walks the tree together, lanes that
+// truncate are carried along masked, the mask saved with each stack entry;
+// guided traversals take the children in the order most lanes prefer.
+// `warp_size` is the emulated warp on host backends (CUDA warps are 32).
+struct Lockstep {
+  static constexpr char const* name = "lockstep";
+  int warp_size = 32;
+};
+
+// FSM lockstep (Liu et al. §5): as Lockstep, but the stack holds nodes only;
+// each lane keeps a traversing/truncated flag and the stack depth at which it
+// truncated, in registers, and rejoins when the stack returns there.
+struct FsmLockstep {
+  static constexpr char const* name = "fsm";
+  int warp_size = 32;
+};
+
+template <class Strategy>
+inline constexpr bool is_lockstep_v = std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep>;
+
+using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep>;
 
 // Throws InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);

@@ -1,20 +1,67 @@
 #pragma once
 
 #include <treetrav/traversal/detail/host_kernels.hpp>
+#include <treetrav/traversal/detail/lockstep_kernels.hpp>
+#include <treetrav/traversal/metrics.hpp>
 #include <treetrav/traversal/strategies.hpp>
 #include <treetrav/traversal/visitor.hpp>
 
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace treetrav {
 
+namespace detail {
+
+template <class ExecutionSpace, class Topology, class Visitor, bool Fsm, bool Measure>
+void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topology const& topology,
+                     Visitor const& visitor, int warp_size,
+                     Kokkos::View<Index const*, typename Topology::memory_space> order,
+                     TraversalMetrics<typename Topology::memory_space> const& metrics) {
+  LockstepKernel<Topology, Visitor, Fsm, Measure> kernel{topology, visitor, order, metrics};
+  Index const queries = visitor.query_count();
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
+    Index const warps = (queries + 31) / 32;
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, warps * 32),
+                         CudaWarpLaunch<decltype(kernel)>{kernel});
+    return;
+  }
+#endif
+  if (warp_size < 1 || warp_size > HostWarp::max_size)
+    throw std::invalid_argument("lockstep warp size must be in [1, 32]");
+  Index const warps = (queries + warp_size - 1) / warp_size;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, warps),
+                       HostWarpLaunch<decltype(kernel)>{kernel, warp_size});
+}
+
+}  // namespace detail
+
+// The number of warps a lockstep strategy forms for `queries` queries on `space`.
+template <class ExecutionSpace, class Strategy>
+Index warp_count(Strategy const& strategy, Index queries) {
+  int size = 32;
+  if constexpr (is_lockstep_v<Strategy>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (!std::is_same_v<ExecutionSpace, Kokkos::Cuda>) size = strategy.warp_size;
+#else
+    size = strategy.warp_size;
+#endif
+  }
+  return (queries + size - 1) / size;
+}
+
 // The one driver: every query of `visitor` walks `topology` under `strategy`,
 // in parallel over queries in `space`. `order` (optional) is a permutation:
 // work item i serves query order(i); results stay in the caller's order.
+// `metrics`, when allocated, receives visit counts (lockstep strategies only;
+// kernels without it are instantiated separately, so timed runs pay nothing).
 template <class ExecutionSpace, class Topology, class Visitor, class Strategy>
-void traverse(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor, Strategy,
-              Kokkos::View<Index const*, typename Topology::memory_space> order = {}) {
+void traverse(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor, Strategy strategy,
+              Kokkos::View<Index const*, typename Topology::memory_space> order = {},
+              TraversalMetrics<typename Topology::memory_space> const& metrics = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename Topology::memory_space>::accessible,
                 "the execution space must reach the tree's memory space");
@@ -28,6 +75,14 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
     Kokkos::parallel_for(label, policy, detail::RecursiveKernel<Topology, Visitor>{topology, visitor, order});
   } else if constexpr (std::is_same_v<Strategy, Autoropes>) {
     Kokkos::parallel_for(label, policy, detail::AutoropesKernel<Topology, Visitor>{topology, visitor, order});
+  } else if constexpr (is_lockstep_v<Strategy>) {
+    constexpr bool fsm = std::is_same_v<Strategy, FsmLockstep>;
+    if (metrics.enabled())
+      detail::launch_lockstep<ExecutionSpace, Topology, Visitor, fsm, true>(space, label, topology, visitor,
+                                                                            strategy.warp_size, order, metrics);
+    else
+      detail::launch_lockstep<ExecutionSpace, Topology, Visitor, fsm, false>(space, label, topology, visitor,
+                                                                             strategy.warp_size, order, metrics);
   } else {
     static_assert(sizeof(Strategy) == 0, "unknown traversal strategy");
   }

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <treetrav/traversal/detail/host_kernels.hpp>
+#include <treetrav/traversal/detail/warp.hpp>
+#include <treetrav/traversal/metrics.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <climits>
+
+namespace treetrav::detail {
+
+template <class Visitor>
+struct LaneState {
+  Index query;
+  bool valid;       // a padding lane past the last query never traverses
+  bool traversing;  // FSM: traversing (true) or truncated (false)
+  int critical;     // FSM: stack depth at which a truncated lane rejoins
+  std::int64_t visits;
+  typename Visitor::state_type state;
+};
+
+// Lockstep traversal (a warp walks the tree together), in two flavours:
+//  - Lockstep (Goldfarb et al.): each stack entry carries the mask of lanes
+//    that take part in its subtree; lanes outside it are carried along idle.
+//  - FsmLockstep (Liu et al. §5): the stack holds nodes only; each lane keeps
+//    a traversing/truncated flag and the critical stack depth at which it
+//    truncated, and rejoins once the stack is popped below that depth.
+// The warp descends into a node's children when any active lane wants to;
+// guided visitors order the children by a ballot majority of those lanes.
+// Each lane visits exactly its own non-truncated nodes, so results equal the
+// other strategies'.
+template <class Topology, class Visitor, bool Fsm, bool Measure>
+struct LockstepKernel {
+  static_assert(!Visitor::guided || Topology::arity == 2, "the child-order vote is for binary trees");
+  static constexpr int stack_capacity = max_tree_depth * (Topology::arity - 1) + 1;
+  using memory_space = typename Topology::memory_space;
+
+  Topology topology;
+  Visitor visitor;
+  Kokkos::View<Index const*, memory_space> order;
+  TraversalMetrics<memory_space> metrics;
+
+  template <class Warp>
+  KOKKOS_FUNCTION void walk(Warp const& warp, Index warp_index) const {
+    using State = LaneState<Visitor>;
+    typename Warp::template PerLane<State> lanes;
+    Index const query_count = visitor.query_count();
+    warp.for_each_lane(lanes, [&](int lane, State& s) {
+      Index const i = warp_index * warp.size() + lane;
+      s.valid = i < query_count;
+      s.query = s.valid ? query_at(order, i) : 0;
+      s.traversing = s.valid;
+      s.critical = INT_MAX;
+      s.visits = 0;
+      if (s.valid) visitor.initialize(s.query, s.state);
+    });
+    Index stack[stack_capacity];
+    LaneMask masks[Fsm ? 1 : stack_capacity];
+    int top = 0;
+    stack[top] = Topology::root();
+    if constexpr (!Fsm) masks[top] = warp.ballot(lanes, [](int, State& s) { return s.valid; });
+    ++top;
+    std::int64_t warp_visits = 0;
+    while (top > 0) {
+      --top;
+      Index const node = stack[top];
+      LaneMask const members = Fsm ? 0 : masks[Fsm ? 0 : top];
+      bool const leaf = topology.is_leaf(node);
+      if constexpr (Measure) ++warp_visits;
+      LaneMask const descend = warp.ballot(lanes, [&](int lane, State& s) {
+        if constexpr (Fsm) {
+          if (!s.traversing && s.valid && top < s.critical) s.traversing = true, s.critical = INT_MAX;
+          if (!s.traversing) return false;
+        } else {
+          if (!(members >> lane & 1)) return false;
+        }
+        if constexpr (Measure) ++s.visits;
+        bool const wants = visitor.visit(node, s.query, s.state);
+        if constexpr (Fsm) {
+          if (!wants) s.traversing = false, s.critical = top;
+        }
+        return wants && !leaf;
+      });
+      if (descend == 0) continue;
+      int first = 0;
+      if constexpr (Visitor::guided) {
+        LaneMask const votes = warp.ballot(lanes, [&](int lane, State& s) {
+          return (descend >> lane & 1) && visitor.first_child(node, s.query, s.state) == 1;
+        });
+        first = 2 * popcount(votes) > popcount(descend) ? 1 : 0;
+      }
+      for (int rank = Topology::arity - 1; rank >= 0; --rank) {
+        Index const child = topology.child(node, child_slot(rank, first));
+        if (child < 0) continue;
+        if constexpr (!Fsm) masks[top] = descend;
+        stack[top++] = child;
+      }
+    }
+    warp.for_each_lane(lanes, [&](int lane, State& s) {
+      if (!s.valid) return;
+      visitor.finalize(s.query, s.state);
+      if constexpr (Measure) {
+        metrics.query_visits(s.query) = s.visits;
+        if (lane == 0) metrics.warp_visits(warp_index) = warp_visits;
+      }
+    });
+  }
+};
+
+// Host backends: one work item per warp, its lanes emulated by one thread.
+template <class Kernel>
+struct HostWarpLaunch {
+  Kernel kernel;
+  int warp_size;
+  void operator()(Index warp_index) const { kernel.walk(HostWarp{warp_size}, warp_index); }
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// CUDA: one thread per lane. Kokkos' range kernels hand out indices in
+// warp-aligned runs (block sizes are multiples of 32), checked here.
+template <class Kernel>
+struct CudaWarpLaunch {
+  Kernel kernel;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+#if defined(__CUDA_ARCH__)
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    if (lane != (static_cast<unsigned>(i) & 31u)) Kokkos::abort("treetrav: lockstep warp is not aligned");
+    kernel.walk(CudaWarp{static_cast<int>(lane), __activemask()}, i / 32);
+#else
+    (void)i;
+#endif
+  }
+};
+#endif
+
+}  // namespace treetrav::detail

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <treetrav/core/config.hpp>
+
+#include <cstdint>
+
+namespace treetrav::detail {
+
+using LaneMask = std::uint32_t;
+
+KOKKOS_FORCEINLINE_FUNCTION int popcount(LaneMask mask) {
+#if defined(__CUDA_ARCH__)
+  return __popc(mask);
+#else
+  return __builtin_popcount(mask);
+#endif
+}
+
+// A warp as the lockstep kernels see it: lanes that walk the tree together,
+// vote with ballots, and keep private per-lane state. Two implementations of
+// one interface, so each kernel body is written once:
+//  - CudaWarp: each CUDA thread is one lane; per-lane state is a register
+//    value; votes are __ballot_sync over the warp's active threads.
+//  - HostWarp: one host thread runs all `size` lanes in turn; per-lane state
+//    is an array. Same semantics, so CI tests the lockstep logic on the CPU.
+// for_each_lane(f) runs f(lane, state) for each lane this thread owns;
+// ballot(f) returns the mask of lanes where f(lane, state) is true.
+
+#if defined(KOKKOS_ENABLE_CUDA)
+struct CudaWarp {
+  static constexpr int max_size = 32;
+  template <class T>
+  struct PerLane {
+    T value;
+    KOKKOS_FORCEINLINE_FUNCTION T& operator()(int) { return value; }
+  };
+
+  int lane;
+  LaneMask members;
+
+  KOKKOS_FORCEINLINE_FUNCTION int size() const { return max_size; }
+  template <class T, class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(PerLane<T>& state, F const& f) const {
+    f(lane, state.value);
+  }
+  template <class T, class F>
+  KOKKOS_FORCEINLINE_FUNCTION LaneMask ballot(PerLane<T>& state, F const& f) const {
+#if defined(__CUDA_ARCH__)
+    return __ballot_sync(members, f(lane, state.value));
+#else
+    return f(lane, state.value) ? LaneMask(1) << lane : 0;  // host pass of a device-only path
+#endif
+  }
+};
+#endif
+
+struct HostWarp {
+  static constexpr int max_size = 32;
+  template <class T>
+  struct PerLane {
+    T values[max_size];
+    T& operator()(int lane) { return values[lane]; }
+  };
+
+  int lanes;
+
+  int size() const { return lanes; }
+  template <class T, class F>
+  void for_each_lane(PerLane<T>& state, F const& f) const {
+    for (int lane = 0; lane < lanes; ++lane) f(lane, state.values[lane]);
+  }
+  template <class T, class F>
+  LaneMask ballot(PerLane<T>& state, F const& f) const {
+    LaneMask mask = 0;
+    for (int lane = 0; lane < lanes; ++lane)
+      if (f(lane, state.values[lane])) mask |= LaneMask(1) << lane;
+    return mask;
+  }
+};
+
+}  // namespace treetrav::detail
