@@ -48,7 +48,6 @@ class TempDir {
     fs::remove_all(path_, ignored);
   }
   std::string file(std::string const& name) const { return (path_ / name).string(); }
-  fs::path const& path() const { return path_; }
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
     for (auto const& entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename());
@@ -276,6 +275,38 @@ TEST(IoPoints, MetadataRoundTripsAsRunMetadataAttributes) {
   EXPECT_EQ(back.text, metadata.text);
   EXPECT_EQ(back.numbers, metadata.numbers);
   EXPECT_TRUE(has_attribute(path, "/RunMetadata", "seed"));
+}
+
+// Attributes as other tools write them: fixed-length strings and integers.
+void write_raw_attribute(std::string const& path, std::string const& object,
+                         std::string const& name, hid_t type, hsize_t count, void const* value) {
+  Handle const file = open_or_create(path);
+  Handle const space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr),
+                     H5Sclose);
+  Handle const attribute(H5Acreate_by_name(file.get(), object.c_str(), name.c_str(), type,
+                                           space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                         H5Aclose);
+  ASSERT_TRUE(attribute.valid());
+  ASSERT_GE(H5Awrite(attribute.get(), type, value), 0);
+}
+
+TEST(IoPoints, ReadsMetadataWrittenByOtherTools) {
+  TempDir dir;
+  auto const path = dir.file("points.h5");
+  write_points(path, make_points(2, 2, false));
+  Handle const fixed(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(fixed.get(), 8);
+  char const text[8] = "fixed";
+  write_raw_attribute(path, "/RunMetadata", "label", fixed.get(), 1, text);
+  int const count = 7;
+  write_raw_attribute(path, "/RunMetadata", "count", H5T_NATIVE_INT, 1, &count);
+  auto const metadata = read_metadata(path);
+  EXPECT_EQ(metadata.text.at("label"), "fixed");
+  EXPECT_EQ(metadata.numbers.at("count"), 7.0);
+
+  double const several[3] = {1, 2, 3};
+  write_raw_attribute(path, "/RunMetadata", "several", H5T_NATIVE_DOUBLE, 3, several);
+  expect_input_error([&] { read_metadata(path); }, path, {"/RunMetadata", "several"});
 }
 
 TEST(IoPoints, WriterRejectsInvalidSetsWithoutCreatingAFile) {

@@ -68,19 +68,24 @@ void print_metadata(io::Metadata const& metadata) {
   for (auto const& [key, number] : metadata.numbers) fmt::print("  {} = {:.10g}\n", key, number);
 }
 
+void print_header(std::string const& path, io::FileKind kind) {
+  fmt::print("file        {}\nkind        {}\n", path, io::to_string(kind));
+}
+
 void inspect_points(std::string const& path) {
   auto const points = io::read_points(path);
-  fmt::print("file        {}\nkind        points\n", path);
+  auto const metadata = io::read_metadata(path);  // before printing: it may throw
+  print_header(path, io::FileKind::points);
   fmt::print("points      {}\n", points.size());
   fmt::print("dimension   {}\n", points.dimension());
   fmt::print("ids         {}\n", points.has_ids() ? "yes" : "no");
   print_bounds("bounding box", points.coordinates);
-  print_metadata(io::read_metadata(path));
+  print_metadata(metadata);
 }
 
 void inspect_results(std::string const& path) {
   auto const results = io::read_results(path);
-  fmt::print("file        {}\nkind        results\n", path);
+  print_header(path, io::FileKind::results);
   fmt::print("application {}\n", results.application);
   fmt::print("datasets    (rows x columns, [min, max])\n");
   print_member("NeighborIndices", results.neighbor_indices);
@@ -95,7 +100,7 @@ void inspect_snapshot(std::string const& path) {
   double total_mass = 0;
   for (std::size_t i = 0; i < snapshot.size(); ++i) total_mass += snapshot.masses(i);
   Range const masses = overall_range(snapshot.masses);
-  fmt::print("file        {}\nkind        snapshot\n", path);
+  print_header(path, io::FileKind::snapshot);
   fmt::print("bodies      {}\n", snapshot.size());
   fmt::print("time        {:.6g}\n", snapshot.time);
   fmt::print("box size    {}\n", snapshot.box_size > 0 ? fmt::format("{:.6g}", snapshot.box_size)

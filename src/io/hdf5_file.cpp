@@ -130,11 +130,12 @@ void FileReader::fail(std::string const& object, std::string const& problem) con
 
 bool FileReader::exists(std::string const& object) const {
   // H5Lexists fails, rather than answering no, when a parent group is missing.
-  for (std::size_t end = object.find('/', 1);; end = object.find('/', end + 1)) {
-    std::string const prefix = object.substr(0, end);
-    if (H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
-    if (end == std::string::npos) return true;
-  }
+  std::size_t end = 0;
+  do {
+    end = object.find('/', end + 1);
+    if (H5Lexists(file_.get(), object.substr(0, end).c_str(), H5P_DEFAULT) <= 0) return false;
+  } while (end != std::string::npos);
+  return true;
 }
 
 Handle FileReader::open_object(std::string const& object) const {
