@@ -36,5 +36,7 @@ class KokkosSession {
 void add_info_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_search_commands(CLI::App& app);  // pc, nn, knn, vp, bt
+void add_bh_force_command(CLI::App& app);
 
 }  // namespace treetrav::cli

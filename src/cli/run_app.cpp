@@ -1,0 +1,110 @@
+#include "run_app.hpp"
+
+#include <treetrav/version.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <system_error>
+
+namespace treetrav::cli {
+namespace {
+
+io::Metadata to_metadata(RunRecord const& record) {
+  io::Metadata metadata = record.parameters;
+  metadata.set("application", record.application)
+      .set("tree", record.tree)
+      .set("strategy", record.strategy)
+      .set("backend", to_string(record.backend))
+      .set("treetrav_version", TREETRAV_VERSION_STRING)
+      .set("threads", static_cast<double>(record.threads))
+      .set("leaf_size", static_cast<double>(record.leaf_size))
+      .set("n_reference", static_cast<double>(record.n_reference))
+      .set("n_queries", static_cast<double>(record.n_queries))
+      .set("dimension", static_cast<double>(record.dimension))
+      .set("read_s", record.read_s)
+      .set("build_s", record.build_s)
+      .set("traverse_s", record.traverse_s);
+  // write_s cannot be stored in the file whose writing it times; the summary reports it.
+  return metadata;
+}
+
+template <class View>
+double mean(View const& values) {
+  double sum = 0;
+  for (std::size_t i = 0; i < values.extent(0); ++i)
+    for (std::size_t j = 0; j < values.extent(1); ++j) sum += values(i, j);
+  return sum / static_cast<double>(values.extent(0) * values.extent(1));
+}
+
+// One number to judge the results by, from whichever member the application filled.
+std::string headline(io::QueryResults const& results) {
+  if (results.counts.extent(0) != 0) {
+    double sum = 0;
+    for (std::size_t i = 0; i < results.counts.extent(0); ++i) sum += static_cast<double>(results.counts(i));
+    return fmt::format("Mean count {:.6g}.", sum / static_cast<double>(results.counts.extent(0)));
+  }
+  if (results.neighbor_distances.extent(0) != 0)
+    return fmt::format("Mean neighbour distance {:.6g}.", mean(results.neighbor_distances));
+  if (results.accelerations.extent(0) != 0) {
+    double sum2 = 0;
+    for (std::size_t i = 0; i < results.accelerations.extent(0); ++i)
+      for (int k = 0; k < 3; ++k) sum2 += results.accelerations(i, k) * results.accelerations(i, k);
+    return fmt::format("RMS acceleration {:.6g}.",
+                       std::sqrt(sum2 / static_cast<double>(results.accelerations.extent(0))));
+  }
+  return "";
+}
+
+template <class... Strategies>
+std::string strategy_names(std::variant<Strategies...> const*) {
+  std::string names;
+  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
+  return names;
+}
+
+std::string parameters_text(io::Metadata const& parameters) {
+  std::string text;
+  for (auto const& [name, value] : parameters.numbers) text += fmt::format(", {} {:g}", name, value);
+  return text;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& command, RunOptions& options) {
+  command.add_option("-o,--output", options.output, "Results HDF5 file (written atomically)")->required();
+  command
+      .add_option("--strategy", options.strategy,
+                  "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
+                      " (recursive: host backends only)")
+      ->capture_default_str();
+  command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")->capture_default_str();
+  add_runtime_options(command, options.runtime);
+}
+
+void require_output_directory(std::string const& path) {
+  namespace fs = std::filesystem;
+  fs::path const target(path);
+  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(directory, error))
+    throw InputError("-o " + path + ": directory '" + directory.string() + "' does not exist");
+  if (fs::is_directory(target, error)) throw InputError("-o " + path + " is a directory");
+}
+
+void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output) {
+  results.application = record.application;
+  results.metadata = to_metadata(record);
+  Kokkos::Timer timer;
+  io::write_results(output, results);
+  record.write_s += timer.seconds();
+  fmt::print(
+      "{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend {}, threads {}, "
+      "strategy {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), write {:.3g} s. {} "
+      "Wrote {}.\n",
+      record.application, record.n_queries, record.n_reference, record.dimension, record.tree, record.leaf_size,
+      parameters_text(record.parameters), to_string(record.backend), record.threads, record.strategy,
+      record.read_s, record.build_s, record.traverse_s, record.n_queries / record.traverse_s, record.write_s,
+      headline(results), output);
+}
+
+}  // namespace treetrav::cli

@@ -1,0 +1,103 @@
+#pragma once
+
+// What every application subcommand (pc, nn, knn, vp, bt, bh-force) shares:
+// the options, the one dispatch from run-time flags to a template
+// instantiation, and writing and summarising the results.
+#include "common.hpp"
+
+#include <treetrav/core/backends.hpp>
+#include <treetrav/core/error.hpp>
+#include <treetrav/io/results.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <fmt/core.h>
+
+#include <string>
+#include <type_traits>
+#include <variant>
+
+namespace treetrav::cli {
+
+// Options of every application subcommand.
+struct RunOptions {
+  std::string output;
+  std::string strategy = Autoropes::name;
+  int leaf_size = 8;
+  RuntimeOptions runtime;
+};
+
+void add_run_options(CLI::App& command, RunOptions& options);
+
+// Fails before any work when -o could not be written anyway.
+void require_output_directory(std::string const& path);
+
+// What a run did and how long each stage took; it becomes the results file's
+// metadata and the summary. Fields marked (dispatch) are set by run_application.
+struct RunRecord {
+  std::string application;  // the subcommand: pc, nn, knn, vp, bt, bh
+  std::string tree;         // (dispatch)
+  std::string strategy;     // (dispatch)
+  Backend backend = Backend::serial;
+  int threads = 0;  // (dispatch) the execution space's concurrency
+  int leaf_size = 0;
+  Index n_reference = 0;
+  Index n_queries = 0;
+  int dimension = 0;
+  io::Metadata parameters;  // k, radius, theta, ... and the input files
+  // Wall-clock seconds; the device is fenced before each timer stops.
+  double read_s = 0;
+  double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
+  double traverse_s = 0;  // (dispatch)
+  double write_s = 0;     // results staged on the host, then written
+};
+
+// Whether Strategy can run on execution space Space. The recursive reference
+// walks the tree with host recursion; a new strategy with limits adds them here.
+template <class Strategy, class Space>
+inline constexpr bool strategy_runs_on =
+    !std::is_same_v<Strategy, Recursive> || Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+
+// An Application provides, for every execution space Space and strategy tag:
+//   static constexpr char const* tree_name;
+//   Setup   setup(Space const&) const;                      build the tree, move the queries
+//   Output  traverse(Space const&, Setup const&, Strategy) const;
+//   io::QueryResults collect(Output const&) const;          on the host, in query order
+template <class Application, class Space, class Strategy>
+io::QueryResults run_stages(Application const& application, Space const& space, Strategy strategy,
+                            RunRecord& record) {
+  if constexpr (strategy_runs_on<Strategy, Space>) {
+    record.tree = Application::tree_name;
+    record.strategy = Strategy::name;
+    record.threads = space.concurrency();
+    Kokkos::Timer timer;
+    auto const setup = application.setup(space);
+    space.fence();
+    record.build_s = timer.seconds();
+    timer.reset();
+    auto const output = application.traverse(space, setup, strategy);
+    space.fence();
+    record.traverse_s = timer.seconds();
+    timer.reset();
+    io::QueryResults results = application.collect(output);
+    record.write_s = timer.seconds();
+    return results;
+  } else {
+    throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}", Strategy::name,
+                                 to_string(record.backend)));
+  }
+}
+
+// The one dispatch: backend x strategy, for the given application, each
+// combination one instantiation of run_stages.
+template <class Application>
+io::QueryResults run_application(Application const& application, HostStrategy strategy, RunRecord& record) {
+  return dispatch_backend(record.backend, [&](auto const& space) {
+    return std::visit([&](auto tag) { return run_stages(application, space, tag, record); }, strategy);
+  });
+}
+
+// Stores `record` as the results' metadata, writes them atomically to
+// `output` and prints a one-paragraph summary.
+void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output);
+
+}  // namespace treetrav::cli

@@ -1,0 +1,197 @@
+// treetrav pc | nn | knn | vp | bt: one query set against a reference set,
+// through the tree each application uses.
+#include "run_app.hpp"
+
+#include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/range_count.hpp>
+#include <treetrav/io/points.hpp>
+#include <treetrav/trees/ball_tree.hpp>
+#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/vp_tree.hpp>
+
+namespace treetrav::cli {
+namespace {
+
+enum class SearchKind { pc, nn, knn, vp, bt };
+
+struct SearchCommand {
+  SearchKind kind;
+  char const* name;
+  char const* description;
+};
+
+constexpr SearchCommand search_commands[] = {
+    {SearchKind::pc, "pc", "Point correlation: count the reference points within radius -r of each query (kd-tree)"},
+    {SearchKind::nn, "nn", "Nearest reference point of each query (kd-tree)"},
+    {SearchKind::knn, "knn", "k nearest reference points of each query (kd-tree)"},
+    {SearchKind::vp, "vp", "Nearest reference point of each query (vantage-point tree)"},
+    {SearchKind::bt, "bt", "k nearest reference points of each query (ball tree)"},
+};
+
+bool takes_k(SearchKind kind) { return kind == SearchKind::knn || kind == SearchKind::bt; }
+
+struct SearchOptions {
+  std::string reference;
+  std::string queries;
+  bool self = false;
+  int k = 1;
+  Coordinate radius = 0;
+  RunOptions run;
+};
+
+// What every search starts from, on the host.
+struct SearchInputs {
+  io::HostPointSet reference;
+  io::HostPointSet queries;
+  int leaf_size;
+};
+
+template <template <class> class Tree, class Space>
+struct SearchSetup {
+  Tree<typename Space::memory_space> tree;
+  PointSet<typename Space::memory_space> queries;
+};
+
+template <template <class> class Tree, class Space>
+SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
+  return {Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size),
+          copy_points(space, inputs.queries, "treetrav::cli::queries")};
+}
+
+// nn, knn, vp, bt: the Application of run_application (run_app.hpp).
+template <template <class> class Tree>
+struct NeighborSearch {
+  static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
+  SearchInputs inputs;
+  NeighborOptions options;
+
+  template <class Space>
+  auto setup(Space const& space) const {
+    return set_up_search<Tree>(space, inputs);
+  }
+  template <class Space, class Setup, class Strategy>
+  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    return find_neighbors(space, setup.tree, setup.queries, options, strategy);
+  }
+  template <class Neighbors>
+  io::QueryResults collect(Neighbors const& neighbors) const {
+    io::QueryResults results;
+    results.neighbor_indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.indices);
+    results.neighbor_distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.distances);
+    return results;
+  }
+};
+
+// pc: the Application of run_application (run_app.hpp).
+struct PointCorrelation {
+  static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
+  SearchInputs inputs;
+  RangeCountOptions options;
+
+  template <class Space>
+  auto setup(Space const& space) const {
+    return set_up_search<KdTree>(space, inputs);
+  }
+  template <class Space, class Setup, class Strategy>
+  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    return count_within(space, setup.tree, setup.queries, options, strategy);
+  }
+  template <class Counts>
+  io::QueryResults collect(Counts const& counts) const {
+    io::QueryResults results;
+    results.counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
+    return results;
+  }
+};
+
+// The application axis of the dispatch: the subcommand picks tree and query.
+io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchOptions const& options,
+                            HostStrategy strategy, RunRecord& record) {
+  NeighborOptions const neighbors{options.k, options.self};
+  switch (kind) {
+    case SearchKind::pc:
+      return run_application(PointCorrelation{inputs, {options.radius, options.self}}, strategy, record);
+    case SearchKind::nn:
+    case SearchKind::knn: return run_application(NeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
+    case SearchKind::vp: return run_application(NeighborSearch<VpTree>{inputs, neighbors}, strategy, record);
+    case SearchKind::bt: return run_application(NeighborSearch<BallTree>{inputs, neighbors}, strategy, record);
+  }
+  throw std::logic_error("unhandled search kind");
+}
+
+// Reads and cross-checks the inputs; k, radius and leaf size are checked by
+// the library before the traversal, and everything before any output.
+SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
+  SearchInputs inputs{io::read_points(options.reference), {}, options.run.leaf_size};
+  if (options.self) {
+    // The only point's sole neighbour would be itself.
+    if (kind != SearchKind::pc && inputs.reference.size() == 1)
+      throw InputError("--self: --reference " + options.reference + " holds a single point, which has no other");
+    inputs.queries = inputs.reference;
+    return inputs;
+  }
+  inputs.queries = io::read_points(options.queries);
+  if (inputs.queries.dimension() != inputs.reference.dimension())
+    throw InputError(fmt::format("--queries {} holds {}-D points but --reference {} holds {}-D points",
+                                 options.queries, inputs.queries.dimension(), options.reference,
+                                 inputs.reference.dimension()));
+  return inputs;
+}
+
+void add_search_command(CLI::App& app, SearchCommand const& command) {
+  auto* sub = app.add_subcommand(command.name, command.description);
+  auto options = std::make_shared<SearchOptions>();
+  sub->add_option("--reference", options->reference, "Reference point set (HDF5 points file)")->required();
+  auto* queries = sub->add_option("--queries", options->queries, "Query point set (HDF5 points file)");
+  auto* self = sub->add_flag("--self", options->self,
+                             "Query the reference set against itself; each point excludes itself "
+                             "(so its own distance 0 or count is not reported)");
+  queries->excludes(self);
+  if (takes_k(command.kind)) {
+    options->k = 8;
+    sub->add_option("-k", options->k, "Neighbours per query (1.." + std::to_string(max_neighbors) + ")")
+        ->capture_default_str();
+  }
+  if (command.kind == SearchKind::pc)
+    sub->add_option("-r,--radius", options->radius, "Count the reference points within this distance")->required();
+  add_run_options(*sub, options->run);
+  sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
+              (command.kind == SearchKind::pc
+                   ? "/Results/Counts (n_queries)."
+                   : "/Results/NeighborIndices and NeighborDistances (n_queries, k): rows of the reference set, "
+                     "nearest first, ties broken by index."));
+
+  sub->callback([options, kind = command.kind, name = command.name] {
+    if (options->queries.empty() && !options->self) throw InputError("give --queries FILE or --self");
+    HostStrategy const strategy = parse_host_strategy(options->run.strategy);
+    require_output_directory(options->run.output);
+    KokkosSession session(options->run.runtime);
+
+    RunRecord record;
+    record.application = name;
+    record.backend = session.backend();
+    record.leaf_size = options->run.leaf_size;
+    Kokkos::Timer timer;
+    auto const inputs = read_search_inputs(kind, *options);
+    record.read_s = timer.seconds();
+    record.n_reference = inputs.reference.size();
+    record.n_queries = inputs.queries.size();
+    record.dimension = inputs.reference.dimension();
+    record.parameters.set("reference", options->reference).set("queries", options->self ? "self" : options->queries);
+    if (kind == SearchKind::pc)
+      record.parameters.set("radius", static_cast<double>(options->radius));
+    else
+      record.parameters.set("k", static_cast<double>(options->k));
+
+    auto results = run_search(kind, inputs, *options, strategy, record);
+    write_and_summarize(results, record, options->run.output);
+  });
+}
+
+}  // namespace
+
+void add_search_commands(CLI::App& app) {
+  for (auto const& command : search_commands) add_search_command(app, command);
+}
+
+}  // namespace treetrav::cli

@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# The application subcommands (pc, nn, knn, vp, bt, bh-force) as a user runs
+# them: result shapes and metadata, identical results under every strategy,
+# special inputs, and mistakes that must fail cleanly without output.
+#   TREETRAV=/path/to/treetrav bash tests/cli/test_apps_cli.sh
+# Needs h5ls, h5dump and h5diff (hdf5-tools); the special-input checks also
+# /usr/bin/python3 with h5py. Exits non-zero when any check fails; ends with
+# "N passed, N failed".
+set -u
+: "${TREETRAV:?set TREETRAV to the treetrav binary}"
+export OMP_PROC_BIND=false
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=$work/failures  # commands that must fail write (nothing) here
+mkdir "$failures"
+passed=0
+failed=0
+
+pass() {
+  passed=$((passed + 1))
+  echo "PASS: $1"
+}
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $1"
+  if [[ -n ${2:-} ]]; then sed 's/^/    | /' <<<"$2"; fi
+}
+
+# run CMD...: sets $status, $out and $err.
+run() {
+  "$@" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  out=$(<"$work/stdout")
+  err=$(<"$work/stderr")
+}
+
+# expect_success NAME CMD...
+expect_success() {
+  local name=$1
+  shift
+  run "$@"
+  if [[ $status -eq 0 ]]; then pass "$name"; else fail "$name: exit $status" "$err"; fi
+}
+
+# expect_failure NAME TEXT CMD...: non-zero exit, TEXT in stderr, nothing in $failures.
+expect_failure() {
+  local name=$1 text=$2 left
+  shift 2
+  run "$@"
+  if [[ $status -eq 0 ]]; then
+    fail "$name: exited 0" "$out"
+  elif ! grep -qF -- "$text" <<<"$err"; then
+    fail "$name: stderr does not mention '$text'" "$err"
+  else
+    pass "$name"
+  fi
+  left=$(ls -A "$failures")
+  if [[ -z $left ]]; then pass "$name: nothing written"; else fail "$name: wrote files" "$left"; fi
+  rm -rf "${failures:?}"/* "${failures:?}"/.[!.]*
+}
+
+# expect_contains NAME TEXT HAYSTACK
+expect_contains() {
+  if grep -qF -- "$2" <<<"$3"; then pass "$1"; else fail "$1: no '$2' in output" "$3"; fi
+}
+
+# expect_shape FILE DATASET SHAPE: e.g. expect_shape out.h5 /Results/Counts "{150}"
+expect_shape() {
+  local listing
+  listing=$(h5ls -r "$1" 2>&1 | tr -s ' ')
+  expect_contains "$(basename "$1"): $2 is $3" "$2 Dataset $3" "$listing"
+}
+
+# expect_same_dataset NAME A B DATASET: bit-identical values.
+expect_same_dataset() {
+  run h5diff "$2" "$3" "$4" "$4"
+  if [[ $status -eq 0 ]]; then pass "$1"; else fail "$1: $4 differs" "$out$err"; fi
+}
+
+# expect_attributes FILE NAME...: /RunMetadata holds each attribute.
+expect_attributes() {
+  local file=$1 header name
+  shift
+  header=$(h5dump -A -g /RunMetadata "$file" 2>&1)
+  for name in "$@"; do expect_contains "$(basename "$file") records $name" "ATTRIBUTE \"$name\"" "$header"; done
+}
+
+# python CODE: runs CODE with h5py and numpy imported (for the special inputs).
+python() {
+  /usr/bin/python3 -c "import sys, h5py, numpy as np
+$1" "${@:2}"
+}
+
+tt() { "$TREETRAV" "$@"; }
+
+strategies=(recursive autoropes)
+for extra in lockstep fsm; do  # later strategies, when this build has them
+  if tt knn --help 2>/dev/null | grep -qw "$extra"; then strategies+=("$extra"); fi
+done
+
+# --- inputs --------------------------------------------------------------------
+expect_success "generate reference" tt generate --dist clustered -n 600 --dim 3 --clusters 6 --seed 1 -o "$work/ref.h5"
+expect_success "generate queries" tt generate --dist uniform -n 150 --dim 3 --seed 2 -o "$work/queries.h5"
+expect_success "generate 2-D queries" tt generate --dist uniform -n 20 --dim 2 --seed 3 -o "$work/queries2d.h5"
+expect_success "generate a single point" tt generate --dist uniform -n 1 --dim 3 --seed 4 -o "$work/one.h5"
+expect_success "generate snapshot" tt generate --dist plummer -n 300 --seed 5 -o "$work/snap.h5"
+
+expect_success "knn --help" tt knn --help
+expect_contains "knn --help documents --self" "excludes itself" "$out"
+expect_contains "knn --help lists the strategies" "autoropes" "$out"
+expect_success "bh-force --help" tt bh-force --help
+expect_contains "bh-force --help documents --softening" "--softening" "$out"
+
+# --- every search under every strategy -------------------------------------------
+# search APP SHAPE-DATASET SHAPE OPTIONS...: runs APP under each strategy on the
+# queries, checks the shape and that every strategy gives recursive's results.
+search() {
+  local app=$1 dataset=$2 shape=$3 strategy result
+  shift 3
+  for strategy in "${strategies[@]}"; do
+    result=$work/$app-$strategy.h5
+    expect_success "$app --strategy $strategy" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
+      --strategy "$strategy" -o "$result" "$@"
+    expect_shape "$result" "$dataset" "$shape"
+    [[ $strategy == recursive ]] ||
+      expect_same_dataset "$app: $strategy equals recursive" "$work/$app-recursive.h5" "$result" /Results
+  done
+}
+
+search pc /Results/Counts "{150}" -r 0.1
+search nn /Results/NeighborIndices "{150, 1}"
+search knn /Results/NeighborIndices "{150, 5}" -k 5
+expect_shape "$work/knn-autoropes.h5" /Results/NeighborDistances "{150, 5}"
+search vp /Results/NeighborIndices "{150, 1}"
+search bt /Results/NeighborIndices "{150, 5}" -k 5
+
+# Exact searches on different trees agree (ties broken by index alike).
+for dataset in /Results/NeighborIndices /Results/NeighborDistances; do
+  expect_same_dataset "vp equals nn: $dataset" "$work/nn-autoropes.h5" "$work/vp-autoropes.h5" "$dataset"
+  expect_same_dataset "bt equals knn: $dataset" "$work/knn-autoropes.h5" "$work/bt-autoropes.h5" "$dataset"
+done
+
+expect_attributes "$work/knn-autoropes.h5" application tree strategy backend threads leaf_size k n_reference \
+  n_queries read_s build_s traverse_s
+expect_attributes "$work/pc-autoropes.h5" radius
+run h5dump -A -g /RunMetadata "$work/knn-autoropes.h5"
+expect_contains "knn records the kd tree" '"kd"' "$out"
+
+expect_success "knn on the serial backend, 1 thread" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
+  -k 5 --backend serial --threads 1 -o "$work/knn-serial.h5"
+expect_contains "knn prints a summary" "queries/s" "$out"
+expect_contains "knn summary reports the mean distance" "Mean neighbour distance" "$out"
+expect_same_dataset "serial equals the default backend" "$work/knn-autoropes.h5" "$work/knn-serial.h5" /Results
+
+# --self: the reference set is the query set and nobody is its own neighbour.
+for strategy in recursive autoropes; do
+  expect_success "knn --self --strategy $strategy" \
+    tt knn --reference "$work/ref.h5" --self -k 4 --strategy "$strategy" -o "$work/self-$strategy.h5"
+  expect_shape "$work/self-$strategy.h5" /Results/NeighborIndices "{600, 4}"
+done
+expect_same_dataset "knn --self: autoropes equals recursive" "$work/self-recursive.h5" "$work/self-autoropes.h5" /Results
+expect_success "pc --self" tt pc --reference "$work/ref.h5" --self -r 0.05 -o "$work/pc-self.h5"
+expect_shape "$work/pc-self.h5" /Results/Counts "{600}"
+
+# --- Barnes-Hut ------------------------------------------------------------------
+for strategy in "${strategies[@]}"; do
+  result=$work/bh-$strategy.h5
+  expect_success "bh-force --strategy $strategy" tt bh-force --snapshot "$work/snap.h5" --theta 0.6 \
+    --softening 0.01 --strategy "$strategy" -o "$result"
+  expect_contains "bh-force summary reports the rms acceleration" "RMS acceleration" "$out"
+  expect_shape "$result" /Results/Accelerations "{300, 3}"
+  [[ $strategy == recursive ]] ||
+    expect_same_dataset "bh-force: $strategy equals recursive" "$work/bh-recursive.h5" "$result" /Results
+done
+expect_attributes "$work/bh-autoropes.h5" application tree strategy backend threads leaf_size theta softening \
+  n_reference n_queries read_s build_s traverse_s
+
+# --- special inputs: identical, duplicated and single points ---------------------------
+if /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
+  # points FILE ARRAY-EXPRESSION: a points file holding float32 coordinates.
+  points() {
+    python "with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('/Points/Coordinates', data=np.asarray($2, dtype=np.float32))" "$1"
+  }
+  # check NAME PYTHON-CONDITION FILE: the condition holds over the results of FILE.
+  check() {
+    run python "f = h5py.File(sys.argv[1], 'r'); r = f['Results']
+sys.exit(0 if ($2) else 1)" "$3"
+    if [[ $status -eq 0 ]]; then pass "$1"; else fail "$1" "$err"; fi
+  }
+  points "$work/identical.h5" "np.full((20, 3), 0.25)"
+  points "$work/duplicates.h5" "np.tile(np.random.default_rng(7).random((50, 3)), (2, 1))"
+
+  for strategy in recursive autoropes; do
+    expect_success "knn on identical points ($strategy)" tt knn --reference "$work/identical.h5" --self -k 3 \
+      --strategy "$strategy" -o "$work/identical-$strategy.h5"
+    # Each point's neighbours are the lowest other indices, all at distance 0.
+    check "identical points: lowest other indices, distance 0 ($strategy)" \
+      "all(list(r['NeighborIndices'][q]) == [i for i in range(20) if i != q][:3] for q in range(20))
+       and not r['NeighborDistances'][:].any()" "$work/identical-$strategy.h5"
+  done
+  expect_success "nn on duplicated points" tt nn --reference "$work/duplicates.h5" --self -o "$work/duplicates.h5.out"
+  check "duplicated points: each finds its twin at distance 0" \
+    "(r['NeighborIndices'][:, 0] == (np.arange(100) + 50) % 100).all() and not r['NeighborDistances'][:].any()" \
+    "$work/duplicates.h5.out"
+  expect_success "pc on identical points" tt pc --reference "$work/identical.h5" --self -r 0.001 -o "$work/pc-identical.h5"
+  check "identical points: every other point within r" "(r['Counts'][:] == 19).all()" "$work/pc-identical.h5"
+
+  expect_success "nn against a single point" tt nn --reference "$work/one.h5" --queries "$work/queries.h5" -o "$work/one-nn.h5"
+  check "single point: every query finds index 0" "(r['NeighborIndices'][:] == 0).all()" "$work/one-nn.h5"
+  expect_success "pc --self on a single point" tt pc --reference "$work/one.h5" --self -r 1 -o "$work/one-pc.h5"
+  check "single point, --self: it counts nobody" "(r['Counts'][:] == 0).all()" "$work/one-pc.h5"
+
+  # Two coincident bodies: an infinite pull without softening, finite with it.
+  cp "$work/snap.h5" "$work/coincident.h5"
+  python "with h5py.File(sys.argv[1], 'r+') as f:
+    x = f['PartType1/Coordinates']
+    x[1] = x[0]" "$work/coincident.h5"
+  expect_failure "bh-force on coincident bodies without softening" "--softening" \
+    tt bh-force --snapshot "$work/coincident.h5" -o "$failures/out.h5"
+  expect_success "bh-force on coincident bodies with softening" \
+    tt bh-force --snapshot "$work/coincident.h5" --softening 0.01 -o "$work/coincident-out.h5"
+else
+  echo "SKIP: special-input checks need /usr/bin/python3 with h5py and numpy"
+fi
+
+# --- mistakes: clear message, non-zero exit, no output ------------------------------
+ref=(--reference "$work/ref.h5")
+queries=(--queries "$work/queries.h5")
+output=(-o "$failures/out.h5")
+expect_failure "-k 0" "-k" tt knn "${ref[@]}" "${queries[@]}" -k 0 "${output[@]}"
+expect_failure "-k larger than the reference set" "-k 601" tt bt "${ref[@]}" "${queries[@]}" -k 601 "${output[@]}"
+expect_failure "-r 0" "-r" tt pc "${ref[@]}" "${queries[@]}" -r 0 "${output[@]}"
+expect_failure "-r nan" "-r" tt pc "${ref[@]}" "${queries[@]}" -r nan "${output[@]}"
+expect_failure "pc without -r" "--radius" tt pc "${ref[@]}" "${queries[@]}" "${output[@]}"
+expect_failure "--theta -1" "--theta" tt bh-force --snapshot "$work/snap.h5" --theta -1 "${output[@]}"
+expect_failure "2-D queries against a 3-D reference" "2-D" tt knn "${ref[@]}" --queries "$work/queries2d.h5" "${output[@]}"
+expect_failure "missing reference file" "$work/absent.h5" \
+  tt nn --reference "$work/absent.h5" "${queries[@]}" "${output[@]}"
+expect_failure "a points file as snapshot" "$work/ref.h5" tt bh-force --snapshot "$work/ref.h5" "${output[@]}"
+expect_failure "unknown --strategy" "--strategy" tt vp "${ref[@]}" "${queries[@]}" --strategy sideways "${output[@]}"
+expect_failure "unknown --backend" "--backend" tt vp "${ref[@]}" "${queries[@]}" --backend abacus "${output[@]}"
+expect_failure "both --queries and --self" "--self" tt knn "${ref[@]}" "${queries[@]}" --self "${output[@]}"
+expect_failure "neither --queries nor --self" "--queries" tt knn "${ref[@]}" "${output[@]}"
+expect_failure "--self on a single point" "--self" tt knn --reference "$work/one.h5" --self "${output[@]}"
+expect_failure "--leaf-size 0" "--leaf-size" tt knn "${ref[@]}" "${queries[@]}" --leaf-size 0 "${output[@]}"
+expect_failure "output into a missing directory" "$failures/missing" \
+  tt knn "${ref[@]}" "${queries[@]}" -o "$failures/missing/out.h5"
+if tt info | grep -q cuda; then
+  expect_failure "recursive on cuda" "host backends only" \
+    tt knn "${ref[@]}" "${queries[@]}" --backend cuda --strategy recursive "${output[@]}"
+fi
+
+# A failed run leaves an existing output as it was.
+existing=$work/knn-autoropes.h5
+before=$(cksum <"$existing")
+run tt knn "${ref[@]}" "${queries[@]}" -k 0 -o "$existing"
+run tt pc "${ref[@]}" --queries "$work/queries2d.h5" -r 0.1 -o "$existing"
+run tt bh-force --snapshot "$work/snap.h5" --theta -1 -o "$existing"
+run tt knn --reference "$work/one.h5" --self -o "$existing"
+if [[ $(cksum <"$existing") == "$before" ]]; then
+  pass "existing output left intact by failed runs"
+else
+  fail "existing output was modified by a failed run"
+fi
+left=$(ls -A "$work" | grep '\.tmp\.' || true)
+if [[ -z $left ]]; then pass "no temporary files left behind"; else fail "temporary files left behind" "$left"; fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
