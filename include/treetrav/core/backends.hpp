@@ -2,7 +2,9 @@
 
 #include <treetrav/core/config.hpp>
 
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace treetrav {
@@ -16,6 +18,15 @@ Backend parse_backend(std::string const& name);
 std::vector<Backend> enabled_backends();
 // The fastest enabled backend: cuda, else openmp, else serial.
 Backend default_backend();
+
+// True for Kokkos::Cuda (false in builds without CUDA).
+template <class ExecutionSpace>
+inline constexpr bool is_cuda_space_v =
+#if defined(KOKKOS_ENABLE_CUDA)
+    std::is_same_v<ExecutionSpace, Kokkos::Cuda>;
+#else
+    false;
+#endif
 
 // Calls f(ExecutionSpace{}) with the execution space behind `backend`, so a
 // run-time choice becomes one template instantiation per enabled space.

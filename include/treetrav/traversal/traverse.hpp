@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/backends.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/detail/lockstep_kernels.hpp>
 #include <treetrav/traversal/metrics.hpp>
@@ -22,19 +23,20 @@ void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topo
                      TraversalMetrics<typename Topology::memory_space> const& metrics) {
   LockstepKernel<Topology, Visitor, Fsm, Measure> kernel{topology, visitor, order, metrics};
   Index const queries = visitor.query_count();
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
     Index const warps = (queries + 31) / 32;
     Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, warps * 32),
                          CudaWarpLaunch<decltype(kernel)>{kernel});
-    return;
-  }
 #endif
-  if (warp_size < 1 || warp_size > HostWarp::max_size)
-    throw std::invalid_argument("lockstep warp size must be in [1, 32]");
-  Index const warps = (queries + warp_size - 1) / warp_size;
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, warps),
-                       HostWarpLaunch<decltype(kernel)>{kernel, warp_size});
+  } else {
+    if (warp_size < 1 || warp_size > HostWarp::max_size)
+      throw std::invalid_argument("lockstep warp size must be in [1, 32]");
+    Index const warps = (queries + warp_size - 1) / warp_size;
+    Kokkos::parallel_for(label,
+                         Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, warps),
+                         HostWarpLaunch<decltype(kernel)>{kernel, warp_size});
+  }
 }
 
 }  // namespace detail
@@ -43,13 +45,7 @@ void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topo
 template <class ExecutionSpace, class Strategy>
 Index warp_count(Strategy const& strategy, Index queries) {
   int size = 32;
-  if constexpr (is_lockstep_v<Strategy>) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (!std::is_same_v<ExecutionSpace, Kokkos::Cuda>) size = strategy.warp_size;
-#else
-    size = strategy.warp_size;
-#endif
-  }
+  if constexpr (is_lockstep_v<Strategy> && !is_cuda_space_v<ExecutionSpace>) size = strategy.warp_size;
   return (queries + size - 1) / size;
 }
 

@@ -54,23 +54,25 @@ struct CudaWarp {
 };
 #endif
 
+// (Callable from device code only so that kernels instantiated for it compile
+// warning-free in CUDA builds; it is only ever run on host backends.)
 struct HostWarp {
   static constexpr int max_size = 32;
   template <class T>
   struct PerLane {
     T values[max_size];
-    T& operator()(int lane) { return values[lane]; }
+    KOKKOS_INLINE_FUNCTION T& operator()(int lane) { return values[lane]; }
   };
 
   int lanes;
 
-  int size() const { return lanes; }
+  KOKKOS_INLINE_FUNCTION int size() const { return lanes; }
   template <class T, class F>
-  void for_each_lane(PerLane<T>& state, F const& f) const {
+  KOKKOS_INLINE_FUNCTION void for_each_lane(PerLane<T>& state, F const& f) const {
     for (int lane = 0; lane < lanes; ++lane) f(lane, state.values[lane]);
   }
   template <class T, class F>
-  LaneMask ballot(PerLane<T>& state, F const& f) const {
+  KOKKOS_INLINE_FUNCTION LaneMask ballot(PerLane<T>& state, F const& f) const {
     LaneMask mask = 0;
     for (int lane = 0; lane < lanes; ++lane)
       if (f(lane, state.values[lane])) mask |= LaneMask(1) << lane;

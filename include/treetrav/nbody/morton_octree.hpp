@@ -1,0 +1,367 @@
+#pragma once
+
+// The Barnes-Hut octree built on the execution space itself (the GPU in a GPU
+// run), as opposed to Octree's constructor, which builds on the host and copies.
+// Same layout as the host build, so barnes_hut_accelerations walks either.
+//
+//   1. Morton codes: each body's cell at the finest level (21 bits per axis)
+//      of the cube around all bodies, the three axes' bits interleaved;
+//   2. a stable sort by code: every cell's bodies become contiguous;
+//   3. the hierarchy, one level at a time: a cell holding more than
+//      `leaf_capacity` bodies splits into its non-empty octants, found by
+//      binary search of the sorted codes; children numbered by a prefix scan.
+//   4. (separately, so it can be timed) mass and centre of mass of every cell,
+//      bottom-up: leaves sum their bodies, parents their children, in double.
+//
+// Everything is a pure function of the float positions and masses: codes,
+// ties (by body index), node numbering and summation orders are fixed, so equal
+// inputs give bit-identical trees on every run and thread count.
+#include <treetrav/trees/octree.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <thrust/execution_policy.h>
+#include <thrust/sort.h>
+#endif
+
+namespace treetrav {
+
+// An octree and where its levels lie: nodes are numbered breadth-first, level
+// L holds nodes [level_begin[L], level_begin[L + 1]).
+template <class MemorySpace>
+struct LevelledOctree {
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "LevelledOctree needs a Kokkos memory space");
+  Octree<MemorySpace> tree;
+  std::vector<Index> level_begin;
+};
+
+namespace detail {
+
+inline constexpr int morton_levels = 21;  // bits per axis: 3 x 21 fit a 64-bit code
+
+// Bit i of x moves to bit 3i (x < 2^21).
+KOKKOS_INLINE_FUNCTION std::uint64_t spread_by_3(std::uint64_t x) {
+  x &= 0x1fffffu;
+  x = (x | x << 32) & 0x1f00000000ffffu;
+  x = (x | x << 16) & 0x1f0000ff0000ffu;
+  x = (x | x << 8) & 0x100f00f00f00f00fu;
+  x = (x | x << 4) & 0x10c30c30c30c30c3u;
+  x = (x | x << 2) & 0x1249249249249249u;
+  return x;
+}
+
+// The inverse: bit 3i of x moves to bit i.
+KOKKOS_INLINE_FUNCTION std::uint64_t compact_by_3(std::uint64_t x) {
+  x &= 0x1249249249249249u;
+  x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3u;
+  x = (x ^ (x >> 4)) & 0x100f00f00f00f00fu;
+  x = (x ^ (x >> 8)) & 0x1f0000ff0000ffu;
+  x = (x ^ (x >> 16)) & 0x1f00000000ffffu;
+  x = (x ^ (x >> 32)) & 0x1fffffu;
+  return x;
+}
+
+// The root cell: the host builder's cube (centred on the bodies' bounding box,
+// slightly larger than its longest side, never empty).
+struct RootCube {
+  double corner[3];
+  double side;
+};
+
+template <class ExecutionSpace, class Coordinates>
+RootCube root_cube(ExecutionSpace const& space, Coordinates const& x) {
+  Index const n = static_cast<Index>(x.extent(0));
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    Coordinate minimum, maximum;
+    Kokkos::parallel_reduce(
+        "treetrav::MortonOctree::bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        KOKKOS_LAMBDA(Index i, Coordinate & mn, Coordinate & mx) {
+          mn = x(i, k) < mn ? x(i, k) : mn;
+          mx = x(i, k) > mx ? x(i, k) : mx;
+        },
+        Kokkos::Min<Coordinate>(minimum), Kokkos::Max<Coordinate>(maximum));
+    lo[k] = minimum;
+    hi[k] = maximum;
+  }
+  double half = 0;
+  for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (hi[k] - lo[k]));
+  half = half > 0 ? half * (1 + 1e-6) : 1.0;
+  RootCube cube{};
+  for (int k = 0; k < 3; ++k) cube.corner[k] = 0.5 * (lo[k] + hi[k]) - half;
+  cube.side = 2 * half;
+  return cube;
+}
+
+// Sorts `codes` and carries `order` (initially the identity) along; equal
+// codes keep index order on every backend.
+template <class ExecutionSpace, class MemorySpace>
+void sort_by_code(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySpace> codes,
+                  Kokkos::View<Index*, MemorySpace> order) {
+  Index const n = static_cast<Index>(codes.extent(0));
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
+    space.fence();
+    thrust::stable_sort_by_key(thrust::device, codes.data(), codes.data() + n, order.data());
+    Kokkos::fence();  // thrust ran on the default stream
+    return;
+  }
+#endif
+  auto host_codes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, codes);
+  auto host_order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, order);
+  std::vector<std::pair<std::uint64_t, Index>> keyed(n);
+  for (Index i = 0; i < n; ++i) keyed[i] = {host_codes(i), host_order(i)};
+  std::sort(keyed.begin(), keyed.end());  // (code, index) pairs are unique: stable by index
+  for (Index i = 0; i < n; ++i) host_codes(i) = keyed[i].first, host_order(i) = keyed[i].second;
+  Kokkos::deep_copy(space, codes, host_codes);
+  Kokkos::deep_copy(space, order, host_order);
+  space.fence();
+}
+
+// The node arrays while the levels are built; their capacity grows by doubling.
+template <class MemorySpace>
+struct OctreeNodes {
+  Kokkos::View<Index**, Kokkos::LayoutLeft, MemorySpace> children;
+  Kokkos::View<Index*, MemorySpace> parent, point_begin, point_end;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> cell_center;
+  Kokkos::View<Coordinate*, MemorySpace> cell_size;
+
+  explicit OctreeNodes(Index capacity)
+      : children(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::children"), capacity, 8),
+        parent(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::parent"), capacity),
+        point_begin(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_begin"), capacity),
+        point_end(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_end"), capacity),
+        cell_center(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_center"), capacity,
+                    3),
+        cell_size(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_size"), capacity) {}
+
+  Index capacity() const { return static_cast<Index>(parent.extent(0)); }
+  // Keeps the first min(size, capacity) nodes.
+  void resize(Index size) {
+    Kokkos::resize(children, size, 8);
+    Kokkos::resize(parent, size);
+    Kokkos::resize(point_begin, size);
+    Kokkos::resize(point_end, size);
+    Kokkos::resize(cell_center, size, 3);
+    Kokkos::resize(cell_size, size);
+  }
+};
+
+// One level of the hierarchy, as a prefix scan over the level's nodes: every
+// node counts its non-empty octants (none when it stays a leaf); the final pass
+// numbers the children consecutively, links them and sets the node's geometry.
+template <class MemorySpace>
+struct OctreeLevelBuild {
+  using value_type = Index;
+
+  Kokkos::View<std::uint64_t const*, MemorySpace> codes;
+  OctreeNodes<MemorySpace> nodes;
+  RootCube cube;
+  double cell_side;  // of this level's cells
+  int level;
+  int leaf_capacity;
+  Index level_begin;
+  Index next_level_begin;
+
+  // The first position in [first, last) whose code is >= key.
+  KOKKOS_FUNCTION Index lower_bound(Index first, Index last, std::uint64_t key) const {
+    while (first < last) {
+      Index const middle = first + (last - first) / 2;
+      if (codes(middle) < key) first = middle + 1;
+      else last = middle;
+    }
+    return first;
+  }
+
+  KOKKOS_FUNCTION void operator()(Index i, Index& children_before, bool final) const {
+    Index const node = level_begin + i;
+    Index const first = nodes.point_begin(node), last = nodes.point_end(node);
+    // bounds[d]..bounds[d + 1]: the bodies in octant d (the next level's digit d).
+    Index bounds[9];
+    int child_count = 0;
+    bool const split = last - first > leaf_capacity && level < morton_levels;
+    if (split) {
+      int const shift = 3 * (morton_levels - level - 1);
+      std::uint64_t const cell_prefix = codes(first) >> (shift + 3) << (shift + 3);
+      bounds[0] = first;
+      bounds[8] = last;
+      for (int d = 1; d < 8; ++d) bounds[d] = lower_bound(bounds[d - 1], last, cell_prefix | std::uint64_t(d) << shift);
+      for (int d = 0; d < 8; ++d) child_count += bounds[d + 1] > bounds[d] ? 1 : 0;
+    }
+    if (final) {
+      int slot = 0;
+      if (split)
+        for (int d = 0; d < 8; ++d) {
+          if (bounds[d + 1] == bounds[d]) continue;
+          Index const child = next_level_begin + children_before + slot;
+          nodes.children(node, slot++) = child;
+          nodes.parent(child) = node;
+          nodes.point_begin(child) = bounds[d];
+          nodes.point_end(child) = bounds[d + 1];
+        }
+      for (; slot < 8; ++slot) nodes.children(node, slot) = -1;
+      // All the node's bodies share its cell's code prefix; take the first's.
+      for (int k = 0; k < 3; ++k) {
+        auto const cell = compact_by_3(codes(first) >> k) >> (morton_levels - level);
+        nodes.cell_center(node, k) = static_cast<Coordinate>(cube.corner[k] + (double(cell) + 0.5) * cell_side);
+      }
+      nodes.cell_size(node) = static_cast<Coordinate>(cell_side);
+    }
+    children_before += child_count;
+  }
+};
+
+}  // namespace detail
+
+// Steps 1-3 above: the octree's cells, bodies (in tree order) and geometry;
+// mass and centre_of_mass are allocated but left for compute_octree_moments.
+template <class ExecutionSpace, class MemorySpace>
+LevelledOctree<MemorySpace> build_morton_octree_cells(
+    ExecutionSpace const& space, PointSet<MemorySpace> const& bodies,
+    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                "the tree lives in the execution space's memory space");
+  detail::check_build_arguments("octree", bodies.size(), leaf_capacity);
+  if (bodies.dimension() != 3)
+    throw InputError("octree: bodies must be 3-dimensional (got " + std::to_string(bodies.dimension()) + ")");
+  if (masses.extent(0) != static_cast<std::size_t>(bodies.size()))
+    throw InputError("octree: masses and bodies differ in number");
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::build");
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  Index const n = bodies.size();
+  auto const x = bodies.coordinates;
+  detail::RootCube const cube = detail::root_cube(space, x);
+
+  Kokkos::View<std::uint64_t*, MemorySpace> codes(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::codes"), n);
+  Kokkos::View<Index*, MemorySpace> order(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::original_index"), n);
+  double const cells_per_side = double(std::uint64_t(1) << detail::morton_levels);
+  Kokkos::parallel_for(
+      "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+        std::uint64_t code = 0;
+        for (int k = 0; k < 3; ++k) {
+          double const cell = (double(x(i, k)) - cube.corner[k]) / cube.side * cells_per_side;
+          double const clamped = cell < 0 ? 0 : (cell > cells_per_side - 1 ? cells_per_side - 1 : cell);
+          code |= detail::spread_by_3(static_cast<std::uint64_t>(clamped)) << k;
+        }
+        codes(i) = code;
+        order(i) = i;
+      });
+  detail::sort_by_code(space, codes, order);
+
+  LevelledOctree<MemorySpace> built;
+  Octree<MemorySpace>& tree = built.tree;
+  using Tree = Octree<MemorySpace>;
+  tree.points.points = allocate_points<MemorySpace>("treetrav::MortonOctree::bodies", n, 3);
+  tree.points.original_index = order;
+  tree.body_mass = typename Tree::scalar_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::body_mass"), n);
+  auto const sorted = tree.points.points.coordinates;
+  auto const body_mass = tree.body_mass;
+  Kokkos::parallel_for(
+      "treetrav::MortonOctree::gather", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+        for (int k = 0; k < 3; ++k) sorted(i, k) = x(order(i), k);
+        body_mass(i) = masses(order(i));
+      });
+
+  detail::OctreeNodes<MemorySpace> nodes(std::max<Index>(64, n / leaf_capacity));
+  Kokkos::deep_copy(space, Kokkos::subview(nodes.parent, 0), Index(-1));
+  Kokkos::deep_copy(space, Kokkos::subview(nodes.point_begin, 0), Index(0));
+  Kokkos::deep_copy(space, Kokkos::subview(nodes.point_end, 0), n);
+  built.level_begin = {0, 1};
+  for (int level = 0;; ++level) {
+    Index const begin = built.level_begin[level], end = built.level_begin[level + 1];
+    if (begin == end) break;
+    // At most 8 children per node of this level.
+    Index const needed = end + 8 * (end - begin);
+    if (needed > nodes.capacity()) {
+      space.fence();
+      nodes.resize(std::max(needed, 2 * nodes.capacity()));
+    }
+    detail::OctreeLevelBuild<MemorySpace> const level_build{
+        codes, nodes, cube, cube.side / double(std::uint64_t(1) << level), level, leaf_capacity, begin, end};
+    Index next_level_size = 0;
+    Kokkos::parallel_scan("treetrav::MortonOctree::level", Policy(space, 0, end - begin), level_build,
+                          next_level_size);
+    built.level_begin.push_back(end + next_level_size);
+  }
+  built.level_begin.pop_back();  // the empty level that ended the loop
+  space.fence();
+  nodes.resize(built.level_begin.back());
+
+  tree.topology.children = nodes.children;
+  tree.topology.parent = nodes.parent;
+  tree.topology.point_begin = nodes.point_begin;
+  tree.topology.point_end = nodes.point_end;
+  tree.cell_center = nodes.cell_center;
+  tree.cell_size = nodes.cell_size;
+  Index const node_count = tree.topology.size();
+  tree.mass = typename Tree::scalar_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::mass"), node_count);
+  tree.center_of_mass = typename Tree::vector_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::center_of_mass"), node_count,
+      3);
+  space.fence();
+  Kokkos::Profiling::popRegion();
+  return built;
+}
+
+// Step 4: mass and centre of mass of every cell, deepest level first. Sums in
+// double, in a fixed order (a leaf's bodies, then a parent's children by slot).
+template <class ExecutionSpace, class MemorySpace>
+void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                "the tree lives in the execution space's memory space");
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
+  auto const tree = built.tree;
+  // (mass, mass-weighted position) per node, kept in double for the parents.
+  Kokkos::View<double* [4], MemorySpace> moments(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::moments"),
+      tree.topology.size());
+  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level) {
+    Kokkos::parallel_for(
+        "treetrav::MortonOctree::moments",
+        Kokkos::RangePolicy<ExecutionSpace>(space, built.level_begin[level], built.level_begin[level + 1]),
+        KOKKOS_LAMBDA(Index node) {
+          double sum[4] = {0, 0, 0, 0};
+          if (tree.topology.is_leaf(node)) {
+            auto const& x = tree.points.points.coordinates;
+            for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
+              double const m = tree.body_mass(i);
+              sum[0] += m;
+              for (int k = 0; k < 3; ++k) sum[k + 1] += m * x(i, k);
+            }
+          } else {
+            for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot)
+              for (int j = 0; j < 4; ++j) sum[j] += moments(tree.topology.child(node, slot), j);
+          }
+          for (int j = 0; j < 4; ++j) moments(node, j) = sum[j];
+          tree.mass(node) = static_cast<Coordinate>(sum[0]);
+          for (int k = 0; k < 3; ++k)
+            tree.center_of_mass(node, k) =
+                static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : tree.cell_center(node, k));
+        });
+  }
+  space.fence();
+  Kokkos::Profiling::popRegion();
+}
+
+// Both phases: a complete Octree, built where `space` runs.
+template <class ExecutionSpace, class MemorySpace>
+Octree<MemorySpace> build_morton_octree(
+    ExecutionSpace const& space, PointSet<MemorySpace> const& bodies,
+    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity = 8) {
+  auto built = build_morton_octree_cells(space, bodies, masses, leaf_capacity);
+  compute_octree_moments(space, built);
+  return built.tree;
+}
+
+}  // namespace treetrav
