@@ -55,6 +55,7 @@ std::string headline(io::QueryResults const& results) {
   return "";
 }
 
+// "recursive, autoropes, ...": every strategy HostStrategy holds (the pointer only names the variant).
 template <class... Strategies>
 std::string strategy_names(std::variant<Strategies...> const*) {
   std::string names;
