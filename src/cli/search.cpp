@@ -124,7 +124,7 @@ io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchO
 SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
   SearchInputs inputs{io::read_points(options.reference), {}, options.run.leaf_size};
   if (options.self) {
-    // The only point's sole neighbour would be itself.
+    // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
     if (kind != SearchKind::pc && inputs.reference.size() == 1)
       throw InputError("--self: --reference " + options.reference + " holds a single point, which has no other");
     inputs.queries = inputs.reference;
