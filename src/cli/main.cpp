@@ -16,8 +16,10 @@ int main(int argc, char** argv) {
   treetrav::cli::add_info_command(app);
   treetrav::cli::add_generate_command(app);
   treetrav::cli::add_inspect_command(app);
+  treetrav::cli::add_treefix_commands(app);
   treetrav::cli::add_search_commands(app);
   treetrav::cli::add_bh_force_command(app);
+  treetrav::cli::add_nbody_command(app);
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {

@@ -16,6 +16,7 @@
 // Everything is a pure function of the float positions and masses: codes,
 // ties (by body index), node numbering and summation orders are fixed, so equal
 // inputs give bit-identical trees on every run and thread count.
+#include <treetrav/core/backends.hpp>
 #include <treetrav/trees/octree.hpp>
 
 #include <algorithm>
@@ -104,23 +105,35 @@ template <class ExecutionSpace, class MemorySpace>
 void sort_by_code(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySpace> codes,
                   Kokkos::View<Index*, MemorySpace> order) {
   Index const n = static_cast<Index>(codes.extent(0));
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
     space.fence();
     thrust::stable_sort_by_key(thrust::device, codes.data(), codes.data() + n, order.data());
     Kokkos::fence();  // thrust ran on the default stream
-    return;
-  }
 #endif
-  auto host_codes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, codes);
-  auto host_order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, order);
-  std::vector<std::pair<std::uint64_t, Index>> keyed(n);
-  for (Index i = 0; i < n; ++i) keyed[i] = {host_codes(i), host_order(i)};
-  std::sort(keyed.begin(), keyed.end());  // (code, index) pairs are unique: stable by index
-  for (Index i = 0; i < n; ++i) host_codes(i) = keyed[i].first, host_order(i) = keyed[i].second;
-  Kokkos::deep_copy(space, codes, host_codes);
-  Kokkos::deep_copy(space, order, host_order);
-  space.fence();
+  } else {
+    std::vector<std::pair<std::uint64_t, Index>> keyed(n);
+    for (Index i = 0; i < n; ++i) keyed[i] = {codes(i), order(i)};
+    std::sort(keyed.begin(), keyed.end());  // (code, index) pairs are unique: stable by index
+    for (Index i = 0; i < n; ++i) codes(i) = keyed[i].first, order(i) = keyed[i].second;
+  }
+}
+
+// A copy of the first `rows` rows of `source` (fewer if it has fewer), with
+// `rows` rows. Copies on `space`, not on Kokkos' default space as Kokkos::resize
+// would (a serial run must not wake the OpenMP threads).
+template <class ExecutionSpace, class View>
+View copy_rows(ExecutionSpace const& space, View const& source, Index rows) {
+  auto const kept = std::make_pair(std::size_t(0), std::min<std::size_t>(rows, source.extent(0)));
+  if constexpr (View::rank == 1) {
+    View target(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows);
+    Kokkos::deep_copy(space, Kokkos::subview(target, kept), Kokkos::subview(source, kept));
+    return target;
+  } else {
+    View target(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows, source.extent(1));
+    Kokkos::deep_copy(space, Kokkos::subview(target, kept, Kokkos::ALL), Kokkos::subview(source, kept, Kokkos::ALL));
+    return target;
+  }
 }
 
 // The node arrays while the levels are built; their capacity grows by doubling.
@@ -131,24 +144,30 @@ struct OctreeNodes {
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> cell_center;
   Kokkos::View<Coordinate*, MemorySpace> cell_size;
 
-  explicit OctreeNodes(Index capacity)
-      : children(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::children"), capacity, 8),
-        parent(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::parent"), capacity),
-        point_begin(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_begin"), capacity),
-        point_end(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_end"), capacity),
-        cell_center(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_center"), capacity,
-                    3),
-        cell_size(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_size"), capacity) {}
+  template <class ExecutionSpace>
+  OctreeNodes(ExecutionSpace const& space, Index capacity)
+      : children(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::children"), capacity,
+                 8),
+        parent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::parent"), capacity),
+        point_begin(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_begin"),
+                    capacity),
+        point_end(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_end"),
+                  capacity),
+        cell_center(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_center"),
+                    capacity, 3),
+        cell_size(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_size"),
+                  capacity) {}
 
   Index capacity() const { return static_cast<Index>(parent.extent(0)); }
   // Keeps the first min(size, capacity) nodes.
-  void resize(Index size) {
-    Kokkos::resize(children, size, 8);
-    Kokkos::resize(parent, size);
-    Kokkos::resize(point_begin, size);
-    Kokkos::resize(point_end, size);
-    Kokkos::resize(cell_center, size, 3);
-    Kokkos::resize(cell_size, size);
+  template <class ExecutionSpace>
+  void resize(ExecutionSpace const& space, Index size) {
+    children = copy_rows(space, children, size);
+    parent = copy_rows(space, parent, size);
+    point_begin = copy_rows(space, point_begin, size);
+    point_end = copy_rows(space, point_end, size);
+    cell_center = copy_rows(space, cell_center, size);
+    cell_size = copy_rows(space, cell_size, size);
   }
 };
 
@@ -271,7 +290,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
         body_mass(i) = masses(order(i));
       });
 
-  detail::OctreeNodes<MemorySpace> nodes(std::max<Index>(64, n / leaf_capacity));
+  detail::OctreeNodes<MemorySpace> nodes(space, std::max<Index>(64, n / leaf_capacity));
   Kokkos::deep_copy(space, Kokkos::subview(nodes.parent, 0), Index(-1));
   Kokkos::deep_copy(space, Kokkos::subview(nodes.point_begin, 0), Index(0));
   Kokkos::deep_copy(space, Kokkos::subview(nodes.point_end, 0), n);
@@ -281,10 +300,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
     if (begin == end) break;
     // At most 8 children per node of this level.
     Index const needed = end + 8 * (end - begin);
-    if (needed > nodes.capacity()) {
-      space.fence();
-      nodes.resize(std::max(needed, 2 * nodes.capacity()));
-    }
+    if (needed > nodes.capacity()) nodes.resize(space, std::max(needed, 2 * nodes.capacity()));
     detail::OctreeLevelBuild<MemorySpace> const level_build{
         codes, nodes, cube, cube.side / double(std::uint64_t(1) << level), level, leaf_capacity, begin, end};
     Index next_level_size = 0;
@@ -293,8 +309,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
     built.level_begin.push_back(end + next_level_size);
   }
   built.level_begin.pop_back();  // the empty level that ended the loop
-  space.fence();
-  nodes.resize(built.level_begin.back());
+  nodes.resize(space, built.level_begin.back());
 
   tree.topology.children = nodes.children;
   tree.topology.parent = nodes.parent;

@@ -70,7 +70,7 @@ Kokkos::View<double*, MemorySpace> gravitational_potentials(ExecutionSpace const
                                                             Octree<MemorySpace> const& tree,
                                                             PointSet<MemorySpace> const& bodies,
                                                             BarnesHutOptions const& options, Strategy strategy,
-                                                            Kokkos::View<Index const*, MemorySpace> order = {}) {
+                                                            Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   if (!(options.theta >= 0) || !(options.softening >= 0))
     throw InputError("potential: theta and softening must be >= 0");

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/io/metadata.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace treetrav::nbody {
+
+// What a trajectory is a function of (with the binary and the backend): a
+// checkpoint stores it, and a restart continues only under the same values.
+struct Configuration {
+  double dt = 0;                   // fixed time step of the leapfrog
+  BarnesHutOptions forces;         // theta, softening, G of the force evaluation
+  int leaf_size = 8;               // octree leaf capacity
+  Coordinate potential_theta = 0;  // opening angle of the potential diagnostic; 0: exact
+  std::string initial_conditions;  // where the bodies came from, e.g. "plummer n=1000 seed=7"
+  double initial_time = 0;         // the initial conditions' time; step s is at initial_time + s dt
+  std::int64_t bodies = 0;
+
+  double time_at(std::int64_t step) const { return initial_time + static_cast<double>(step) * dt; }
+  // The potential diagnostic's options: the forces' softening and G.
+  BarnesHutOptions potential_options() const { return {potential_theta, forces.softening, forces.gravity}; }
+};
+
+// As attributes: dt, theta, softening, gravity, leaf_size, potential_theta,
+// initial_conditions, initial_time, bodies.
+io::Metadata to_metadata(Configuration const& configuration);
+// Throws InputError naming `source` and the missing or malformed attribute.
+Configuration configuration_from_metadata(io::Metadata const& metadata, std::string const& source);
+
+}  // namespace treetrav::nbody

@@ -1,0 +1,355 @@
+// treetrav nbody: a Barnes-Hut N-body simulation (leapfrog, fixed dt) with
+// snapshots, diagnostics, checkpoints and restart.
+#include "common.hpp"
+#include "run_app.hpp"
+
+#include <treetrav/core/error.hpp>
+#include <treetrav/generators/generators.hpp>
+#include <treetrav/io/snapshot.hpp>
+#include <treetrav/nbody/run.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <system_error>
+#include <variant>
+
+namespace treetrav::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Up to this many bodies the energy diagnostic's potential is exact (theta 0,
+// O(n^2) at each snapshot); beyond, it uses the forces' theta.
+constexpr std::int64_t exact_potential_bodies = 20000;
+
+struct NbodyOptions {
+  std::string ics;
+  Index plummer = 0;
+  std::uint64_t seed = 1;
+  std::string output;
+  std::string restart;
+  std::int64_t steps = 0;
+  nbody::Configuration physics;  // dt, forces, leaf_size, potential_theta as given
+  std::string strategy = Autoropes::name;
+  std::int64_t snapshot_every = 0;
+  std::int64_t checkpoint_every = 0;
+  double checkpoint_seconds = 0;
+  std::string timings;
+  bool quiet = false;
+  double progress_seconds = 10;
+  RuntimeOptions runtime;
+};
+
+// The options a trajectory depends on: a restart takes them from the
+// checkpoint, and any given again must agree with it.
+struct TrajectoryOptions {
+  CLI::Option* ics;
+  CLI::Option* plummer;
+  CLI::Option* seed;
+  CLI::Option* dt;
+  CLI::Option* theta;
+  CLI::Option* softening;
+  CLI::Option* gravity;
+  CLI::Option* leaf_size;
+  CLI::Option* potential_theta;
+};
+
+void require_finite_at_least(double value, double minimum, bool inclusive, char const* option) {
+  if (!std::isfinite(value) || value < minimum || (!inclusive && value == minimum))
+    throw InputError(fmt::format("{} must be a finite number {} {:g} (got {:g})", option, inclusive ? ">=" : ">",
+                                 minimum, value));
+}
+
+void validate(NbodyOptions const& options, TrajectoryOptions const& given) {
+  bool const restarting = !options.restart.empty();
+  int const sources = static_cast<int>(given.ics->count() > 0) + static_cast<int>(given.plummer->count() > 0);
+  if (sources > 1) throw InputError("--ics and --plummer exclude each other");
+  if (given.seed->count() > 0 && given.plummer->count() == 0) throw InputError("--seed applies to --plummer only");
+  if (!restarting) {
+    if (sources == 0) throw InputError("initial conditions needed: --ics FILE or --plummer N (or --restart DIR)");
+    if (options.output.empty()) throw InputError("--output DIR is required (or --restart DIR)");
+    if (given.dt->count() == 0) throw InputError("--dt is required (a restart takes it from the checkpoint)");
+  } else if (!options.output.empty()) {
+    std::error_code error;
+    if (!fs::equivalent(options.output, options.restart, error))
+      throw InputError("--restart continues in its own directory; drop --output " + options.output);
+  }
+  if (given.dt->count() > 0) require_finite_at_least(options.physics.dt, 0, false, "--dt");
+  require_finite_at_least(options.physics.forces.theta, 0, true, "--theta");
+  require_finite_at_least(options.physics.forces.softening, 0, true, "--softening");
+  require_finite_at_least(options.physics.potential_theta, 0, true, "--potential-theta");
+  if (!std::isfinite(options.physics.forces.gravity))
+    throw InputError(fmt::format("--gravity must be finite (got {})", options.physics.forces.gravity));
+  require_finite_at_least(options.checkpoint_seconds, 0, true, "--checkpoint-seconds");
+  require_finite_at_least(options.progress_seconds, 0, false, "--progress-seconds");
+}
+
+// After the run directory exists: --timings may point into it.
+void require_timings_directory(std::string const& path) {
+  if (path.empty()) return;
+  fs::path const target(path);
+  std::error_code error;
+  if (!fs::is_directory(target.has_parent_path() ? target.parent_path() : fs::path("."), error))
+    throw InputError("--timings " + path + ": its directory does not exist");
+}
+
+std::string describe_initial_conditions(NbodyOptions const& options, TrajectoryOptions const& given) {
+  if (given.plummer->count() > 0) return fmt::format("plummer n={} seed={}", options.plummer, options.seed);
+  return "ics " + options.ics;
+}
+
+io::Snapshot load_initial_conditions(NbodyOptions const& options, TrajectoryOptions const& given) {
+  if (given.plummer->count() > 0)
+    return generators::plummer(Kokkos::DefaultHostExecutionSpace{}, options.plummer, options.seed);
+  return io::read_snapshot(options.ics);
+}
+
+// A restart refuses options that would change the checkpoint's trajectory.
+void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions const& given,
+                             nbody::Checkpoint const& checkpoint) {
+  nbody::Configuration const& stored = checkpoint.configuration;
+  std::vector<std::string> conflicts;
+  auto compare = [&](CLI::Option const* option, auto requested, auto recorded) {
+    if (option->count() > 0 && requested != recorded)
+      conflicts.push_back(fmt::format("{} {} (the checkpoint has {})", option->get_name(), requested, recorded));
+  };
+  compare(given.dt, options.physics.dt, stored.dt);
+  compare(given.theta, options.physics.forces.theta, stored.forces.theta);
+  compare(given.softening, options.physics.forces.softening, stored.forces.softening);
+  compare(given.gravity, options.physics.forces.gravity, stored.forces.gravity);
+  compare(given.leaf_size, options.physics.leaf_size, stored.leaf_size);
+  compare(given.potential_theta, options.physics.potential_theta, stored.potential_theta);
+  if (given.ics->count() > 0 || given.plummer->count() > 0) {
+    std::string const requested = describe_initial_conditions(options, given);
+    if (requested != stored.initial_conditions)
+      conflicts.push_back(
+          fmt::format("initial conditions '{}' (the checkpoint has '{}')", requested, stored.initial_conditions));
+  }
+  if (conflicts.empty()) return;
+  std::string list;
+  for (auto const& conflict : conflicts) list += "\n  " + conflict;
+  throw InputError(fmt::format("--restart {}: the checkpoint of step {} belongs to another configuration; a restart "
+                               "continues the same trajectory, so drop or correct:{}",
+                               options.restart, checkpoint.step, list));
+}
+
+// One instantiation per backend x strategy; a fresh run and a restart share it.
+nbody::RunResult run(Backend backend, HostStrategy strategy, nbody::RunSettings const& settings,
+                     io::Snapshot const* initial_conditions, nbody::Checkpoint const* checkpoint,
+                     nbody::Progress& progress) {
+  return dispatch_backend(backend, [&](auto const& space) {
+    return std::visit(
+        [&](auto tag) -> nbody::RunResult {
+          using Space = std::decay_t<decltype(space)>;
+          if constexpr (strategy_runs_on<decltype(tag), Space>) {
+            if (checkpoint != nullptr) return nbody::run_from_checkpoint(space, tag, settings, *checkpoint, progress);
+            return nbody::run_from_initial_conditions(space, tag, settings, *initial_conditions, progress);
+          } else {
+            throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",
+                                         decltype(tag)::name, to_string(backend)));
+          }
+        },
+        strategy);
+  });
+}
+
+void write_timings(std::string const& path, nbody::RunSettings const& settings, std::string const& strategy,
+                   int threads, nbody::RunResult const& result) {
+  auto const& t = result.times;
+  auto const& c = settings.configuration;
+  std::int64_t const steps = result.last_step - result.first_step;
+  double const evaluations = std::max<double>(1, static_cast<double>(t.force_evaluations));
+  double const per_step = (t.tree_build + t.center_of_mass + t.forces) / evaluations +
+                          (steps > 0 ? t.integration / static_cast<double>(steps) : 0.0);
+  nlohmann::json json = {
+      {"bodies", c.bodies},
+      {"first_step", result.first_step},
+      {"last_step", result.last_step},
+      {"steps", steps},
+      {"time", result.time},
+      {"backend", settings.backend},
+      {"strategy", strategy},
+      {"threads", threads},
+      {"dt", c.dt},
+      {"theta", c.forces.theta},
+      {"softening", c.forces.softening},
+      {"leaf_size", c.leaf_size},
+      {"potential_theta", c.potential_theta},
+      {"initial_conditions", c.initial_conditions},
+      {"force_evaluations", t.force_evaluations},
+      {"snapshots", result.snapshots},
+      {"checkpoints", result.checkpoints},
+      {"seconds",
+       {{"tree_build", t.tree_build},
+        {"center_of_mass", t.center_of_mass},
+        {"forces", t.forces},
+        {"integration", t.integration},
+        {"diagnostics", t.diagnostics},
+        {"io", t.io},
+        {"wall", result.wall_seconds}}},
+      {"seconds_per_force_evaluation",
+       {{"tree_build", t.tree_build / evaluations},
+        {"center_of_mass", t.center_of_mass / evaluations},
+        {"forces", t.forces / evaluations}}},
+      {"seconds_per_step", per_step},
+      {"energy_drift", result.drift.energy},
+      {"momentum_drift", result.drift.momentum},
+      {"angular_momentum_drift", result.drift.angular_momentum},
+      {"treetrav_version", TREETRAV_VERSION_STRING}};
+  // Atomically, like every other output.
+  fs::path const target(path);
+  fs::path const temporary =
+      (target.has_parent_path() ? target.parent_path() : fs::path(".")) /
+      fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  {
+    std::ofstream out(temporary);
+    out << json.dump(2) << '\n';
+    if (!out.flush()) throw InputError("--timings " + path + ": cannot write");
+  }
+  std::error_code error;
+  fs::rename(temporary, target, error);
+  if (error) {
+    fs::remove(temporary, error);
+    throw InputError("--timings " + path + ": cannot replace it");
+  }
+}
+
+void summarize(nbody::RunSettings const& settings, std::string const& strategy, nbody::RunResult const& result) {
+  auto const& t = result.times;
+  std::int64_t const steps = result.last_step - result.first_step;
+  fmt::print(
+      "nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, strategy {}: {:.3g} steps/s. Tree build {:.3g} s, "
+      "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} s, I/O {:.3g} s, wall "
+      "{:.3g} s. Energy drift {:+.3e}, momentum drift {:.2e}, angular momentum drift {:.2e}. Wrote {} snapshots "
+      "and {} checkpoints to {}.\n",
+      settings.configuration.bodies, result.first_step, result.last_step, result.time, settings.backend, strategy,
+      steps / result.wall_seconds, t.tree_build, t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io,
+      result.wall_seconds, result.drift.energy, result.drift.momentum, result.drift.angular_momentum,
+      result.snapshots, result.checkpoints, settings.output.directory);
+}
+
+void warn(std::string const& message) { fmt::print(stderr, "treetrav: warning: {}\n", message); }
+
+}  // namespace
+
+void add_nbody_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "nbody", "Barnes-Hut N-body simulation: leapfrog steps, snapshots, diagnostics, checkpoint/restart");
+  auto options = std::make_shared<NbodyOptions>();
+  options->physics.forces.softening = 0.01f;
+  TrajectoryOptions given{};
+  given.ics = command->add_option("--ics", options->ics, "Initial conditions: a SWIFT/GADGET snapshot (HDF5)");
+  given.plummer = command->add_option("--plummer", options->plummer, "Initial conditions: a Plummer sphere of N bodies")
+                      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+  given.seed = command->add_option("--seed", options->seed, "Seed of --plummer")
+                   ->capture_default_str()
+                   ->check(CLI::NonNegativeNumber);
+  command->add_option("-o,--output", options->output, "Run directory: snapshots and checkpoints (created)");
+  command->add_option("--restart", options->restart,
+                      "Continue the run in DIR from its last complete checkpoint (its configuration is kept)");
+  command->add_option("--steps", options->steps, "Run until this step (a restart continues to it)")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  given.dt = command->add_option("--dt", options->physics.dt, "Time step (fixed)");
+  given.theta = command->add_option("--theta", options->physics.forces.theta, "Barnes-Hut opening angle")
+                    ->capture_default_str();
+  given.softening = command->add_option("--softening", options->physics.forces.softening, "Plummer softening length")
+                        ->capture_default_str();
+  given.gravity = command->add_option("--gravity", options->physics.forces.gravity, "Gravitational constant G")
+                      ->capture_default_str();
+  given.leaf_size = command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
+                        ->capture_default_str()
+                        ->check(CLI::PositiveNumber);
+  given.potential_theta = command->add_option(
+      "--potential-theta", options->physics.potential_theta,
+      fmt::format("Opening angle of the potential energy diagnostic (default: 0, exact, up to {} bodies; "
+                  "else --theta)",
+                  exact_potential_bodies));
+  command->add_option("--strategy", options->strategy,
+                      "Traversal strategy: autoropes, lockstep, fsm, recursive (host backends only)")
+      ->capture_default_str();
+  command->add_option("--snapshot-every", options->snapshot_every,
+                      "Snapshot every K steps (0: only the first and the last state)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--checkpoint-every", options->checkpoint_every, "Checkpoint every M steps (0: never by count)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--checkpoint-seconds", options->checkpoint_seconds,
+                      "Checkpoint after a step once T seconds have passed since the last (0: never by time)")
+      ->capture_default_str();
+  command->add_option("--timings", options->timings, "Write per-phase timings and the drifts as JSON to FILE");
+  command->add_flag("-q,--quiet", options->quiet, "No progress line and no per-snapshot log");
+  command->add_option("--progress-seconds", options->progress_seconds,
+                      "Seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str();
+  add_runtime_options(*command, options->runtime);
+  command->footer(
+      "Files in the run directory, named by step: snapshot_NNNNNN.h5 (SWIFT/GADGET: /Header Time, "
+      "/PartType1/Coordinates, Velocities, Masses, ParticleIDs, Potentials; diagnostics as /RunMetadata "
+      "attributes) and checkpoint_NNNNNN.h5 (the newest two kept). All are written atomically. A run killed at "
+      "any moment resumes with --restart DIR and ends bit-identical to an uninterrupted run on the same backend.");
+
+  command->callback([options, given] {
+    validate(*options, given);
+    HostStrategy const strategy = parse_host_strategy(options->strategy);
+    bool const restarting = !options->restart.empty();
+    nbody::RunSettings settings;
+    settings.output.directory = restarting ? options->restart : options->output;
+    settings.output.snapshot_every = options->snapshot_every;
+    settings.output.checkpoint_every = options->checkpoint_every;
+    settings.output.checkpoint_seconds = options->checkpoint_seconds;
+    settings.last_step = options->steps;
+    if (!restarting) nbody::prepare_fresh_directory(settings.output.directory);
+    require_timings_directory(options->timings);
+
+    KokkosSession session(options->runtime);
+    settings.backend = to_string(session.backend());
+    nbody::Progress progress(stderr, !options->quiet, options->progress_seconds);
+    nbody::RunResult result;
+    if (restarting) {
+      if (int const removed = nbody::remove_abandoned_temporaries(settings.output.directory); removed > 0)
+        warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
+      nbody::Checkpoint const checkpoint = nbody::read_latest_checkpoint(settings.output.directory, warn);
+      require_same_trajectory(*options, given, checkpoint);
+      if (checkpoint.backend != settings.backend)
+        warn(fmt::format("the checkpoint was written on backend {}: continuing on {} is valid but rounds "
+                         "differently from an uninterrupted run",
+                         checkpoint.backend, settings.backend));
+      if (options->steps <= checkpoint.step) {
+        fmt::print("nbody: the checkpoint in {} is at step {}, at or beyond --steps {}: nothing to do.\n",
+                   settings.output.directory, checkpoint.step, options->steps);
+        return;
+      }
+      settings.configuration = checkpoint.configuration;
+      progress.log(fmt::format("resuming from {}", nbody::checkpoint_path(settings.output.directory, checkpoint.step)));
+      result = run(session.backend(), strategy, settings, nullptr, &checkpoint, progress);
+    } else {
+      io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
+      settings.configuration = options->physics;
+      settings.configuration.initial_conditions = describe_initial_conditions(*options, given);
+      settings.configuration.initial_time = initial_conditions.time;
+      settings.configuration.bodies = static_cast<std::int64_t>(initial_conditions.size());
+      if (given.potential_theta->count() == 0)
+        settings.configuration.potential_theta =
+            settings.configuration.bodies <= exact_potential_bodies ? 0.0f : options->physics.forces.theta;
+      result = run(session.backend(), strategy, settings, &initial_conditions, nullptr, progress);
+    }
+    std::string const strategy_name = std::visit([](auto tag) { return std::string(decltype(tag)::name); }, strategy);
+    summarize(settings, strategy_name, result);
+    if (!options->timings.empty())
+      write_timings(options->timings, settings, strategy_name,
+                    dispatch_backend(session.backend(), [](auto const& space) { return space.concurrency(); }),
+                    result);
+  });
+}
+
+}  // namespace treetrav::cli

@@ -1,0 +1,190 @@
+#include <treetrav/core/error.hpp>
+#include <treetrav/nbody/checkpoint.hpp>
+
+#include "../io/hdf5_file.hpp"
+#include "required_attributes.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <system_error>
+#include <thread>
+
+namespace treetrav::nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char const group[] = "/Checkpoint";
+constexpr char const configuration_group[] = "/Checkpoint/Configuration";
+constexpr char const initial_group[] = "/Checkpoint/InitialDiagnostics";
+constexpr char const coordinates[] = "/Checkpoint/Coordinates";
+constexpr char const velocities[] = "/Checkpoint/Velocities";
+constexpr char const masses[] = "/Checkpoint/Masses";
+constexpr char const ids[] = "/Checkpoint/ParticleIDs";
+constexpr char const accelerations[] = "/Checkpoint/Accelerations";
+constexpr char const format[] = "treetrav nbody checkpoint";
+constexpr double format_version = 1;
+
+std::string step_file(std::string const& directory, char const* kind, std::int64_t step) {
+  return (fs::path(directory) / fmt::format("{}_{:06d}.h5", kind, step)).string();
+}
+
+// Steps of the files "<kind>_NNNNNN.h5" in `directory`, ascending.
+std::vector<std::int64_t> steps_of(std::string const& directory, char const* kind) {
+  std::regex const pattern(std::string(kind) + "_([0-9]{6,})\\.h5");
+  std::vector<std::int64_t> steps;
+  std::error_code error;
+  for (auto const& entry : fs::directory_iterator(directory, error)) {
+    std::smatch match;
+    std::string const name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) steps.push_back(std::stoll(match[1].str()));
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+void pause_if_testing(std::int64_t step) {
+  char const* const pause_step = std::getenv("TREETRAV_TEST_PAUSE_IN_CHECKPOINT");
+  if (pause_step != nullptr && std::to_string(step) == pause_step)
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+}
+
+}  // namespace
+
+std::string snapshot_path(std::string const& directory, std::int64_t step) {
+  return step_file(directory, "snapshot", step);
+}
+
+std::string checkpoint_path(std::string const& directory, std::int64_t step) {
+  return step_file(directory, "checkpoint", step);
+}
+
+void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
+  auto const& state = checkpoint.state;
+  std::size_t const n = state.size();
+  if (state.coordinates.extent(0) != n || state.velocities.extent(0) != n || state.ids.extent(0) != n ||
+      checkpoint.accelerations.extent(0) != n)
+    throw std::invalid_argument(path + ": checkpoint arrays disagree in length");
+  io::detail::write_atomically(path, [&](io::detail::FileWriter& out) {
+    io::Metadata header;
+    header.set("format", format)
+        .set("format_version", format_version)
+        .set("step", static_cast<double>(checkpoint.step))
+        .set("time", state.time)
+        .set("backend", checkpoint.backend);
+    out.write_metadata(group, header);
+    out.write_metadata(configuration_group, to_metadata(checkpoint.configuration));
+    io::Metadata initial;
+    add_to_metadata(initial, checkpoint.initial);
+    out.write_metadata(initial_group, initial);
+    io::detail::write_matrix(out, coordinates, state.coordinates);
+    pause_if_testing(checkpoint.step);
+    io::detail::write_matrix(out, velocities, state.velocities);
+    io::detail::write_vector(out, masses, state.masses);
+    io::detail::write_vector(out, ids, state.ids);
+    io::detail::write_matrix(out, accelerations, checkpoint.accelerations);
+  });
+}
+
+Checkpoint read_checkpoint(std::string const& path) {
+  io::detail::FileReader const in(path);
+  io::Metadata const header = in.read_metadata(group);
+  if (header.text.count("format") == 0 || header.text.at("format") != format)
+    in.fail(group, "is not a treetrav nbody checkpoint");
+  if (detail::required_number(header, "format_version", path) != format_version)
+    in.fail(group, "was written by an incompatible version of treetrav (format_version differs)");
+
+  Checkpoint checkpoint;
+  checkpoint.step = static_cast<std::int64_t>(detail::required_number(header, "step", path));
+  checkpoint.backend = detail::required_text(header, "backend", path);
+  checkpoint.configuration = configuration_from_metadata(in.read_metadata(configuration_group), path);
+  checkpoint.initial = diagnostics_from_metadata(in.read_metadata(initial_group), "", path);
+
+  auto const position = in.read<double>(coordinates, 2);
+  io::detail::require_not_empty(in, coordinates, position);
+  io::detail::require_columns(in, coordinates, position, 3);
+  io::detail::require_finite(in, coordinates, position);
+  hsize_t const n = position.rows();
+  if (static_cast<std::int64_t>(n) != checkpoint.configuration.bodies)
+    in.fail(coordinates, fmt::format("has {} rows but the configuration has {} bodies", n,
+                                     checkpoint.configuration.bodies));
+  auto const velocity = in.read<double>(velocities, 2);
+  io::detail::require_rows(in, velocities, velocity, n, coordinates);
+  io::detail::require_columns(in, velocities, velocity, 3);
+  io::detail::require_finite(in, velocities, velocity);
+  auto const mass = in.read<double>(masses, 1);
+  io::detail::require_rows(in, masses, mass, n, coordinates);
+  io::detail::require_positive(in, masses, mass);
+  auto const id = in.read<ParticleId>(ids, 1);
+  io::detail::require_rows(in, ids, id, n, coordinates);
+  auto const acceleration = in.read<float>(accelerations, 2);
+  io::detail::require_rows(in, accelerations, acceleration, n, coordinates);
+  io::detail::require_columns(in, accelerations, acceleration, 3);
+  io::detail::require_finite(in, accelerations, acceleration);
+
+  checkpoint.state.time = detail::required_number(header, "time", path);
+  checkpoint.state.coordinates = io::detail::to_matrix(position, "treetrav::nbody::Checkpoint::coordinates");
+  checkpoint.state.velocities = io::detail::to_matrix(velocity, "treetrav::nbody::Checkpoint::velocities");
+  checkpoint.state.masses = io::detail::to_vector(mass, "treetrav::nbody::Checkpoint::masses");
+  checkpoint.state.ids = io::detail::to_vector(id, "treetrav::nbody::Checkpoint::ids");
+  checkpoint.accelerations = io::detail::to_matrix(acceleration, "treetrav::nbody::Checkpoint::accelerations");
+  return checkpoint;
+}
+
+Checkpoint read_latest_checkpoint(std::string const& directory,
+                                  std::function<void(std::string const&)> const& warn) {
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) throw InputError("--restart " + directory + ": not a directory");
+  auto const steps = steps_of(directory, "checkpoint");
+  for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+    std::string const path = checkpoint_path(directory, *step);
+    try {
+      Checkpoint checkpoint = read_checkpoint(path);
+      if (checkpoint.step != *step) throw InputError(fmt::format("{}: holds step {}", path, checkpoint.step));
+      return checkpoint;
+    } catch (InputError const& e) {
+      warn(fmt::format("skipping unreadable checkpoint: {}", e.what()));
+    }
+  }
+  throw InputError("--restart " + directory + ": no complete checkpoint to resume from");
+}
+
+void remove_old_checkpoints(std::string const& directory, int keep) {
+  auto const steps = steps_of(directory, "checkpoint");
+  for (std::size_t i = 0; i + keep < steps.size(); ++i) {
+    std::error_code error;
+    fs::remove(checkpoint_path(directory, steps[i]), error);
+  }
+}
+
+void prepare_fresh_directory(std::string const& directory) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (!fs::is_directory(directory, error))
+    throw InputError("--output " + directory + ": cannot create the directory");
+  if (!steps_of(directory, "checkpoint").empty())
+    throw InputError("--output " + directory +
+                     " holds checkpoints of an earlier run: continue it with --restart " + directory +
+                     ", or choose another directory");
+  if (!steps_of(directory, "snapshot").empty())
+    throw InputError("--output " + directory + " holds snapshots of an earlier run: choose another directory");
+}
+
+int remove_abandoned_temporaries(std::string const& directory) {
+  // write_atomically's temporaries: ".<final name>.tmp.<pid>".
+  std::regex const pattern("\\.(snapshot|checkpoint)_[0-9]{6,}\\.h5\\.tmp\\.[0-9]+");
+  std::vector<fs::path> abandoned;
+  std::error_code error;
+  for (auto const& entry : fs::directory_iterator(directory, error))
+    if (std::regex_match(entry.path().filename().string(), pattern)) abandoned.push_back(entry.path());
+  int removed = 0;
+  for (auto const& path : abandoned) removed += fs::remove(path, error) ? 1 : 0;
+  return removed;
+}
+
+}  // namespace treetrav::nbody
