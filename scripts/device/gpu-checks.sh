@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (the `device` tool), from the repository root,
+# with binaries built here and carried in .device/ (bin-cuda: the CUDA build,
+# bin-cpu: the OpenMP build, lib: fallback shared libraries). Logs go to $OUT.
+#   scripts/device/gpu-checks.sh [info] [tests] [sanitize] [matrix] [hostbench]
+set -u
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+cuda=.device/bin-cuda
+cpu=.device/bin-cpu
+steps=${*:-info tests sanitize matrix hostbench}
+if ldd "$cuda/treetrav" | grep -q "not found"; then
+  export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+ldd "$cuda/treetrav" | grep "not found" && echo "missing libraries" >&2
+export OMP_PROC_BIND=spread OMP_PLACES=threads
+work=$(mktemp -d)
+
+for step in $steps; do
+  case $step in
+  info)
+    {
+      nvidia-smi -L
+      "$cuda/treetrav" info
+      "$cuda/treetrav" generate --dist covtype7 -n 100000 --seed 1 -o "$work/ref.h5"
+      "$cuda/treetrav" generate --dist covtype7 -n 100000 --seed 2 -o "$work/q.h5"
+      "$cuda/treetrav" generate --dist plummer -n 100000 --seed 3 -o "$work/plummer.h5"
+      "$cuda/treetrav" inspect "$work/ref.h5"
+      "$cuda/treetrav" inspect "$work/plummer.h5"
+      for s in autoropes lockstep fsm; do
+        "$cuda/treetrav" knn --backend cuda --strategy $s --reference "$work/ref.h5" --queries "$work/q.h5" -k 8 -o "$work/knn-$s.h5"
+      done
+      cmp <("$cuda/treetrav" inspect "$work/knn-autoropes.h5" | grep -v -i -E "strategy|_s|time") \
+        <("$cuda/treetrav" inspect "$work/knn-fsm.h5" | grep -v -i -E "strategy|_s|time") && echo "knn results summaries equal (autoropes vs fsm)"
+      "$cuda/treetrav" bh-force --backend cuda --strategy fsm --snapshot "$work/plummer.h5" --softening 0.01 -o "$work/bh.h5"
+    } >"$out/info.log" 2>&1
+    echo "info: rc=$?"
+    ;;
+  tests)
+    for t in "$cuda"/test_*; do
+      echo "== $t"
+      timeout 600 "$t" --gtest_brief=1 2>&1 | tail -n 30
+      echo "rc=${PIPESTATUS[0]}"
+    done >"$out/gpu-tests.log" 2>&1
+    grep -E "^== |PASSED|FAILED|rc=" "$out/gpu-tests.log"
+    ;;
+  sanitize)
+    {
+      for tool in memcheck racecheck; do
+        echo "== compute-sanitizer --tool $tool test_sfc_order (Cuda)"
+        timeout 900 compute-sanitizer --tool $tool --error-exitcode 9 "$cuda/test_sfc_order" --gtest_filter='*Cuda*' 2>&1 | tail -n 15
+        echo "rc=${PIPESTATUS[0]}"
+        echo "== compute-sanitizer --tool $tool test_barnes_hut StrategiesAgreeBitwise (Cuda)"
+        timeout 900 compute-sanitizer --tool $tool --error-exitcode 9 "$cuda/test_barnes_hut" --gtest_filter='*Cuda*Bitwise*' 2>&1 | tail -n 15
+        echo "rc=${PIPESTATUS[0]}"
+      done
+    } >"$out/sanitizer.log" 2>&1
+    grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
+    ;;
+  matrix)
+    timeout 900 "$cuda/bench_matrix" --n 200000 --bodies 1000000 --repeats 5 --out "$out" >"$out/matrix.log" 2>&1
+    echo "matrix: rc=$?"
+    tail -n 3 "$out/matrix.log"
+    ;;
+  hostbench)
+    OMP_NUM_THREADS=16 TREETRAV_BENCH_N=${TREETRAV_BENCH_N:-100000} timeout 900 "$cpu/bench_host_traversals" \
+      --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+      --benchmark_out="$out/host-bench.json" --benchmark_out_format=json >"$out/host-bench.log" 2>&1
+    echo "hostbench: rc=$?"
+    grep -E "median" "$out/host-bench.log" | head -40
+    ;;
+  esac
+done
+rm -rf "$work"
