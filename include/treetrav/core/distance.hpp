@@ -4,6 +4,21 @@
 
 namespace treetrav {
 
+namespace detail {
+
+// Multiply and add rounded separately, never contracted into an FMA: nvcc
+// contracts a * b + c differently in different kernels, which would change
+// the last bit of a distance between strategies and break exact tie-breaking.
+KOKKOS_FORCEINLINE_FUNCTION Coordinate add_square(Coordinate sum, Coordinate diff) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(sum, __fmul_rn(diff, diff));
+#else
+  return sum + diff * diff;  // x86-64 hosts have no FMA unless asked (-mfma)
+#endif
+}
+
+}  // namespace detail
+
 // Squared Euclidean distance between row i of `a` and row j of `b` (both
 // n x d SoA views). Every strategy and the brute-force oracles call this one
 // function, so equal inputs give bit-equal distances and tie-breaking by index
@@ -13,8 +28,7 @@ KOKKOS_FORCEINLINE_FUNCTION Coordinate distance2(ViewA const& a, Index i, ViewB 
   Coordinate sum = 0;
   int const dimension = static_cast<int>(a.extent(1));
   for (int k = 0; k < dimension; ++k) {
-    Coordinate const diff = a(i, k) - b(j, k);
-    sum += diff * diff;
+    sum = detail::add_square(sum, a(i, k) - b(j, k));
   }
   return sum;
 }

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
+#include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
+#include <thrust/extrema.h>
 #include <thrust/sort.h>
 #endif
 
@@ -26,22 +29,32 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space, Poin
   Kokkos::Profiling::pushRegion("treetrav::morton_order");
   Index const n = points.size();
   int const dimension = points.dimension();
+  if (n == 0) {
+    Kokkos::Profiling::popRegion();
+    return {};
+  }
   auto const& x = points.coordinates;
   // Bounding box, one reduction per dimension.
   Kokkos::View<Coordinate*, Kokkos::HostSpace> lo("treetrav::morton_order::lo", dimension),
       scale("treetrav::morton_order::scale", dimension);
   int const bits = std::min(21, 63 / dimension);
   for (int k = 0; k < dimension; ++k) {
-    Coordinate minimum, maximum;
-    Kokkos::parallel_reduce(
-        "treetrav::morton_order::bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-        KOKKOS_LAMBDA(Index i, Coordinate & mn, Coordinate & mx) {
-          mn = x(i, k) < mn ? x(i, k) : mn;
-          mx = x(i, k) > mx ? x(i, k) : mx;
-        },
-        Kokkos::Min<Coordinate>(minimum), Kokkos::Max<Coordinate>(maximum));
-    lo(k) = minimum;
-    scale(k) = maximum > minimum ? ((std::uint64_t(1) << bits) - 1) / (maximum - minimum) : 0;
+    // Coordinates are contiguous per dimension (LayoutLeft): min/max of a column.
+    Coordinate const* column = &x(0, k);
+    std::pair<Coordinate, Coordinate> bounds;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
+      space.fence();
+      auto const [mn, mx] = thrust::minmax_element(thrust::device, column, column + n);
+      bounds = {*thrust::device_ptr<Coordinate const>(mn), *thrust::device_ptr<Coordinate const>(mx)};
+    } else
+#endif
+    {
+      auto const [mn, mx] = std::minmax_element(column, column + n);
+      bounds = {*mn, *mx};
+    }
+    lo(k) = bounds.first;
+    scale(k) = bounds.second > bounds.first ? ((std::uint64_t(1) << bits) - 1) / (bounds.second - bounds.first) : 0;
   }
   auto lo_device = Kokkos::create_mirror_view_and_copy(space, lo);
   auto scale_device = Kokkos::create_mirror_view_and_copy(space, scale);

@@ -34,8 +34,7 @@ struct KdTree {
     for (int k = 0; k < points.points.dimension(); ++k) {
       Coordinate const x = queries(q, k);
       Coordinate const lo = box_min(node, k), hi = box_max(node, k);
-      Coordinate const diff = x < lo ? lo - x : (x > hi ? x - hi : Coordinate(0));
-      sum += diff * diff;
+      sum = detail::add_square(sum, x < lo ? lo - x : (x > hi ? x - hi : Coordinate(0)));
     }
     return sum;
   }
