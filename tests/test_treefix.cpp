@@ -50,7 +50,8 @@ HostVector<Index> relabelled(HostVector<Index> const& parents, std::uint64_t see
   std::iota(name.begin(), name.end(), 0);
   std::shuffle(name.begin(), name.end(), std::mt19937_64(seed));
   HostVector<Index> renamed("test::relabelled", n);
-  for (Index v = 0; v < n; ++v) renamed(name[v]) = parents(v) == no_parent ? no_parent : name[parents(v)];
+  for (Index v = 0; v < n; ++v)
+    renamed(name[v]) = parents(v) == no_parent ? no_parent : name[parents(v)];
   return renamed;
 }
 
@@ -71,7 +72,8 @@ std::vector<NamedTree> test_trees(std::vector<Index> const& sizes) {
       auto const parents = generate_tree(Host{}, shape, n, 7, 3);
       std::string const name = to_string(shape) + "-" + std::to_string(n);
       add(name, parents);
-      if (n > 2 && shape != TreeShape::star) add(name + "-relabelled", relabelled(parents, n));
+      if (n > 2 && shape != TreeShape::star)
+        add(name + "-relabelled", relabelled(parents, n));
     }
   return trees;
 }
@@ -102,13 +104,15 @@ bool mentions(std::string const& message, std::string const& part) {
 
 TYPED_TEST(TreefixValidation, FindsRootAndHeight) {
   auto const describe = [](std::vector<Index> const& parents) {
-    auto const device_parents = Kokkos::create_mirror_view_and_copy(TypeParam{}, host_vector(parents));
+    auto const device_parents =
+        Kokkos::create_mirror_view_and_copy(TypeParam{}, host_vector(parents));
     RootedTree<typename TypeParam::memory_space> const tree(TypeParam{}, device_parents);
     return std::make_pair(tree.root(), tree.height());
   };
   EXPECT_EQ(describe({-1}), std::make_pair(0, 0));
   EXPECT_EQ(describe({1, -1}), std::make_pair(1, 1));
-  EXPECT_EQ(describe({2, 3, 4, 5, -1, 4}), std::make_pair(4, 3));  // 0 -> 2 -> 4 and 1 -> 3 -> 5 -> 4
+  EXPECT_EQ(describe({2, 3, 4, 5, -1, 4}),
+            std::make_pair(4, 3)); // 0 -> 2 -> 4 and 1 -> 3 -> 5 -> 4
 }
 
 TYPED_TEST(TreefixValidation, RejectsMalformedParentArraysNamingTheVertex) {
@@ -128,7 +132,9 @@ TYPED_TEST(TreefixValidation, RejectsMalformedParentArraysNamingTheVertex) {
 
   // 1 -> 3 -> 4 -> 3: vertex 1 only leads into the cycle {3, 4}, which is named.
   auto const cycle = validation_error<TypeParam>({-1, 3, 0, 4, 3});
-  EXPECT_TRUE(mentions(cycle, "vertex 3 is on a cycle") || mentions(cycle, "vertex 4 is on a cycle")) << cycle;
+  EXPECT_TRUE(mentions(cycle, "vertex 3 is on a cycle") ||
+              mentions(cycle, "vertex 4 is on a cycle"))
+      << cycle;
   EXPECT_TRUE(mentions(cycle, "root 0")) << cycle;
 
   auto const self_loop = validation_error<TypeParam>({-1, 0, 2});
@@ -173,7 +179,8 @@ TEST(TreefixGenerators, AreDeterministicInTheSeed) {
                         shape == TreeShape::random_geometric;
     EXPECT_EQ(a != to_std(generate_tree(Host{}, shape, 3000, 12)), random) << to_string(shape);
   }
-  EXPECT_EQ(to_std(uniform_weights<double>(Host{}, 100, 3)), to_std(uniform_weights<double>(Host{}, 100, 3)));
+  EXPECT_EQ(to_std(uniform_weights<double>(Host{}, 100, 3)),
+            to_std(uniform_weights<double>(Host{}, 100, 3)));
 }
 
 TEST(TreefixGenerators, RejectBadArguments) {
@@ -182,10 +189,12 @@ TEST(TreefixGenerators, RejectBadArguments) {
 }
 
 TEST(TreefixMethodChoice, PrefersBfsOnWideTreesOnly) {
-  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 5000, 1))), TreefixMethod::bfs);
+  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 5000, 1))),
+            TreefixMethod::bfs);
   EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::caterpillar, 5000, 1))),
             TreefixMethod::euler);
-  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 100, 1))), TreefixMethod::euler);
+  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 100, 1))),
+            TreefixMethod::euler);
 }
 
 // ---------------------------------------------------------------- conversions
@@ -206,10 +215,12 @@ TYPED_TEST(TreefixConversions, CsrListsEachVertexsChildrenInIncreasingOrder) {
     ASSERT_EQ(children.extent(0), std::size_t(n - 1)) << name;
     std::vector<std::vector<Index>> expected(n);
     for (Index v = 0; v < n; ++v)
-      if (v != tree.root()) expected[tree.parents()(v)].push_back(v);
+      if (v != tree.root())
+        expected[tree.parents()(v)].push_back(v);
     EXPECT_EQ(offsets(0), 0) << name;
     for (Index v = 0; v < n; ++v) {
-      std::vector<Index> const listed(children.data() + offsets(v), children.data() + offsets(v + 1));
+      std::vector<Index> const listed(children.data() + offsets(v),
+                                      children.data() + offsets(v + 1));
       ASSERT_EQ(listed, expected[v]) << name << ", vertex " << v;
     }
   }
@@ -240,12 +251,13 @@ TYPED_TEST(TreefixConversions, EulerTourWalksEveryEdgeDownAndUpOnce) {
     // tree edge from where the walk stands, children in increasing order.
     auto const& parents = tree.parents();
     Index here = tree.root();
-    Index last_left = -1;  // the child just returned from, to check sibling order
+    Index last_left = -1; // the child just returned from, to check sibling order
     for (Index position = 1; position < 2 * n - 1; ++position) {
       auto const [v, enters] = steps[position];
       if (enters) {
         ASSERT_EQ(parents(v), here) << name << ": step " << position << " jumps to " << v;
-        ASSERT_TRUE(last_left == -1 || last_left < v) << name << ": children out of order at " << position;
+        ASSERT_TRUE(last_left == -1 || last_left < v)
+            << name << ": children out of order at " << position;
         here = v;
         last_left = -1;
       } else {
@@ -273,12 +285,14 @@ struct BothMethods {
   LevelSynchronousTreefix<Memory> bfs;
   EulerTourTreefix<Memory> euler;
 
-  explicit BothMethods(HostTree const& tree) : bfs(space, copy_tree(space, tree)), euler(space, copy_tree(space, tree)) {}
+  explicit BothMethods(HostTree const& tree)
+      : bfs(space, copy_tree(space, tree)), euler(space, copy_tree(space, tree)) {}
 
   template <class Operation, class Weights, class Check>
   void run(Operation const& op, Weights const& host_weights, Check const& check) {
     auto const weights = Kokkos::create_mirror_view_and_copy(space, host_weights);
-    Kokkos::View<typename Operation::value_type*, Memory> results("test::results", host_weights.extent(0));
+    Kokkos::View<typename Operation::value_type*, Memory> results("test::results",
+                                                                  host_weights.extent(0));
     for (Treefix kind : {Treefix::rootfix, Treefix::leaffix}) {
       treefix(space, kind, bfs, op, weights, results);
       check(kind, "bfs", to_host(results));
@@ -293,7 +307,8 @@ HostVector<T> random_integers(Index n, T low, T high, std::uint64_t seed) {
   std::mt19937_64 random(seed);
   std::uniform_int_distribution<T> draw(low, high);
   HostVector<T> values("test::weights", n);
-  for (Index v = 0; v < n; ++v) values(v) = draw(random);
+  for (Index v = 0; v < n; ++v)
+    values(v) = draw(random);
   return values;
 }
 
@@ -306,7 +321,8 @@ TYPED_TEST(TreefixMethods, EqualTheSequentialReferenceExactlyOnIntegers) {
       methods.run(op, weights, [&](Treefix kind, std::string const& method, auto const& results) {
         auto const expected = sequential_treefix(kind, tree, op, weights);
         for (Index v = 0; v < tree.size(); ++v)
-          ASSERT_EQ(results(v), expected(v)) << name << " " << to_string(kind) << " " << method << ", vertex " << v;
+          ASSERT_EQ(results(v), expected(v))
+              << name << " " << to_string(kind) << " " << method << ", vertex " << v;
       });
     };
     Index const n = tree.size();
@@ -321,10 +337,12 @@ TYPED_TEST(TreefixMethods, UnitWeightsGiveDepthsAndSubtreeSizes) {
   HostTree const path(Host{}, generate_tree(Host{}, TreeShape::caterpillar, n, 1));
   HostVector<Index> ones("test::ones", n);
   Kokkos::deep_copy(ones, 1);
-  BothMethods<TypeParam>(path).run(Sum<Index>{}, ones, [&](Treefix kind, std::string const& method, auto const& results) {
-    for (Index v = 0; v < n; ++v)
-      ASSERT_EQ(results(v), kind == Treefix::rootfix ? v + 1 : n - v) << to_string(kind) << " " << method;
-  });
+  BothMethods<TypeParam>(path).run(
+      Sum<Index>{}, ones, [&](Treefix kind, std::string const& method, auto const& results) {
+        for (Index v = 0; v < n; ++v)
+          ASSERT_EQ(results(v), kind == Treefix::rootfix ? v + 1 : n - v)
+              << to_string(kind) << " " << method;
+      });
 }
 
 // gamma_k of Higham: a sum of k + 1 terms in any order is off by at most
@@ -356,21 +374,27 @@ TYPED_TEST(TreefixMethods, StayWithinRoundingErrorBoundsOnFloats) {
     auto const& open = host_tour.tour().open;
     auto const& close = host_tour.tour().close;
     std::vector<double> step_magnitude(2 * n);
-    for (Index v = 0; v < n; ++v) step_magnitude[open(v)] = step_magnitude[close(v)] = magnitudes(v);
+    for (Index v = 0; v < n; ++v)
+      step_magnitude[open(v)] = step_magnitude[close(v)] = magnitudes(v);
     std::partial_sum(step_magnitude.begin(), step_magnitude.end(), step_magnitude.begin());
 
     BothMethods<TypeParam> methods(tree);
     for (Treefix kind : {Treefix::rootfix, Treefix::leaffix}) {
       auto const exact = sequential_treefix(kind, tree, CompensatedSum<double>{}, exact_weights);
       auto const magnitude = sequential_treefix(kind, tree, Sum<double>{}, magnitudes);
-      auto const terms = sequential_treefix(kind, tree, Sum<Index>{}, ones);  // path length or subtree size
+      auto const terms =
+          sequential_treefix(kind, tree, Sum<Index>{}, ones); // path length or subtree size
       auto const bound = [&](std::string const& method, Index v) {
-        if (method == "bfs") return gamma(terms(v) - 1) * magnitude(v);
-        if (kind == Treefix::rootfix) return gamma(open(v)) * step_magnitude[open(v)];
-        return gamma(close(v) + 2) * (step_magnitude[close(v)] + step_magnitude[open(v)] + std::abs(exact(v)));
+        if (method == "bfs")
+          return gamma(terms(v) - 1) * magnitude(v);
+        if (kind == Treefix::rootfix)
+          return gamma(open(v)) * step_magnitude[open(v)];
+        return gamma(close(v) + 2) *
+               (step_magnitude[close(v)] + step_magnitude[open(v)] + std::abs(exact(v)));
       };
       auto const check_plain = [&](Treefix ran, std::string const& method, auto const& results) {
-        if (ran != kind) return;
+        if (ran != kind)
+          return;
         for (Index v = 0; v < n; ++v)
           ASSERT_LE(std::abs(results(v) - exact(v)), bound(method, v))
               << name << " " << to_string(kind) << " " << method << ", vertex " << v;
@@ -379,14 +403,17 @@ TYPED_TEST(TreefixMethods, StayWithinRoundingErrorBoundsOnFloats) {
       // More precise accumulators leave only the final rounding to float.
       auto const check_precise = [&](double accumulator_error) {
         return [&, accumulator_error](Treefix ran, std::string const& method, auto const& results) {
-          if (ran != kind) return;
+          if (ran != kind)
+            return;
           for (Index v = 0; v < n; ++v)
-            ASSERT_LE(std::abs(results(v) - exact(v)), u * std::abs(exact(v)) + accumulator_error * 4 * n * n)
+            ASSERT_LE(std::abs(results(v) - exact(v)),
+                      u * std::abs(exact(v)) + accumulator_error * 4 * n * n)
                 << name << " " << to_string(kind) << " " << method << ", vertex " << v;
         };
       };
       methods.run(CompensatedSum<float>{}, weights, check_precise(3 * u * u));
-      methods.run(WidenedSum<float, double>{}, weights, check_precise(std::numeric_limits<double>::epsilon()));
+      methods.run(WidenedSum<float, double>{}, weights,
+                  check_precise(std::numeric_limits<double>::epsilon()));
     }
   }
 }
@@ -401,4 +428,4 @@ TYPED_TEST(TreefixMethods, RejectMismatchedViews) {
   EXPECT_THROW(bfs.leaffix(space, Sum<int>{}, ten, nine), std::invalid_argument);
 }
 
-}  // namespace
+} // namespace

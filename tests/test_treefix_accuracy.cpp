@@ -32,10 +32,11 @@ TYPED_TEST(TreefixAccuracy, CompensationRemovesTheVectorialMethodsExtraError) {
   std::map<std::tuple<Treefix, std::string, double>, double> worst;
   for (auto const& sample : samples) {
     std::string const where = to_string(sample.treefix) + " " + sample.method + " at " +
-                              std::to_string(sample.condition) + ", trial " + std::to_string(sample.trial);
+                              std::to_string(sample.condition) + ", trial " +
+                              std::to_string(sample.trial);
     EXPECT_GE(sample.max_condition, sample.condition / 2) << where;
     EXPECT_LE(sample.max_condition, sample.condition * 100) << where;
-    if (sample.method == "bfs")  // Higham: at most (terms - 1) u times the condition number
+    if (sample.method == "bfs") // Higham: at most (terms - 1) u times the condition number
       EXPECT_LE(sample.max_relative_error, study.vertices * u * sample.condition_at_max) << where;
     auto& entry = worst[{sample.treefix, sample.method, sample.condition}];
     entry = std::max(entry, sample.max_relative_error);
@@ -48,7 +49,8 @@ TYPED_TEST(TreefixAccuracy, CompensationRemovesTheVectorialMethodsExtraError) {
       // Only the final rounding to float is left on moderately conditioned sums...
       EXPECT_LE(worst_of(kind, method, 1e3), 1.01 * u) << to_string(kind) << " " << method;
       // ... and far less than the plain float methods' error on ill-conditioned ones.
-      EXPECT_LT(worst_of(kind, method, 1e9), 1e-3 * worst_of(kind, "bfs", 1e9)) << to_string(kind) << " " << method;
+      EXPECT_LT(worst_of(kind, method, 1e9), 1e-3 * worst_of(kind, "bfs", 1e9))
+          << to_string(kind) << " " << method;
     }
   }
   // The vectorial leaffix subtracts two prefixes that hold unrelated subtrees.
@@ -57,11 +59,13 @@ TYPED_TEST(TreefixAccuracy, CompensationRemovesTheVectorialMethodsExtraError) {
 
 TEST(TreefixAccuracy, IllConditionedWeightsAreDeterministicAndRejectConditionsBelowOne) {
   using Host = Kokkos::DefaultHostExecutionSpace;
-  RootedTree<Kokkos::HostSpace> const tree(Host{}, generate_tree(Host{}, TreeShape::random_recursive, 500, 3));
+  RootedTree<Kokkos::HostSpace> const tree(
+      Host{}, generate_tree(Host{}, TreeShape::random_recursive, 500, 3));
   auto const a = ill_conditioned_weights(tree, Treefix::leaffix, 1e6, 5);
   auto const b = ill_conditioned_weights(tree, Treefix::leaffix, 1e6, 5);
-  for (Index v = 0; v < tree.size(); ++v) ASSERT_EQ(a(v), b(v)) << v;
+  for (Index v = 0; v < tree.size(); ++v)
+    ASSERT_EQ(a(v), b(v)) << v;
   EXPECT_THROW(ill_conditioned_weights(tree, Treefix::rootfix, 0.5, 5), InputError);
 }
 
-}  // namespace
+} // namespace

@@ -16,7 +16,7 @@ namespace treetrav::io {
 //   /RunMetadata       attributes from `metadata`
 struct TreeFile {
   RootedTree<Kokkos::HostSpace> tree;
-  Kokkos::View<double*, Kokkos::HostSpace> weights;  // extent 0 when the file has none
+  Kokkos::View<double*, Kokkos::HostSpace> weights; // extent 0 when the file has none
   Metadata metadata;
 };
 
@@ -37,12 +37,12 @@ TreeFile read_tree(std::string const& path);
 //   /RunMetadata       method, backend, timings, ...
 struct TreefixResultFile {
   std::string treefix;
-  Kokkos::View<double*, Kokkos::HostSpace> values;        // extent 0 unless weighted
-  Kokkos::View<std::int64_t*, Kokkos::HostSpace> counts;  // extent 0 unless unweighted
+  Kokkos::View<double*, Kokkos::HostSpace> values;       // extent 0 unless weighted
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> counts; // extent 0 unless unweighted
   Metadata metadata;
 };
 
 void write_treefix_result(std::string const& path, TreefixResultFile const& result);
 TreefixResultFile read_treefix_result(std::string const& path);
 
-}  // namespace treetrav::io
+} // namespace treetrav::io

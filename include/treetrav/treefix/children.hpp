@@ -22,8 +22,8 @@ struct ChildrenCsr {
                 "ChildrenCsr's template argument must be a Kokkos memory space");
   using memory_space = MemorySpace;
 
-  Kokkos::View<Index*, MemorySpace> offsets;   // (n + 1)
-  Kokkos::View<Index*, MemorySpace> children;  // (n - 1)
+  Kokkos::View<Index*, MemorySpace> offsets;  // (n + 1)
+  Kokkos::View<Index*, MemorySpace> children; // (n - 1)
 };
 
 namespace detail {
@@ -42,41 +42,45 @@ Kokkos::View<Index*, MemorySpace> sort_children_by_parent(Kokkos::Cuda const& sp
   Kokkos::View<Index*, MemorySpace> vertices(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::ChildrenCsr::children"), n);
   Kokkos::parallel_for(
-      "treetrav::children_csr::keys", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, n), KOKKOS_LAMBDA(Index v) {
+      "treetrav::children_csr::keys", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, n),
+      KOKKOS_LAMBDA(Index v) {
         keys(v) = v == root ? n : parents(v);
         vertices(v) = v;
       });
-  thrust::stable_sort_by_key(thrust::cuda::par.on(space.cuda_stream()), keys.data(), keys.data() + n,
-                             vertices.data());
+  thrust::stable_sort_by_key(thrust::cuda::par.on(space.cuda_stream()), keys.data(),
+                             keys.data() + n, vertices.data());
   return Kokkos::subview(vertices, Kokkos::make_pair(Index{0}, n - 1));
 }
 #endif
 
 // One stable counting-sort pass on the host: O(n), in increasing vertex order.
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<Index*, MemorySpace> place_children_in_order(ExecutionSpace const& space,
-                                                          RootedTree<MemorySpace> const& tree,
-                                                          Kokkos::View<Index*, MemorySpace> const& offsets) {
+Kokkos::View<Index*, MemorySpace>
+place_children_in_order(ExecutionSpace const& space, RootedTree<MemorySpace> const& tree,
+                        Kokkos::View<Index*, MemorySpace> const& offsets) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible,
                 "children_csr places children on the host unless it runs on Cuda");
   Index const n = tree.size();
   auto const& parents = tree.parents();
   Kokkos::View<Index*, MemorySpace> children(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::ChildrenCsr::children"), n - 1);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::ChildrenCsr::children"),
+      n - 1);
   space.fence();
   std::vector<Index> next_slot(offsets.data(), offsets.data() + n);
   for (Index v = 0; v < n; ++v)
-    if (v != tree.root()) children(next_slot[parents(v)]++) = v;
+    if (v != tree.root())
+      children(next_slot[parents(v)]++) = v;
   return children;
 }
 
-}  // namespace detail
+} // namespace detail
 
 // Counts children with atomics and scans the counts into offsets; then places
 // the children by a stable sort of the vertices by parent, so that the order
 // is the same on every backend.
 template <class ExecutionSpace, class MemorySpace>
-ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space, RootedTree<MemorySpace> const& tree) {
+ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space,
+                                      RootedTree<MemorySpace> const& tree) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the execution space must reach the tree");
   detail::ProfilingRegion const region("treetrav::children_csr");
@@ -91,13 +95,15 @@ ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space, RootedTree<Me
   auto const offsets = csr.offsets;
   Kokkos::parallel_for(
       "treetrav::children_csr::count", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-        if (v != root) Kokkos::atomic_increment(&offsets(parents(v)));
+        if (v != root)
+          Kokkos::atomic_increment(&offsets(parents(v)));
       });
   Kokkos::parallel_scan(
       "treetrav::children_csr::offsets", Policy(space, 0, n + 1),
       KOKKOS_LAMBDA(Index v, Index & before, bool final) {
         Index const count = offsets(v);
-        if (final) offsets(v) = before;
+        if (final)
+          offsets(v) = before;
         before += count;
       });
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -109,4 +115,4 @@ ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space, RootedTree<Me
   return csr;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -19,8 +19,8 @@ struct EulerTour {
                 "EulerTour's template argument must be a Kokkos memory space");
   using memory_space = MemorySpace;
 
-  Kokkos::View<Index*, MemorySpace> open;   // (n)
-  Kokkos::View<Index*, MemorySpace> close;  // (n)
+  Kokkos::View<Index*, MemorySpace> open;  // (n)
+  Kokkos::View<Index*, MemorySpace> close; // (n)
 
   Index size() const { return static_cast<Index>(open.extent(0)); }
 };
@@ -50,7 +50,8 @@ EulerTour<MemorySpace> euler_tour(ExecutionSpace const& space, RootedTree<Memory
   // is its own successor, so that jumping from it stays put.
   auto slot = scratch("treetrav::euler_tour::slot", n);
   Kokkos::parallel_for(
-      "treetrav::euler_tour::slots", Policy(space, 0, n - 1), KOKKOS_LAMBDA(Index k) { slot(children(k)) = k; });
+      "treetrav::euler_tour::slots", Policy(space, 0, n - 1),
+      KOKKOS_LAMBDA(Index k) { slot(children(k)) = k; });
   auto successor = scratch("treetrav::euler_tour::successor", steps);
   auto distance = scratch("treetrav::euler_tour::distance", steps);
   Kokkos::parallel_for(
@@ -64,7 +65,8 @@ EulerTour<MemorySpace> euler_tour(ExecutionSpace const& space, RootedTree<Memory
         } else {
           Index const parent = parents(v);
           Index const next_sibling = slot(v) + 1;
-          successor(2 * v + 1) = next_sibling < offsets(parent + 1) ? 2 * children(next_sibling) : 2 * parent + 1;
+          successor(2 * v + 1) =
+              next_sibling < offsets(parent + 1) ? 2 * children(next_sibling) : 2 * parent + 1;
           distance(2 * v + 1) = 1;
         }
       });
@@ -84,7 +86,8 @@ EulerTour<MemorySpace> euler_tour(ExecutionSpace const& space, RootedTree<Memory
     std::swap(distance, next_distance);
   }
 
-  EulerTour<MemorySpace> tour{scratch("treetrav::EulerTour::open", n), scratch("treetrav::EulerTour::close", n)};
+  EulerTour<MemorySpace> tour{scratch("treetrav::EulerTour::open", n),
+                              scratch("treetrav::EulerTour::close", n)};
   auto const open = tour.open;
   auto const close = tour.close;
   Kokkos::parallel_for(
@@ -95,4 +98,4 @@ EulerTour<MemorySpace> euler_tour(ExecutionSpace const& space, RootedTree<Memory
   return tour;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -23,7 +23,7 @@ class EulerTourTreefix {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
                 "EulerTourTreefix's template argument must be a Kokkos memory space");
 
- public:
+public:
   using memory_space = MemorySpace;
 
   template <class ExecutionSpace>
@@ -32,16 +32,18 @@ class EulerTourTreefix {
         workspace_("treetrav::EulerTourTreefix::scan") {}
 
   template <class ExecutionSpace, class Operation, class Weights, class Results>
-  void rootfix(ExecutionSpace const& space, Operation const& op, Weights const& weights, Results const& results) {
-    detail::check_treefix_arguments<ExecutionSpace, Operation>("EulerTourTreefix::rootfix", tour_.size(), weights,
-                                                               results);
+  void rootfix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
+               Results const& results) {
+    detail::check_treefix_arguments<ExecutionSpace, Operation>("EulerTourTreefix::rootfix",
+                                                               tour_.size(), weights, results);
     detail::ProfilingRegion const region("treetrav::EulerTourTreefix::rootfix");
     using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     auto const steps = scan_buffer<Operation>(space);
     auto const open = tour_.open;
     auto const close = tour_.close;
     Kokkos::parallel_for(
-        "treetrav::EulerTourTreefix::write_rootfix", Policy(space, 0, tour_.size()), KOKKOS_LAMBDA(Index v) {
+        "treetrav::EulerTourTreefix::write_rootfix", Policy(space, 0, tour_.size()),
+        KOKKOS_LAMBDA(Index v) {
           auto const weight = op.lift(weights(v));
           steps(open(v)) = weight;
           steps(close(v)) = op.inverse(weight);
@@ -53,36 +55,40 @@ class EulerTourTreefix {
   }
 
   template <class ExecutionSpace, class Operation, class Weights, class Results>
-  void leaffix(ExecutionSpace const& space, Operation const& op, Weights const& weights, Results const& results) {
-    detail::check_treefix_arguments<ExecutionSpace, Operation>("EulerTourTreefix::leaffix", tour_.size(), weights,
-                                                               results);
+  void leaffix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
+               Results const& results) {
+    detail::check_treefix_arguments<ExecutionSpace, Operation>("EulerTourTreefix::leaffix",
+                                                               tour_.size(), weights, results);
     detail::ProfilingRegion const region("treetrav::EulerTourTreefix::leaffix");
     using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     auto const steps = scan_buffer<Operation>(space);
     auto const open = tour_.open;
     auto const close = tour_.close;
     Kokkos::parallel_for(
-        "treetrav::EulerTourTreefix::write_leaffix", Policy(space, 0, tour_.size()), KOKKOS_LAMBDA(Index v) {
+        "treetrav::EulerTourTreefix::write_leaffix", Policy(space, 0, tour_.size()),
+        KOKKOS_LAMBDA(Index v) {
           steps(open(v)) = op.identity();
           steps(close(v)) = op.lift(weights(v));
         });
     detail::inclusive_scan(space, "treetrav::EulerTourTreefix::scan", op, steps);
     Kokkos::parallel_for(
-        "treetrav::EulerTourTreefix::read_leaffix", Policy(space, 0, tour_.size()), KOKKOS_LAMBDA(Index v) {
+        "treetrav::EulerTourTreefix::read_leaffix", Policy(space, 0, tour_.size()),
+        KOKKOS_LAMBDA(Index v) {
           results(v) = op.lower(op.combine(op.inverse(steps(open(v))), steps(close(v))));
         });
   }
 
   EulerTour<MemorySpace> const& tour() const { return tour_; }
 
- private:
+private:
   template <class Operation, class ExecutionSpace>
   detail::AccumulatorView<Operation, MemorySpace> scan_buffer(ExecutionSpace const& space) {
-    return workspace_.template get<typename Operation::accumulator_type>(space, 2 * std::size_t(tour_.size()));
+    return workspace_.template get<typename Operation::accumulator_type>(
+        space, 2 * std::size_t(tour_.size()));
   }
 
   EulerTour<MemorySpace> tour_;
   detail::Workspace<MemorySpace> workspace_;
 };
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -33,7 +33,8 @@ struct IgnoreEdge {
 template <class ExecutionSpace, class MemorySpace, class Visit>
 Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& csr,
                    Kokkos::View<Index*, MemorySpace> const& queue,
-                   Kokkos::View<Index*, MemorySpace> const& first_slot, Index begin, Index end, Visit const& visit) {
+                   Kokkos::View<Index*, MemorySpace> const& first_slot, Index begin, Index end,
+                   Visit const& visit) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   auto const& offsets = csr.offsets;
   auto const& children = csr.children;
@@ -43,18 +44,22 @@ Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& 
       "treetrav::LevelSynchronousTreefix::scan_frontier", Policy(space, 0, width),
       KOKKOS_LAMBDA(Index i, Index & before, bool final) {
         Index const v = queue(begin + i);
-        if (final) first_slot(i) = before;
+        if (final)
+          first_slot(i) = before;
         before += offsets(v + 1) - offsets(v);
       },
       next_width);
   Kokkos::parallel_for(
-      "treetrav::LevelSynchronousTreefix::expand", Policy(space, 0, next_width), KOKKOS_LAMBDA(Index slot) {
+      "treetrav::LevelSynchronousTreefix::expand", Policy(space, 0, next_width),
+      KOKKOS_LAMBDA(Index slot) {
         // The last frontier vertex whose first slot is <= slot owns it.
         Index low = 0, high = width;
         while (high - low > 1) {
           Index const middle = low + (high - low) / 2;
-          if (first_slot(middle) <= slot) low = middle;
-          else high = middle;
+          if (first_slot(middle) <= slot)
+            low = middle;
+          else
+            high = middle;
         }
         Index const parent = queue(begin + low);
         Index const child = children(offsets(parent) + slot - first_slot(low));
@@ -84,7 +89,8 @@ struct AddLevelToParents {
   Index end;
 
   KOKKOS_FUNCTION value_type then(value_type const& before, value_type const& after) const {
-    if (after.starts_segment) return after;
+    if (after.starts_segment)
+      return after;
     return {op.combine(before.sum, after.sum), before.starts_segment};
   }
   KOKKOS_FUNCTION void init(value_type& value) const { value = {op.identity(), 0}; }
@@ -100,11 +106,12 @@ struct AddLevelToParents {
     bool const first_sibling = position == begin || parents(queue(position - 1)) != parent;
     update = then(update, {accumulators(v), first_sibling ? 1 : 0});
     bool const last_sibling = position + 1 == end || parents(queue(position + 1)) != parent;
-    if (final && last_sibling) accumulators(parent) = op.combine(accumulators(parent), update.sum);
+    if (final && last_sibling)
+      accumulators(parent) = op.combine(accumulators(parent), update.sum);
   }
 };
 
-}  // namespace detail
+} // namespace detail
 
 // The level-synchronous (breadth-first) treefix of the paper's Algorithm 1:
 // work-efficient (each vertex is touched once per pass) but one synchronised
@@ -117,14 +124,14 @@ class LevelSynchronousTreefix {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
                 "LevelSynchronousTreefix's template argument must be a Kokkos memory space");
 
- public:
+public:
   using memory_space = MemorySpace;
 
   template <class ExecutionSpace>
   LevelSynchronousTreefix(ExecutionSpace const& space, RootedTree<MemorySpace> tree)
-      : tree_(std::move(tree)),
-        children_(children_csr(space, tree_)),
-        queue_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::LevelSynchronousTreefix::queue"),
+      : tree_(std::move(tree)), children_(children_csr(space, tree_)),
+        queue_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                  "treetrav::LevelSynchronousTreefix::queue"),
                tree_.size()),
         first_slot_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                        "treetrav::LevelSynchronousTreefix::first_slot"),
@@ -133,62 +140,74 @@ class LevelSynchronousTreefix {
 
   // results(v) = weights of v's ancestors and v combined, level by level from the root.
   template <class ExecutionSpace, class Operation, class Weights, class Results>
-  void rootfix(ExecutionSpace const& space, Operation const& op, Weights const& weights, Results const& results) {
-    detail::check_treefix_arguments<ExecutionSpace, Operation>("LevelSynchronousTreefix::rootfix", tree_.size(),
-                                                               weights, results);
+  void rootfix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
+               Results const& results) {
+    detail::check_treefix_arguments<ExecutionSpace, Operation>("LevelSynchronousTreefix::rootfix",
+                                                               tree_.size(), weights, results);
     detail::ProfilingRegion const region("treetrav::LevelSynchronousTreefix::rootfix");
     using Accumulators = detail::AccumulatorView<Operation, MemorySpace>;
-    Accumulators const accumulators = detail::accumulators_for<Operation>(space, workspace_, results);
+    Accumulators const accumulators =
+        detail::accumulators_for<Operation>(space, workspace_, results);
     Index const root = tree_.root();
     Kokkos::deep_copy(space, Kokkos::subview(queue_, 0), root);
     Kokkos::parallel_for(
-        "treetrav::LevelSynchronousTreefix::start", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        "treetrav::LevelSynchronousTreefix::start",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
         KOKKOS_LAMBDA(Index) { accumulators(root) = op.lift(weights(root)); });
-    detail::CombineWithParent<Operation, Weights, Accumulators> const visit{op, weights, accumulators};
+    detail::CombineWithParent<Operation, Weights, Accumulators> const visit{op, weights,
+                                                                            accumulators};
     for (Index level = 0, begin = 0, end = 1; level < tree_.height(); ++level) {
-      Index const width = detail::expand_level(space, children_, queue_, first_slot_, begin, end, visit);
+      Index const width =
+          detail::expand_level(space, children_, queue_, first_slot_, begin, end, visit);
       begin = end;
       end += width;
     }
-    detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators, results);
+    detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
+                               results);
   }
 
   // results(v) = weights of v's subtree combined: a traversal down records the
   // levels, then each level from the deepest adds itself into its parents.
   template <class ExecutionSpace, class Operation, class Weights, class Results>
-  void leaffix(ExecutionSpace const& space, Operation const& op, Weights const& weights, Results const& results) {
-    detail::check_treefix_arguments<ExecutionSpace, Operation>("LevelSynchronousTreefix::leaffix", tree_.size(),
-                                                               weights, results);
+  void leaffix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
+               Results const& results) {
+    detail::check_treefix_arguments<ExecutionSpace, Operation>("LevelSynchronousTreefix::leaffix",
+                                                               tree_.size(), weights, results);
     detail::ProfilingRegion const region("treetrav::LevelSynchronousTreefix::leaffix");
     using Accumulators = detail::AccumulatorView<Operation, MemorySpace>;
-    Accumulators const accumulators = detail::accumulators_for<Operation>(space, workspace_, results);
+    Accumulators const accumulators =
+        detail::accumulators_for<Operation>(space, workspace_, results);
     Kokkos::deep_copy(space, Kokkos::subview(queue_, 0), tree_.root());
     Kokkos::parallel_for(
-        "treetrav::LevelSynchronousTreefix::lift", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()),
+        "treetrav::LevelSynchronousTreefix::lift",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()),
         KOKKOS_LAMBDA(Index v) { accumulators(v) = op.lift(weights(v)); });
     std::vector<Index> level_begin{0, 1};
     for (Index level = 0; level < tree_.height(); ++level)
-      level_begin.push_back(level_begin.back() + detail::expand_level(space, children_, queue_, first_slot_,
-                                                                      level_begin[level], level_begin[level + 1],
-                                                                      detail::IgnoreEdge{}));
+      level_begin.push_back(level_begin.back() +
+                            detail::expand_level(space, children_, queue_, first_slot_,
+                                                 level_begin[level], level_begin[level + 1],
+                                                 detail::IgnoreEdge{}));
     using AddLevel = detail::AddLevelToParents<Operation, Accumulators, MemorySpace>;
     for (Index level = tree_.height(); level > 0; --level)
       Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::add_level_to_parents",
-                            Kokkos::RangePolicy<ExecutionSpace>(space, 0, level_begin[level + 1] - level_begin[level]),
+                            Kokkos::RangePolicy<ExecutionSpace>(
+                                space, 0, level_begin[level + 1] - level_begin[level]),
                             AddLevel{op, queue_, tree_.parents(), accumulators, level_begin[level],
                                      level_begin[level + 1]});
-    detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators, results);
+    detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
+                               results);
   }
 
   RootedTree<MemorySpace> const& tree() const { return tree_; }
   ChildrenCsr<MemorySpace> const& children() const { return children_; }
 
- private:
+private:
   RootedTree<MemorySpace> tree_;
   ChildrenCsr<MemorySpace> children_;
-  Kokkos::View<Index*, MemorySpace> queue_;       // the vertices in traversal order, level after level
-  Kokkos::View<Index*, MemorySpace> first_slot_;  // per frontier vertex: its children's first slot
+  Kokkos::View<Index*, MemorySpace> queue_; // the vertices in traversal order, level after level
+  Kokkos::View<Index*, MemorySpace> first_slot_; // per frontier vertex: its children's first slot
   detail::Workspace<MemorySpace> workspace_;
 };
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -33,7 +33,7 @@ struct ExactAccumulation {
   KOKKOS_FUNCTION T lower(T value) const { return value; }
 };
 
-}  // namespace detail
+} // namespace detail
 
 // Addition. Exact for integers (as long as no prefix overflows: the vectorial
 // leaffix's prefixes reach the total weight); rounded for floating point.
@@ -97,7 +97,7 @@ KOKKOS_FUNCTION Compensated<T> fast_two_sum(T a, T b) {
   return {head, b - (head - a)};
 }
 
-}  // namespace detail
+} // namespace detail
 
 // Addition carried in Compensated<T> pairs: the accurate double-word sum
 // (Joldes, Muller and Popescu 2017, "AccurateDWPlusDW"), relative error below
@@ -120,4 +120,4 @@ struct CompensatedSum {
   KOKKOS_FUNCTION T lower(Compensated<T> sum) const { return sum.head + sum.tail; }
 };
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -19,7 +19,8 @@ namespace detail {
 // Smallest r with 2^r >= count (0 for count <= 1).
 constexpr int ceil_log2(std::int64_t count) {
   int rounds = 0;
-  while ((std::int64_t{1} << rounds) < count) ++rounds;
+  while ((std::int64_t{1} << rounds) < count)
+    ++rounds;
   return rounds;
 }
 
@@ -46,7 +47,8 @@ TreeShape validate_parents(ExecutionSpace const& space,
                            Kokkos::View<Index const*, MemorySpace> const& parents) {
   ProfilingRegion const region("treetrav::RootedTree::validate");
   auto const count = parents.extent(0);
-  if (count == 0) throw InputError("the parent array is empty: a tree has at least one vertex");
+  if (count == 0)
+    throw InputError("the parent array is empty: a tree has at least one vertex");
   if (count > static_cast<std::size_t>(max_tree_vertices))
     throw InputError("the tree has " + std::to_string(count) + " vertices, more than the " +
                      std::to_string(max_tree_vertices) + " supported");
@@ -56,25 +58,28 @@ TreeShape validate_parents(ExecutionSpace const& space,
   Index first_out_of_range = 0, roots = 0, first_root = 0, last_root = 0;
   Kokkos::parallel_reduce(
       "treetrav::RootedTree::check_parents", Policy(space, 0, n),
-      KOKKOS_LAMBDA(Index v, Index & out_of_range, Index & root_count, Index & first, Index & last) {
+      KOKKOS_LAMBDA(Index v, Index & out_of_range, Index & root_count, Index & first,
+                    Index & last) {
         Index const parent = parents(v);
-        if (parent < no_parent || parent >= n) out_of_range = v < out_of_range ? v : out_of_range;
+        if (parent < no_parent || parent >= n)
+          out_of_range = v < out_of_range ? v : out_of_range;
         if (parent == no_parent) {
           ++root_count;
           first = v < first ? v : first;
           last = v > last ? v : last;
         }
       },
-      Kokkos::Min<Index>(first_out_of_range), Kokkos::Sum<Index>(roots), Kokkos::Min<Index>(first_root),
-      Kokkos::Max<Index>(last_root));
+      Kokkos::Min<Index>(first_out_of_range), Kokkos::Sum<Index>(roots),
+      Kokkos::Min<Index>(first_root), Kokkos::Max<Index>(last_root));
   if (first_out_of_range < n)
     throw InputError("vertex " + std::to_string(first_out_of_range) + " has parent " +
                      std::to_string(read_element(space, parents, first_out_of_range)) +
                      ", outside [-1, " + std::to_string(n) + ")");
-  if (roots == 0) throw InputError("no root: no vertex has parent -1");
+  if (roots == 0)
+    throw InputError("no root: no vertex has parent -1");
   if (roots > 1)
-    throw InputError(std::to_string(roots) + " roots: vertices " + std::to_string(first_root) + " and " +
-                     std::to_string(last_root) + " both have parent -1, a tree has one");
+    throw InputError(std::to_string(roots) + " roots: vertices " + std::to_string(first_root) +
+                     " and " + std::to_string(last_root) + " both have parent -1, a tree has one");
   Index const root = first_root;
 
   Kokkos::View<Index*, MemorySpace> ancestor(
@@ -82,9 +87,11 @@ TreeShape validate_parents(ExecutionSpace const& space,
   Kokkos::View<Index*, MemorySpace> depth(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::depth"), n);
   Kokkos::View<Index*, MemorySpace> next_ancestor(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_ancestor"), n);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_ancestor"),
+      n);
   Kokkos::View<Index*, MemorySpace> next_depth(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_depth"), n);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_depth"),
+      n);
   Kokkos::parallel_for(
       "treetrav::RootedTree::first_jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
         bool const is_root = v == root;
@@ -108,27 +115,30 @@ TreeShape validate_parents(ExecutionSpace const& space,
   Kokkos::parallel_reduce(
       "treetrav::RootedTree::check_reached_root", Policy(space, 0, n),
       KOKKOS_LAMBDA(Index v, Index & unrooted, Index & deepest) {
-        if (ancestor(v) != root) unrooted = v < unrooted ? v : unrooted;
+        if (ancestor(v) != root)
+          unrooted = v < unrooted ? v : unrooted;
         deepest = depth(v) > deepest ? depth(v) : deepest;
       },
       Kokkos::Min<Index>(first_unrooted), Kokkos::Max<Index>(height));
   if (first_unrooted < n) {
-    Index const on_cycle = read_element(space, Kokkos::View<Index const*, MemorySpace>(ancestor), first_unrooted);
+    Index const on_cycle =
+        read_element(space, Kokkos::View<Index const*, MemorySpace>(ancestor), first_unrooted);
     throw InputError("vertex " + std::to_string(on_cycle) +
-                     " is on a cycle of parent links, which never reach the root " + std::to_string(root));
+                     " is on a cycle of parent links, which never reach the root " +
+                     std::to_string(root));
   }
   return {root, height};
 }
 
-}  // namespace detail
+} // namespace detail
 
 template <class MemorySpace>
 class RootedTree;
 
 // Deep-copies a tree into the memory space of `space` (no new validation).
 template <class ExecutionSpace, class SourceMemorySpace>
-RootedTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& space,
-                                                            RootedTree<SourceMemorySpace> const& tree);
+RootedTree<typename ExecutionSpace::memory_space>
+copy_tree(ExecutionSpace const& space, RootedTree<SourceMemorySpace> const& tree);
 
 // A rooted tree on the vertices 0..n-1 given by a parent array: parents(v) is
 // the parent of v, and the root's parent is -1 (no_parent). Constructing one
@@ -139,7 +149,7 @@ class RootedTree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
                 "RootedTree's template argument must be a Kokkos memory space");
 
- public:
+public:
   using memory_space = MemorySpace;
   using parents_view = Kokkos::View<Index const*, MemorySpace>;
 
@@ -161,10 +171,10 @@ class RootedTree {
   Index height() const { return height_; }
   parents_view const& parents() const { return parents_; }
 
- private:
+private:
   template <class ExecutionSpace, class SourceMemorySpace>
-  friend RootedTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const&,
-                                                                     RootedTree<SourceMemorySpace> const&);
+  friend RootedTree<typename ExecutionSpace::memory_space>
+  copy_tree(ExecutionSpace const&, RootedTree<SourceMemorySpace> const&);
   RootedTree(parents_view parents, Index root, Index height)
       : parents_(std::move(parents)), root_(root), height_(height) {}
 
@@ -174,13 +184,14 @@ class RootedTree {
 };
 
 template <class ExecutionSpace, class SourceMemorySpace>
-RootedTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& space,
-                                                            RootedTree<SourceMemorySpace> const& tree) {
+RootedTree<typename ExecutionSpace::memory_space>
+copy_tree(ExecutionSpace const& space, RootedTree<SourceMemorySpace> const& tree) {
   Kokkos::View<Index*, typename ExecutionSpace::memory_space> parents(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::parents"), tree.size());
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::parents"),
+      tree.size());
   Kokkos::deep_copy(space, parents, tree.parents());
   space.fence();
   return {parents, tree.root(), tree.height()};
 }
 
-}  // namespace treetrav
+} // namespace treetrav

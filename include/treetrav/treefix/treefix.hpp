@@ -18,8 +18,12 @@ enum class Treefix { rootfix, leaffix };
 // "bfs": LevelSynchronousTreefix, "euler": EulerTourTreefix.
 enum class TreefixMethod { bfs, euler };
 
-inline std::string to_string(Treefix treefix) { return treefix == Treefix::rootfix ? "rootfix" : "leaffix"; }
-inline std::string to_string(TreefixMethod method) { return method == TreefixMethod::bfs ? "bfs" : "euler"; }
+inline std::string to_string(Treefix treefix) {
+  return treefix == Treefix::rootfix ? "rootfix" : "leaffix";
+}
+inline std::string to_string(TreefixMethod method) {
+  return method == TreefixMethod::bfs ? "bfs" : "euler";
+}
 
 // Below this many vertices per level on average, the level-synchronous method
 // pays more in per-level synchronisation than it saves in work.
@@ -29,15 +33,18 @@ inline constexpr Index min_average_level_width = 1024;
 template <class MemorySpace>
 TreefixMethod choose_method(RootedTree<MemorySpace> const& tree) {
   auto const levels = std::int64_t{tree.height()} + 1;
-  return levels * min_average_level_width <= tree.size() ? TreefixMethod::bfs : TreefixMethod::euler;
+  return levels * min_average_level_width <= tree.size() ? TreefixMethod::bfs
+                                                         : TreefixMethod::euler;
 }
 
 // method.rootfix(...) or method.leaffix(...), chosen at run time.
 template <class ExecutionSpace, class Method, class Operation, class Weights, class Results>
 void treefix(ExecutionSpace const& space, Treefix kind, Method& method, Operation const& op,
              Weights const& weights, Results const& results) {
-  if (kind == Treefix::rootfix) method.rootfix(space, op, weights, results);
-  else method.leaffix(space, op, weights, results);
+  if (kind == Treefix::rootfix)
+    method.rootfix(space, op, weights, results);
+  else
+    method.leaffix(space, op, weights, results);
 }
 
-}  // namespace treetrav
+} // namespace treetrav

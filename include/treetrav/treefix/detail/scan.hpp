@@ -28,7 +28,8 @@ struct InclusiveScan {
   }
   KOKKOS_FUNCTION void operator()(Index i, value_type& update, bool final) const {
     update = op.combine(update, values(i));
-    if (final) values(i) = update;
+    if (final)
+      values(i) = update;
   }
 };
 
@@ -36,7 +37,8 @@ template <class Operation>
 struct Combine {
   using accumulator_type = typename Operation::accumulator_type;
   Operation op;
-  KOKKOS_FUNCTION accumulator_type operator()(accumulator_type const& a, accumulator_type const& b) const {
+  KOKKOS_FUNCTION accumulator_type operator()(accumulator_type const& a,
+                                              accumulator_type const& b) const {
     return op.combine(a, b);
   }
 };
@@ -46,13 +48,14 @@ struct Combine {
 template <class ExecutionSpace, class Operation, class Values>
 void inclusive_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
                     Values const& values) {
-  static_assert(std::is_same_v<typename Values::non_const_value_type, typename Operation::accumulator_type>,
-                "the scan runs over the operation's accumulators");
+  static_assert(
+      std::is_same_v<typename Values::non_const_value_type, typename Operation::accumulator_type>,
+      "the scan runs over the operation's accumulators");
   Index const count = static_cast<Index>(values.extent(0));
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
-    thrust::inclusive_scan(thrust::cuda::par.on(space.cuda_stream()), values.data(), values.data() + count,
-                           values.data(), Combine<Operation>{op});
+    thrust::inclusive_scan(thrust::cuda::par.on(space.cuda_stream()), values.data(),
+                           values.data() + count, values.data(), Combine<Operation>{op});
     return;
   }
 #endif
@@ -60,4 +63,4 @@ void inclusive_scan(ExecutionSpace const& space, std::string const& label, Opera
                         InclusiveScan<Operation, Values>{op, values});
 }
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail

@@ -14,7 +14,7 @@ namespace treetrav::detail {
 // buffer costs a cudaMalloc otherwise). It grows to the largest request.
 template <class MemorySpace>
 class Workspace {
- public:
+public:
   template <class T>
   using view = Kokkos::View<T*, MemorySpace, Kokkos::MemoryUnmanaged>;
 
@@ -28,16 +28,16 @@ class Workspace {
     static_assert(alignof(T) <= 64, "the workspace cannot align T");
     std::size_t const bytes = count * sizeof(T);
     if (bytes > bytes_.extent(0)) {
-      bytes_ = {};  // release the smaller buffer before taking the larger
+      bytes_ = {}; // release the smaller buffer before taking the larger
       bytes_ = Kokkos::View<unsigned char*, MemorySpace>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label_), bytes);
     }
     return view<T>(reinterpret_cast<T*>(bytes_.data()), count);
   }
 
- private:
+private:
   std::string label_;
   Kokkos::View<unsigned char*, MemorySpace> bytes_;
 };
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail
