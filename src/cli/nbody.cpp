@@ -308,14 +308,12 @@ void add_nbody_command(CLI::App& app) {
     settings.output.checkpoint_every = options->checkpoint_every;
     settings.output.checkpoint_seconds = options->checkpoint_seconds;
     settings.last_step = options->steps;
-    if (!restarting) nbody::prepare_fresh_directory(settings.output.directory);
-    require_timings_directory(options->timings);
-
     KokkosSession session(options->runtime);
     settings.backend = to_string(session.backend());
     nbody::Progress progress(stderr, !options->quiet, options->progress_seconds);
     nbody::RunResult result;
     if (restarting) {
+      require_timings_directory(options->timings);
       if (int const removed = nbody::remove_abandoned_temporaries(settings.output.directory); removed > 0)
         warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
       nbody::Checkpoint const checkpoint = nbody::read_latest_checkpoint(settings.output.directory, warn);
@@ -334,6 +332,8 @@ void add_nbody_command(CLI::App& app) {
       result = run(session.backend(), strategy, settings, nullptr, &checkpoint, progress);
     } else {
       io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
+      nbody::prepare_fresh_directory(settings.output.directory);
+      require_timings_directory(options->timings);
       settings.configuration = options->physics;
       settings.configuration.initial_conditions = describe_initial_conditions(*options, given);
       settings.configuration.initial_time = initial_conditions.time;

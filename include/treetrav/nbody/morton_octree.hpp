@@ -77,24 +77,25 @@ struct RootCube {
 template <class ExecutionSpace, class Coordinates>
 RootCube root_cube(ExecutionSpace const& space, Coordinates const& x) {
   Index const n = static_cast<Index>(x.extent(0));
-  double lo[3], hi[3];
-  for (int k = 0; k < 3; ++k) {
-    Coordinate minimum, maximum;
-    Kokkos::parallel_reduce(
-        "treetrav::MortonOctree::bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-        KOKKOS_LAMBDA(Index i, Coordinate & mn, Coordinate & mx) {
-          mn = x(i, k) < mn ? x(i, k) : mn;
-          mx = x(i, k) > mx ? x(i, k) : mx;
-        },
-        Kokkos::Min<Coordinate>(minimum), Kokkos::Max<Coordinate>(maximum));
-    lo[k] = minimum;
-    hi[k] = maximum;
-  }
+  Coordinate lo[3], hi[3];
+  Kokkos::parallel_reduce(
+      "treetrav::MortonOctree::bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(Index i, Coordinate & lo0, Coordinate & lo1, Coordinate & lo2, Coordinate & hi0, Coordinate & hi1,
+                    Coordinate & hi2) {
+        lo0 = x(i, 0) < lo0 ? x(i, 0) : lo0;
+        lo1 = x(i, 1) < lo1 ? x(i, 1) : lo1;
+        lo2 = x(i, 2) < lo2 ? x(i, 2) : lo2;
+        hi0 = x(i, 0) > hi0 ? x(i, 0) : hi0;
+        hi1 = x(i, 1) > hi1 ? x(i, 1) : hi1;
+        hi2 = x(i, 2) > hi2 ? x(i, 2) : hi2;
+      },
+      Kokkos::Min<Coordinate>(lo[0]), Kokkos::Min<Coordinate>(lo[1]), Kokkos::Min<Coordinate>(lo[2]),
+      Kokkos::Max<Coordinate>(hi[0]), Kokkos::Max<Coordinate>(hi[1]), Kokkos::Max<Coordinate>(hi[2]));
   double half = 0;
-  for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (hi[k] - lo[k]));
+  for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (double(hi[k]) - lo[k]));
   half = half > 0 ? half * (1 + 1e-6) : 1.0;
   RootCube cube{};
-  for (int k = 0; k < 3; ++k) cube.corner[k] = 0.5 * (lo[k] + hi[k]) - half;
+  for (int k = 0; k < 3; ++k) cube.corner[k] = 0.5 * (double(lo[k]) + hi[k]) - half;
   cube.side = 2 * half;
   return cube;
 }
@@ -261,6 +262,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::codes"), n);
   Kokkos::View<Index*, MemorySpace> order(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::original_index"), n);
+  detail::OctreeNodes<MemorySpace> nodes(space, std::max<Index>(64, n / leaf_capacity));
   double const cells_per_side = double(std::uint64_t(1) << detail::morton_levels);
   Kokkos::parallel_for(
       "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
@@ -272,6 +274,11 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
         }
         codes(i) = code;
         order(i) = i;
+        if (i == 0) {  // the root: all bodies
+          nodes.parent(0) = -1;
+          nodes.point_begin(0) = 0;
+          nodes.point_end(0) = n;
+        }
       });
   detail::sort_by_code(space, codes, order);
 
@@ -290,10 +297,6 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
         body_mass(i) = masses(order(i));
       });
 
-  detail::OctreeNodes<MemorySpace> nodes(space, std::max<Index>(64, n / leaf_capacity));
-  Kokkos::deep_copy(space, Kokkos::subview(nodes.parent, 0), Index(-1));
-  Kokkos::deep_copy(space, Kokkos::subview(nodes.point_begin, 0), Index(0));
-  Kokkos::deep_copy(space, Kokkos::subview(nodes.point_end, 0), n);
   built.level_begin = {0, 1};
   for (int level = 0;; ++level) {
     Index const begin = built.level_begin[level], end = built.level_begin[level + 1];

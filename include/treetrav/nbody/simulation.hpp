@@ -92,14 +92,18 @@ class Simulation {
   Index size() const { return bodies_.size(); }
   PhaseTimes& times() { return times_; }
 
-  // The current state on the host, with each body's potential when asked
-  // (computed over the octree of the last force evaluation).
+  // Copies of the current state on the host, with each body's potential when
+  // asked (computed over the octree of the last force evaluation).
   io::Snapshot state(bool with_potentials);
   HostAccelerations host_accelerations();
 
  private:
   void check_finite(Index non_finite, char const* what) const;
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
+  // Never an alias (the state moves on); uninitialised, so that a Serial run
+  // starts no OpenMP work.
+  template <class View>
+  typename View::HostMirror host_copy(View const& view) const;
 
   ExecutionSpace space_;
   Strategy strategy_;
@@ -130,15 +134,14 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                   state.size(), 3),
       bodies_(allocate_points<memory_space>("treetrav::nbody::Simulation::bodies", static_cast<Index>(state.size()),
                                             3)),
-      host_masses_(Kokkos::create_mirror(Kokkos::HostSpace{}, state.masses)),
-      host_ids_(Kokkos::create_mirror(Kokkos::HostSpace{}, state.ids)) {
+      host_masses_(host_copy(state.masses)),
+      host_ids_(host_copy(state.ids)) {
   if (state.size() < 1 || state.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
     throw InputError(fmt::format("nbody: {} bodies; need 1 to {}", state.size(), std::numeric_limits<Index>::max()));
-  Kokkos::deep_copy(host_masses_, state.masses);
-  Kokkos::deep_copy(host_ids_, state.ids);
   Kokkos::deep_copy(space_, positions_, state.coordinates);
   Kokkos::deep_copy(space_, velocities_, state.velocities);
-  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("treetrav::nbody::Simulation::masses", state.size());
+  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::masses"), state.size());
   for (std::size_t i = 0; i < state.size(); ++i) masses(i) = static_cast<Coordinate>(state.masses(i));
   masses_ = Kokkos::create_mirror_view_and_copy(space_, masses);
   Index const non_finite = detail::cast_positions(space_, positions_, bodies_.coordinates);
@@ -234,8 +237,16 @@ void Simulation<ExecutionSpace, Strategy>::check_finite(Index non_finite, char c
 }
 
 template <class ExecutionSpace, class Strategy>
+template <class View>
+typename View::HostMirror Simulation<ExecutionSpace, Strategy>::host_copy(View const& view) const {
+  typename View::HostMirror copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, view.label()), view.layout());
+  Kokkos::deep_copy(space_, copy, view);
+  return copy;
+}
+
+template <class ExecutionSpace, class Strategy>
 io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
-  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(size()), with_potentials);
+  io::Snapshot snapshot;
   if (with_potentials) {
     if (tree_.topology.size() == 0) throw std::logic_error("nbody: potentials before any force evaluation");
     Kokkos::Timer timer;
@@ -244,25 +255,27 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
     space_.fence();
     times_.diagnostics += timer.seconds();
     timer.reset();
-    Kokkos::deep_copy(space_, snapshot.potentials, potentials);
+    snapshot.potentials = host_copy(potentials);
     space_.fence();
     times_.io += timer.seconds();
   }
   Kokkos::Timer timer;
   snapshot.time = time();
-  Kokkos::deep_copy(space_, snapshot.coordinates, positions_);
-  Kokkos::deep_copy(space_, snapshot.velocities, velocities_);
-  Kokkos::deep_copy(snapshot.masses, host_masses_);
-  Kokkos::deep_copy(snapshot.ids, host_ids_);
+  snapshot.coordinates = host_copy(positions_);
+  snapshot.velocities = host_copy(velocities_);
+  snapshot.masses = host_copy(host_masses_);
+  snapshot.ids = host_copy(host_ids_);
   space_.fence();
   times_.io += timer.seconds();
   return snapshot;
 }
 
 template <class ExecutionSpace, class Strategy>
-typename Simulation<ExecutionSpace, Strategy>::HostAccelerations Simulation<ExecutionSpace, Strategy>::host_accelerations() {
+typename Simulation<ExecutionSpace, Strategy>::HostAccelerations
+Simulation<ExecutionSpace, Strategy>::host_accelerations() {
   Kokkos::Timer timer;
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, accelerations_);
+  HostAccelerations const host = host_copy(accelerations_);
+  space_.fence();
   times_.io += timer.seconds();
   return host;
 }

@@ -40,7 +40,7 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space, Poin
   int const bits = std::min(21, 63 / dimension);
   for (int k = 0; k < dimension; ++k) {
     // Coordinates are contiguous per dimension (LayoutLeft): min/max of a column.
-    Coordinate const* column = &x(0, k);
+    Coordinate const* column = x.data() + std::size_t(k) * x.stride(1);
     std::pair<Coordinate, Coordinate> bounds;
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
