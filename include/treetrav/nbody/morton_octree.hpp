@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -262,7 +263,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::codes"), n);
   Kokkos::View<Index*, MemorySpace> order(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::original_index"), n);
-  detail::OctreeNodes<MemorySpace> nodes(space, std::max<Index>(64, n / leaf_capacity));
+  // Room for 1.5 n nodes: a Plummer sphere at leaf size 8 needs about 0.4 n.
+  detail::OctreeNodes<MemorySpace> nodes(
+      space, static_cast<Index>(std::min<std::int64_t>(std::int64_t(n) * 3 / 2 + 64, std::numeric_limits<Index>::max())));
   double const cells_per_side = double(std::uint64_t(1) << detail::morton_levels);
   Kokkos::parallel_for(
       "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
@@ -301,8 +304,8 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   for (int level = 0;; ++level) {
     Index const begin = built.level_begin[level], end = built.level_begin[level + 1];
     if (begin == end) break;
-    // At most 8 children per node of this level.
-    Index const needed = end + 8 * (end - begin);
+    // At most 8 children per node of this level, and at most one per body.
+    Index const needed = end + static_cast<Index>(std::min<std::int64_t>(8 * std::int64_t(end - begin), n));
     if (needed > nodes.capacity()) nodes.resize(space, std::max(needed, 2 * nodes.capacity()));
     detail::OctreeLevelBuild<MemorySpace> const level_build{
         codes, nodes, cube, cube.side / double(std::uint64_t(1) << level), level, leaf_capacity, begin, end};
