@@ -13,6 +13,8 @@ if ldd "$cuda/treetrav" | grep -q "not found"; then
   export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 ldd "$cuda/treetrav" | grep "not found" && echo "missing libraries" >&2
+# Libraries the device image never has (Debian's Google Benchmark).
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/.device/lib-extra
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 work=$(mktemp -d)
 
