@@ -23,11 +23,14 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
+#include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
+#include <thrust/extrema.h>
 #include <thrust/sort.h>
 #endif
 
@@ -76,22 +79,27 @@ struct RootCube {
 };
 
 template <class ExecutionSpace, class Coordinates>
-RootCube root_cube(ExecutionSpace const& space, Coordinates const& x) {
+RootCube root_cube([[maybe_unused]] ExecutionSpace const& space, Coordinates const& x) {
+  static_assert(std::is_same_v<typename Coordinates::array_layout, Kokkos::LayoutLeft>, "columns must be contiguous");
   Index const n = static_cast<Index>(x.extent(0));
   Coordinate lo[3], hi[3];
-  Kokkos::parallel_reduce(
-      "treetrav::MortonOctree::bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(Index i, Coordinate & lo0, Coordinate & lo1, Coordinate & lo2, Coordinate & hi0, Coordinate & hi1,
-                    Coordinate & hi2) {
-        lo0 = x(i, 0) < lo0 ? x(i, 0) : lo0;
-        lo1 = x(i, 1) < lo1 ? x(i, 1) : lo1;
-        lo2 = x(i, 2) < lo2 ? x(i, 2) : lo2;
-        hi0 = x(i, 0) > hi0 ? x(i, 0) : hi0;
-        hi1 = x(i, 1) > hi1 ? x(i, 1) : hi1;
-        hi2 = x(i, 2) > hi2 ? x(i, 2) : hi2;
-      },
-      Kokkos::Min<Coordinate>(lo[0]), Kokkos::Min<Coordinate>(lo[1]), Kokkos::Min<Coordinate>(lo[2]),
-      Kokkos::Max<Coordinate>(hi[0]), Kokkos::Max<Coordinate>(hi[1]), Kokkos::Max<Coordinate>(hi[2]));
+  // Min and max of each contiguous column, as morton_order does (thrust on
+  // CUDA rather than a Kokkos reduction).
+  for (int k = 0; k < 3; ++k) {
+    Coordinate const* column = x.data() + std::size_t(k) * x.stride(1);
+    if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+      space.fence();
+      auto const [mn, mx] = thrust::minmax_element(thrust::device, column, column + n);
+      lo[k] = *thrust::device_ptr<Coordinate const>(mn);
+      hi[k] = *thrust::device_ptr<Coordinate const>(mx);
+#endif
+    } else {
+      auto const [mn, mx] = std::minmax_element(column, column + n);
+      lo[k] = *mn;
+      hi[k] = *mx;
+    }
+  }
   double half = 0;
   for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (double(hi[k]) - lo[k]));
   half = half > 0 ? half * (1 + 1e-6) : 1.0;
