@@ -18,16 +18,22 @@ void for_each_strategy(F&& f) {
   f(Autoropes{});
   f(Lockstep{});
   f(FsmLockstep{});
+  f(Hybrid{});
+  f(Hybrid{2});
   if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
     f(Recursive{});
     f(Lockstep{5});
     f(FsmLockstep{5});
+    f(Hybrid{3, 5});
   }
 }
 
 template <class Strategy>
 std::string strategy_name(Strategy const& strategy) {
-  if constexpr (is_lockstep_v<Strategy>) return std::string(Strategy::name) + "-w" + std::to_string(strategy.warp_size);
+  if constexpr (std::is_same_v<Strategy, Hybrid>)
+    return "hybrid-d" + std::to_string(strategy.depth) + "-w" + std::to_string(strategy.warp_size);
+  else if constexpr (is_lockstep_v<Strategy>)
+    return std::string(Strategy::name) + "-w" + std::to_string(strategy.warp_size);
   else return Strategy::name;
 }
 

@@ -8,7 +8,8 @@ HostStrategy parse_host_strategy(std::string const& name) {
   if (name == Autoropes::name) return Autoropes{};
   if (name == Lockstep::name) return Lockstep{};
   if (name == FsmLockstep::name) return FsmLockstep{};
-  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm)");
+  if (name == Hybrid::name) return Hybrid{};
+  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm, hybrid)");
 }
 
 }  // namespace treetrav

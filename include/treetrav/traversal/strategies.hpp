@@ -38,10 +38,29 @@ struct FsmLockstep {
   int warp_size = 32;
 };
 
-template <class Strategy>
-inline constexpr bool is_lockstep_v = std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep>;
+// Wall-clock breakdown of one hybrid traversal, in seconds.
+struct HybridTimings {
+  double profile = 0, transfer = 0, schedule = 0, execute = 0;
+  int depth = 0;
+  double total() const { return profile + transfer + schedule + execute; }
+};
 
-using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep>;
+// Hybrid inspector-executor scheduling (Liu et al. §4): profile the top
+// `depth` levels of every traversal, schedule the queries on the host from
+// that profile, execute with FsmLockstep in the new order. depth 0: automatic.
+// `timings`, when set, receives the breakdown.
+struct Hybrid {
+  static constexpr char const* name = "hybrid";
+  int depth = 0;
+  int warp_size = 32;
+  HybridTimings* timings = nullptr;
+};
+
+template <class Strategy>
+inline constexpr bool is_lockstep_v =
+    std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep> || std::is_same_v<Strategy, Hybrid>;
+
+using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid>;
 
 // Throws InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);

@@ -39,6 +39,11 @@ void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topo
   }
 }
 
+// Defined in schedule/detail/hybrid_traverse.hpp (it runs the driver itself).
+template <class ExecutionSpace, class Topology, class Visitor>
+void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+                     Hybrid const& strategy, TraversalMetrics<typename Topology::memory_space> const& metrics);
+
 }  // namespace detail
 
 // The number of warps a lockstep strategy forms for `queries` queries on `space`.
@@ -71,7 +76,7 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
     Kokkos::parallel_for(label, policy, detail::RecursiveKernel<Topology, Visitor>{topology, visitor, order});
   } else if constexpr (std::is_same_v<Strategy, Autoropes>) {
     Kokkos::parallel_for(label, policy, detail::AutoropesKernel<Topology, Visitor>{topology, visitor, order});
-  } else if constexpr (is_lockstep_v<Strategy>) {
+  } else if constexpr (std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep>) {
     constexpr bool fsm = std::is_same_v<Strategy, FsmLockstep>;
     if (metrics.enabled())
       detail::launch_lockstep<ExecutionSpace, Topology, Visitor, fsm, true>(space, label, topology, visitor,
@@ -79,6 +84,9 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
     else
       detail::launch_lockstep<ExecutionSpace, Topology, Visitor, fsm, false>(space, label, topology, visitor,
                                                                              strategy.warp_size, order, metrics);
+  } else if constexpr (std::is_same_v<Strategy, Hybrid>) {
+    // The schedule replaces any order the caller gave.
+    detail::traverse_hybrid(space, topology, visitor, strategy, metrics);
   } else {
     static_assert(sizeof(Strategy) == 0, "unknown traversal strategy");
   }
@@ -86,3 +94,5 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
 }
 
 }  // namespace treetrav
+
+#include <treetrav/schedule/detail/hybrid_traverse.hpp>

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <treetrav/core/backends.hpp>
+#include <treetrav/traversal/detail/host_kernels.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace treetrav {
+
+// Hybrid CPU-GPU inspector-executor scheduling (Liu, Hegde, Kulkarni, ICS16):
+//  1. profile: every query walks only the top tree (nodes down to depth d) on
+//     the execution space, recording which top-tree leaves it reaches
+//     (unguided: a bit matrix) or in which order (guided: a sequence);
+//  2. transfer: only that matrix comes back to the host;
+//  3. schedule: a host execution space turns it into a query permutation
+//     (sandpile partition-join for unguided, recursive bucketing for guided);
+//  4. execute: the FSM lockstep kernel runs the whole traversal in that order.
+// The schedule changes which lane serves which query, never what a query
+// visits, so results equal every other strategy's (§4.4).
+
+// The profile of n queries over the top tree's leaves ("columns", numbered
+// left to right). Unguided: reached(q, word) bit c = query q reached column c.
+// Guided: sequence(q, i) = 1 + the i-th column q visited (0: no more), the
+// first `sequence.extent(1)` visits.
+struct SchedulingMatrix {
+  int columns = 0;
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Kokkos::HostSpace> reached;
+  Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::HostSpace> sequence;
+};
+
+// §4.2.1: for each column in turn, stable-partition the running order (the
+// "sandpile") into the queries that reached it and those that did not, and
+// join the two; queries that share many columns end up adjacent.
+std::vector<Index> sandpile_schedule(SchedulingMatrix const& matrix);
+
+// §4.2.2: bucket queries by the first column they visited, then recursively by
+// the next, until a bucket holds at most `cutoff` queries (a warp) or the
+// sequences end; queries whose sequence ended go first in their bucket.
+std::vector<Index> guided_schedule(SchedulingMatrix const& matrix, int cutoff = 32);
+
+namespace detail {
+
+// Column of each node in the top tree of depth `depth`: nodes at that depth
+// and shallower leaves, numbered in pre-order; -1 for every other node.
+template <class Topology>
+Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topology, int depth, int& columns) {
+  auto parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, topology.parent);
+  auto first_child = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, Kokkos::subview(topology.children, Kokkos::ALL, 0));
+  Index const nodes = topology.size();
+  std::vector<int> node_depth(nodes, 0);
+  Kokkos::View<Index*, Kokkos::HostSpace> column("treetrav::HybridSchedule::column", nodes);
+  columns = 0;
+  // Every layout treetrav makes stores a parent before its children, and
+  // pre-order within a depth is left to right.
+  for (Index node = 0; node < nodes; ++node) {
+    if (parent(node) >= 0) node_depth[node] = node_depth[parent(node)] + 1;
+    bool const top_leaf = node_depth[node] == depth || (node_depth[node] < depth && first_child(node) < 0);
+    column(node) = top_leaf ? columns++ : -1;
+  }
+  return column;
+}
+
+// Wraps an application's visitor to walk only the top tree and record the
+// scheduling matrix; the query state it builds is thrown away (§4.3).
+template <class Visitor, bool Guided>
+struct ProfilingVisitor {
+  using memory_space = typename Visitor::memory_space;
+  struct state_type {
+    typename Visitor::state_type inner;
+    int recorded;
+  };
+  static constexpr bool guided = Visitor::guided;
+
+  Visitor inner;
+  Kokkos::View<Index const*, memory_space> column;
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, memory_space> reached;
+  Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, memory_space> sequence;
+
+  KOKKOS_FUNCTION Index query_count() const { return inner.query_count(); }
+  KOKKOS_FUNCTION void initialize(Index query, state_type& s) const {
+    inner.initialize(query, s.inner);
+    s.recorded = 0;
+  }
+  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    bool const descend = inner.visit(node, query, s.inner);
+    Index const c = column(node);
+    if (c < 0) return descend;
+    // A top-tree leaf: the query reached it if it wanted in (or it is a leaf
+    // the query has just processed); the profile stops here either way.
+    if constexpr (Guided) {
+      if (s.recorded < static_cast<int>(sequence.extent(1))) sequence(query, s.recorded++) = static_cast<std::uint16_t>(c + 1);
+    } else {
+      reached(query, c / 32) |= std::uint32_t(1) << (c % 32);
+    }
+    return false;
+  }
+  KOKKOS_FUNCTION int first_child(Index node, Index query, state_type const& s) const {
+    return inner.first_child(node, query, s.inner);
+  }
+  KOKKOS_FUNCTION void finalize(Index, state_type const&) const {}
+};
+
+// Top-tree depth when the caller gives none: about a thousand top-tree leaves
+// for binary trees (the paper's one depth for all of them), fewer levels for
+// octrees, whose top trees widen eight-fold per level.
+inline int automatic_profile_depth(int arity) { return arity == 2 ? 10 : 3; }
+
+}  // namespace detail
+}  // namespace treetrav
