@@ -110,7 +110,7 @@ void add_bh_force_command(CLI::App& app) {
     // theta and softening are checked by the library; G only here.
     if (!std::isfinite(options->physics.gravity))
       throw InputError(fmt::format("--gravity must be finite (got {})", options->physics.gravity));
-    HostStrategy const strategy = parse_host_strategy(options->run.strategy);
+    HostStrategy const strategy = strategy_from(options->run);
     require_output_directory(options->run.output);
     KokkosSession session(options->run.runtime);
 

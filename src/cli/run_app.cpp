@@ -24,6 +24,12 @@ io::Metadata to_metadata(RunRecord const& record) {
       .set("read_s", record.read_s)
       .set("build_s", record.build_s)
       .set("traverse_s", record.traverse_s);
+  if (record.strategy == Hybrid::name)
+    metadata.set("hybrid_depth", static_cast<double>(record.hybrid.depth))
+        .set("hybrid_profile_s", record.hybrid.profile)
+        .set("hybrid_transfer_s", record.hybrid.transfer)
+        .set("hybrid_schedule_s", record.hybrid.schedule)
+        .set("hybrid_execute_s", record.hybrid.execute);
   // write_s cannot be stored in the file whose writing it times; the summary reports it.
   return metadata;
 }
@@ -79,7 +85,18 @@ void add_run_options(CLI::App& command, RunOptions& options) {
                       " (recursive: host backends only)")
       ->capture_default_str();
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")->capture_default_str();
+  command
+      .add_option("--profile-depth", options.profile_depth,
+                  "hybrid: depth of the profiled top tree (0: automatic, 10 for binary trees, 3 for octrees)")
+      ->check(CLI::Range(0, max_tree_depth))
+      ->capture_default_str();
   add_runtime_options(command, options.runtime);
+}
+
+HostStrategy strategy_from(RunOptions const& options) {
+  HostStrategy strategy = parse_host_strategy(options.strategy);
+  if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
+  return strategy;
 }
 
 void require_output_directory(std::string const& path) {

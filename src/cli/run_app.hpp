@@ -23,10 +23,14 @@ struct RunOptions {
   std::string output;
   std::string strategy = Autoropes::name;
   int leaf_size = 8;
+  int profile_depth = 0;
   RuntimeOptions runtime;
 };
 
 void add_run_options(CLI::App& command, RunOptions& options);
+
+// The --strategy tag, with its options (the hybrid profile depth) applied.
+HostStrategy strategy_from(RunOptions const& options);
 
 // Fails before any work when -o could not be written anyway.
 void require_output_directory(std::string const& path);
@@ -49,6 +53,7 @@ struct RunRecord {
   double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
   double traverse_s = 0;  // (dispatch)
   double write_s = 0;     // results staged on the host, then written
+  HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
 };
 
 // Whether Strategy can run on execution space Space. The recursive reference
@@ -74,6 +79,7 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     space.fence();
     record.build_s = timer.seconds();
     timer.reset();
+    if constexpr (std::is_same_v<Strategy, Hybrid>) strategy.timings = &record.hybrid;
     auto const output = application.traverse(space, setup, strategy);
     space.fence();
     record.traverse_s = timer.seconds();

@@ -163,7 +163,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
 
   sub->callback([options, kind = command.kind, name = command.name] {
     if (options->queries.empty() && !options->self) throw InputError("give --queries FILE or --self");
-    HostStrategy const strategy = parse_host_strategy(options->run.strategy);
+    HostStrategy const strategy = strategy_from(options->run);
     require_output_directory(options->run.output);
     KokkosSession session(options->run.runtime);
 
