@@ -101,11 +101,9 @@ template <class MemorySpace>
 template <class ExecutionSpace, class PointMemorySpace>
 BallTree<MemorySpace>::BallTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
                                 int leaf_size) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
-  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
-                "the tree lives in the execution space's memory space");
-  auto host = detail::build_ball_tree(detail::host_space_for(space), detail::host_points(reference), leaf_size);
-  *this = copy_tree(space, host);
+  *this = detail::build_on_host_for<MemorySpace>(space, [&](auto const& host) {
+    return detail::build_ball_tree(host, detail::host_points(reference), leaf_size);
+  });
 }
 
 }  // namespace treetrav

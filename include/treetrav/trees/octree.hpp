@@ -163,13 +163,10 @@ template <class MemorySpace>
 template <class ExecutionSpace, class BodyMemorySpace, class MassView>
 Octree<MemorySpace>::Octree(ExecutionSpace const& space, PointSet<BodyMemorySpace> const& bodies,
                             MassView const& masses, int leaf_capacity) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
-  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
-                "the tree lives in the execution space's memory space");
   auto host_masses = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, masses);
-  auto host = detail::build_octree(detail::host_space_for(space), detail::host_points(bodies), host_masses,
-                                   leaf_capacity);
-  *this = copy_tree(space, host);
+  *this = detail::build_on_host_for<MemorySpace>(space, [&](auto const& host) {
+    return detail::build_octree(host, detail::host_points(bodies), host_masses, leaf_capacity);
+  });
 }
 
 }  // namespace treetrav

@@ -4,6 +4,7 @@
 #include <treetrav/core/point_set.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace treetrav::detail {
 
@@ -15,6 +16,16 @@ auto host_space_for(ExecutionSpace const& space) {
     return space;
   else
     return Kokkos::DefaultHostExecutionSpace{};
+}
+
+// Every tree's constructor: build in a host space, then copy the tree to the
+// execution space's memory (a no-op for host spaces).
+template <class MemorySpace, class ExecutionSpace, class Build>
+auto build_on_host_for(ExecutionSpace const& space, Build const& build) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                "the tree lives in the execution space's memory space");
+  return copy_tree(space, build(host_space_for(space)));
 }
 
 template <class MemorySpace>
