@@ -50,6 +50,7 @@ struct BarnesHutForce {
   static constexpr char const* tree_name = Octree<Kokkos::HostSpace>::name;
   Bodies bodies;
   int leaf_size;
+  bool sorted;  // bodies in the octree's leaf order
   BarnesHutOptions options;
 
   template <class Space>
@@ -65,7 +66,9 @@ struct BarnesHutForce {
   }
   template <class Space, class Strategy>
   auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
-    return barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy);
+    Kokkos::View<Index const*, typename Space::memory_space> order;
+    if (sorted) order = setup.tree.points.original_index;
+    return barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order);
   }
   // Doubles for the file; a non-finite value fails the run before anything is written.
   template <class Accelerations>
@@ -118,6 +121,7 @@ void add_bh_force_command(CLI::App& app) {
     record.application = "bh";
     record.backend = session.backend();
     record.leaf_size = options->run.leaf_size;
+    record.sort = options->run.sort;
     Kokkos::Timer timer;
     auto const bodies = read_bodies(options->snapshot);
     record.read_s = timer.seconds();
@@ -128,7 +132,7 @@ void add_bh_force_command(CLI::App& app) {
         .set("softening", static_cast<double>(options->physics.softening))
         .set("gravity", static_cast<double>(options->physics.gravity));
 
-    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size, options->physics}, strategy, record);
+    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size, options->run.sorted(), options->physics}, strategy, record);
     write_and_summarize(results, record, options->run.output);
   });
 }

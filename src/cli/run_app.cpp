@@ -14,6 +14,7 @@ io::Metadata to_metadata(RunRecord const& record) {
   metadata.set("application", record.application)
       .set("tree", record.tree)
       .set("strategy", record.strategy)
+      .set("sort", record.sort)
       .set("backend", to_string(record.backend))
       .set("treetrav_version", TREETRAV_VERSION_STRING)
       .set("threads", static_cast<double>(record.threads))
@@ -89,6 +90,12 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       .add_option("--profile-depth", options.profile_depth,
                   "hybrid: depth of the profiled top tree (0: automatic, 10 for binary trees, 3 for octrees)")
       ->check(CLI::Range(0, max_tree_depth))
+      ->capture_default_str();
+  command
+      .add_option("--sort", options.sort,
+                  "Query order: none, or sfc (Morton order of the queries; bh-force: the octree's leaf order). "
+                  "Results stay in the input order either way")
+      ->check(CLI::IsMember({"none", "sfc"}))
       ->capture_default_str();
   add_runtime_options(command, options.runtime);
 }

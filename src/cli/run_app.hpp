@@ -24,7 +24,10 @@ struct RunOptions {
   std::string strategy = Autoropes::name;
   int leaf_size = 8;
   int profile_depth = 0;
+  std::string sort = "none";  // "sfc": queries in space-filling-curve order
   RuntimeOptions runtime;
+
+  bool sorted() const { return sort == "sfc"; }
 };
 
 void add_run_options(CLI::App& command, RunOptions& options);
@@ -44,6 +47,7 @@ struct RunRecord {
   Backend backend = Backend::serial;
   int threads = 0;  // (dispatch) the execution space's concurrency
   int leaf_size = 0;
+  std::string sort = "none";
   Index n_reference = 0;
   Index n_queries = 0;
   int dimension = 0;

@@ -5,6 +5,7 @@
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/io/points.hpp>
+#include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/kd_tree.hpp>
 #include <treetrav/trees/vp_tree.hpp>
@@ -44,18 +45,23 @@ struct SearchInputs {
   io::HostPointSet reference;
   io::HostPointSet queries;
   int leaf_size;
+  bool sorted;
 };
 
 template <template <class> class Tree, class Space>
 struct SearchSetup {
   Tree<typename Space::memory_space> tree;
   PointSet<typename Space::memory_space> queries;
+  Kokkos::View<Index*, typename Space::memory_space> order;  // empty: input order
 };
 
 template <template <class> class Tree, class Space>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
-  return {Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size),
-          copy_points(space, inputs.queries, "treetrav::cli::queries")};
+  SearchSetup<Tree, Space> setup{Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size),
+                                 copy_points(space, inputs.queries, "treetrav::cli::queries"),
+                                 {}};
+  if (inputs.sorted) setup.order = morton_order(space, setup.queries);
+  return setup;
 }
 
 // nn, knn, vp, bt: the Application of run_application (run_app.hpp).
@@ -71,7 +77,7 @@ struct NeighborSearch {
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return find_neighbors(space, setup.tree, setup.queries, options, strategy);
+    return find_neighbors(space, setup.tree, setup.queries, options, strategy, setup.order);
   }
   template <class Neighbors>
   io::QueryResults collect(Neighbors const& neighbors) const {
@@ -94,7 +100,7 @@ struct PointCorrelation {
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return count_within(space, setup.tree, setup.queries, options, strategy);
+    return count_within(space, setup.tree, setup.queries, options, strategy, setup.order);
   }
   template <class Counts>
   io::QueryResults collect(Counts const& counts) const {
@@ -122,7 +128,7 @@ io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchO
 // Reads and cross-checks the inputs; k, radius and leaf size are checked by
 // the library before the traversal, and everything before any output.
 SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
-  SearchInputs inputs{io::read_points(options.reference), {}, options.run.leaf_size};
+  SearchInputs inputs{io::read_points(options.reference), {}, options.run.leaf_size, options.run.sorted()};
   if (options.self) {
     // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
     if (kind != SearchKind::pc && inputs.reference.size() == 1)
@@ -171,6 +177,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     record.application = name;
     record.backend = session.backend();
     record.leaf_size = options->run.leaf_size;
+    record.sort = options->run.sort;
     Kokkos::Timer timer;
     auto const inputs = read_search_inputs(kind, *options);
     record.read_s = timer.seconds();

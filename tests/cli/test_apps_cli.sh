@@ -95,7 +95,7 @@ $1" "${@:2}"
 tt() { "$TREETRAV" "$@"; }
 
 strategies=(recursive autoropes)
-for extra in lockstep fsm; do  # later strategies, when this build has them
+for extra in lockstep fsm hybrid; do  # later strategies, when this build has them
   if tt knn --help 2>/dev/null | grep -qw "$extra"; then strategies+=("$extra"); fi
 done
 
@@ -141,8 +141,22 @@ for dataset in /Results/NeighborIndices /Results/NeighborDistances; do
   expect_same_dataset "bt equals knn: $dataset" "$work/knn-autoropes.h5" "$work/bt-autoropes.h5" "$dataset"
 done
 
-expect_attributes "$work/knn-autoropes.h5" application tree strategy backend threads leaf_size k n_reference \
+expect_attributes "$work/knn-autoropes.h5" application tree strategy sort backend threads leaf_size k n_reference \
   n_queries read_s build_s traverse_s
+if [[ " ${strategies[*]} " == *" hybrid "* ]]; then
+  expect_attributes "$work/knn-hybrid.h5" hybrid_depth hybrid_profile_s hybrid_transfer_s hybrid_schedule_s \
+    hybrid_execute_s
+fi
+
+# --sort sfc changes which thread serves which query, never the results' order.
+for app_options in "knn -k 5" "pc -r 0.1"; do
+  read -r app option value <<<"$app_options"
+  expect_success "$app --sort sfc" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
+    "$option" "$value" --strategy autoropes --sort sfc -o "$work/$app-sorted.h5"
+  expect_same_dataset "$app --sort sfc equals unsorted" "$work/$app-recursive.h5" "$work/$app-sorted.h5" /Results
+done
+expect_failure "unknown --sort" "--sort" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
+  --sort zigzag -o "$failures/knn.h5"
 expect_attributes "$work/pc-autoropes.h5" radius
 run h5dump -A -g /RunMetadata "$work/knn-autoropes.h5"
 expect_contains "knn records the kd tree" '"kd"' "$out"
@@ -173,6 +187,9 @@ for strategy in "${strategies[@]}"; do
   [[ $strategy == recursive ]] ||
     expect_same_dataset "bh-force: $strategy equals recursive" "$work/bh-recursive.h5" "$result" /Results
 done
+expect_success "bh-force --sort sfc" tt bh-force --snapshot "$work/snap.h5" --theta 0.6 --softening 0.01 \
+  --strategy autoropes --sort sfc -o "$work/bh-sorted.h5"
+expect_same_dataset "bh-force --sort sfc equals unsorted" "$work/bh-recursive.h5" "$work/bh-sorted.h5" /Results
 expect_attributes "$work/bh-autoropes.h5" application tree strategy backend threads leaf_size theta softening \
   n_reference n_queries read_s build_s traverse_s
 
