@@ -388,12 +388,14 @@ int main(int argc, char** argv) {
                  "Largest star / caterpillar (and cap of the others)")
       ->check(CLI::Range(1, 29));
   app.add_option("--real-world-log2", settings.real_world_log2,
-                 "Sizes of the real-world-like trees (2^k)");
+                 "Sizes of the real-world-like trees (2^k, comma-separated)")
+      ->delimiter(',');
   app.add_option("--repeats", settings.repeats, "Timed runs per measurement")
       ->check(CLI::Range(1, 1000));
   app.add_option("--bfs-max-height", settings.bfs_max_height,
                  "Skip bfs on taller trees (a step per level)");
   app.add_option("--treefix", settings.treefixes, "rootfix and/or leaffix")
+      ->delimiter(',')
       ->check(CLI::IsMember({"rootfix", "leaffix"}));
   app.add_option("--accuracy-trials", settings.accuracy_trials,
                  "Trees per condition number (0: skip)")

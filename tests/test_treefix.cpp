@@ -418,6 +418,46 @@ TYPED_TEST(TreefixMethods, StayWithinRoundingErrorBoundsOnFloats) {
   }
 }
 
+// A group on vectors, as the octree's centres of mass need: leaffix of (m, m x,
+// m y, m z) gives every subtree's mass and mass-weighted position.
+struct Moments {
+  double mass, x, y, z;
+};
+struct SumOfMoments {
+  using value_type = Moments;
+  using accumulator_type = Moments;
+  KOKKOS_FUNCTION Moments identity() const { return {0, 0, 0, 0}; }
+  KOKKOS_FUNCTION Moments combine(Moments a, Moments b) const {
+    return {a.mass + b.mass, a.x + b.x, a.y + b.y, a.z + b.z};
+  }
+  KOKKOS_FUNCTION Moments inverse(Moments a) const { return {-a.mass, -a.x, -a.y, -a.z}; }
+  KOKKOS_FUNCTION Moments lift(Moments a) const { return a; }
+  KOKKOS_FUNCTION Moments lower(Moments a) const { return a; }
+};
+
+TYPED_TEST(TreefixMethods, LeaffixOfMassMomentsGivesSubtreeCentresOfMass) {
+  HostTree const tree(Host{}, generate_tree(Host{}, TreeShape::random_geometric, 3000, 5));
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> draw(0, 1);
+  HostVector<Moments> moments("test::moments", tree.size());
+  for (Index v = 0; v < tree.size(); ++v) {
+    double const mass = draw(random);
+    moments(v) = {mass, mass * draw(random), mass * draw(random), mass * draw(random)};
+  }
+  auto const expected = sequential_treefix(Treefix::leaffix, tree, SumOfMoments{}, moments);
+  BothMethods<TypeParam>(tree).run(
+      SumOfMoments{}, moments, [&](Treefix kind, std::string const& method, auto const& results) {
+        if (kind != Treefix::leaffix)
+          return;
+        for (Index v = 0; v < tree.size(); ++v) {
+          double const tolerance = 1e-12 * expected(tree.root()).mass;
+          ASSERT_NEAR(results(v).mass, expected(v).mass, tolerance) << method << ", vertex " << v;
+          ASSERT_NEAR(results(v).x, expected(v).x, tolerance) << method << ", vertex " << v;
+          ASSERT_NEAR(results(v).z, expected(v).z, tolerance) << method << ", vertex " << v;
+        }
+      });
+}
+
 TYPED_TEST(TreefixMethods, RejectMismatchedViews) {
   TypeParam space;
   HostTree const tree(Host{}, generate_tree(Host{}, TreeShape::star, 10, 1));

@@ -8,7 +8,7 @@
 
 namespace treetrav::io {
 
-// A tree for treefix as stored in HDF5 (README "File formats"):
+// A tree for treefix as stored in HDF5:
 //   /Tree/Parent       int32 (n): the parent of each vertex, -1 for the root
 //                      (int64 is read too)
 //   /Tree/Weight       float64 (n), optional (float32 is read too)

@@ -29,7 +29,8 @@ public:
   template <class ExecutionSpace>
   EulerTourTreefix(ExecutionSpace const& space, RootedTree<MemorySpace> const& tree)
       : tour_(euler_tour(space, tree, children_csr(space, tree))),
-        workspace_("treetrav::EulerTourTreefix::scan") {}
+        steps_("treetrav::EulerTourTreefix::steps"),
+        scan_storage_("treetrav::EulerTourTreefix::scan_storage") {}
 
   template <class ExecutionSpace, class Operation, class Weights, class Results>
   void rootfix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
@@ -48,7 +49,7 @@ public:
           steps(open(v)) = weight;
           steps(close(v)) = op.inverse(weight);
         });
-    detail::inclusive_scan(space, "treetrav::EulerTourTreefix::scan", op, steps);
+    detail::inclusive_scan(space, "treetrav::EulerTourTreefix::scan", op, steps, scan_storage_);
     Kokkos::parallel_for(
         "treetrav::EulerTourTreefix::read_rootfix", Policy(space, 0, tour_.size()),
         KOKKOS_LAMBDA(Index v) { results(v) = op.lower(steps(open(v))); });
@@ -70,7 +71,7 @@ public:
           steps(open(v)) = op.identity();
           steps(close(v)) = op.lift(weights(v));
         });
-    detail::inclusive_scan(space, "treetrav::EulerTourTreefix::scan", op, steps);
+    detail::inclusive_scan(space, "treetrav::EulerTourTreefix::scan", op, steps, scan_storage_);
     Kokkos::parallel_for(
         "treetrav::EulerTourTreefix::read_leaffix", Policy(space, 0, tour_.size()),
         KOKKOS_LAMBDA(Index v) {
@@ -83,12 +84,13 @@ public:
 private:
   template <class Operation, class ExecutionSpace>
   detail::AccumulatorView<Operation, MemorySpace> scan_buffer(ExecutionSpace const& space) {
-    return workspace_.template get<typename Operation::accumulator_type>(
+    return steps_.template get<typename Operation::accumulator_type>(
         space, 2 * std::size_t(tour_.size()));
   }
 
   EulerTour<MemorySpace> tour_;
-  detail::Workspace<MemorySpace> workspace_;
+  detail::Workspace<MemorySpace> steps_;         // the 2n-step vector E
+  detail::Workspace<MemorySpace> scan_storage_;  // CUB's temporary storage
 };
 
 } // namespace treetrav

@@ -3,6 +3,7 @@
 #include <treetrav/treefix/children.hpp>
 #include <treetrav/treefix/detail/results.hpp>
 
+#include <limits>
 #include <vector>
 
 namespace treetrav {
@@ -71,14 +72,19 @@ Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& 
 
 // Leaffix's bottom-up step for one level queue(begin..end-1): adds every
 // segment of siblings into their parent. Siblings are contiguous in the queue,
-// so this is a segmented scan (flag, sum); the segment's last element holds
-// the total and writes it. Race-free: each parent has one segment.
+// so this is a segmented scan; the segment's last element holds the total and
+// writes it. Race-free: each parent has one segment. A segmented scan does not
+// commute, and Kokkos' Cuda scan joins ranges in either order (its block scan
+// calls join(later, earlier)): so each partial result carries where its range
+// begins, and merge puts two ranges back in order.
 template <class Operation, class Accumulators, class MemorySpace>
 struct AddLevelToParents {
   using accumulator_type = typename Operation::accumulator_type;
+  static constexpr Index empty_range = std::numeric_limits<Index>::max();
   struct value_type {
-    accumulator_type sum;
-    int starts_segment;
+    Index first;          // the range's first position, empty_range for the identity
+    int starts_segment;   // whether a segment starts inside the range
+    accumulator_type sum; // from the range's last segment start (or its first element) on
   };
 
   Operation op;
@@ -88,23 +94,30 @@ struct AddLevelToParents {
   Index begin;
   Index end;
 
-  KOKKOS_FUNCTION value_type then(value_type const& before, value_type const& after) const {
-    if (after.starts_segment)
-      return after;
-    return {op.combine(before.sum, after.sum), before.starts_segment};
+  // Two adjacent ranges, in either order.
+  KOKKOS_FUNCTION value_type merge(value_type const& a, value_type const& b) const {
+    if (a.first == empty_range)
+      return b;
+    if (b.first == empty_range)
+      return a;
+    value_type const& left = a.first < b.first ? a : b;
+    value_type const& right = a.first < b.first ? b : a;
+    if (right.starts_segment)
+      return {left.first, 1, right.sum};
+    return {left.first, left.starts_segment, op.combine(left.sum, right.sum)};
   }
-  KOKKOS_FUNCTION void init(value_type& value) const { value = {op.identity(), 0}; }
+  KOKKOS_FUNCTION void init(value_type& value) const { value = {empty_range, 0, op.identity()}; }
   // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
   KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& input) const {
     auto& sum = const_cast<value_type&>(update);
-    sum = then(sum, const_cast<value_type const&>(input));
+    sum = merge(sum, const_cast<value_type const&>(input));
   }
   KOKKOS_FUNCTION void operator()(Index i, value_type& update, bool final) const {
     Index const position = begin + i;
     Index const v = queue(position);
     Index const parent = parents(v);
     bool const first_sibling = position == begin || parents(queue(position - 1)) != parent;
-    update = then(update, {accumulators(v), first_sibling ? 1 : 0});
+    update = merge(update, {position, first_sibling ? 1 : 0, accumulators(v)});
     bool const last_sibling = position + 1 == end || parents(queue(position + 1)) != parent;
     if (final && last_sibling)
       accumulators(parent) = op.combine(accumulators(parent), update.sum);

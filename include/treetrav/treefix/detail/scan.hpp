@@ -1,13 +1,15 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/treefix/detail/workspace.hpp>
 
 #include <string>
 #include <type_traits>
 
 #if defined(KOKKOS_ENABLE_CUDA)
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
+#include <cub/device/device_scan.cuh>
+
+#include <stdexcept>
 #endif
 
 namespace treetrav::detail {
@@ -44,18 +46,28 @@ struct Combine {
 };
 
 // values(i) <- values(0) + ... + values(i) in place, combining left to right.
-// CUB's decoupled look-back scan (through Thrust) on Cuda, Kokkos' elsewhere.
-template <class ExecutionSpace, class Operation, class Values>
+// On Cuda, CUB's single-pass decoupled look-back scan, asynchronous on the
+// space's stream, its temporary storage kept in `cub_storage` between calls;
+// elsewhere Kokkos' scan.
+template <class ExecutionSpace, class Operation, class Values, class MemorySpace>
 void inclusive_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
-                    Values const& values) {
+                    Values const& values, [[maybe_unused]] Workspace<MemorySpace>& cub_storage) {
   static_assert(
       std::is_same_v<typename Values::non_const_value_type, typename Operation::accumulator_type>,
       "the scan runs over the operation's accumulators");
   Index const count = static_cast<Index>(values.extent(0));
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
-    thrust::inclusive_scan(thrust::cuda::par.on(space.cuda_stream()), values.data(),
-                           values.data() + count, values.data(), Combine<Operation>{op});
+    std::size_t bytes = 0;
+    auto status = cub::DeviceScan::InclusiveScan(nullptr, bytes, values.data(),
+                                                 Combine<Operation>{op}, count, space.cuda_stream());
+    if (status == cudaSuccess) {
+      auto const storage = cub_storage.template get<unsigned char>(space, bytes);
+      status = cub::DeviceScan::InclusiveScan(storage.data(), bytes, values.data(),
+                                              Combine<Operation>{op}, count, space.cuda_stream());
+    }
+    if (status != cudaSuccess)
+      throw std::runtime_error(label + ": CUB scan failed: " + cudaGetErrorString(status));
     return;
   }
 #endif
