@@ -13,6 +13,7 @@ namespace treetrav::nbody {
 // total energy is compared across snapshots to 1e-6 and better).
 template <class MemorySpace>
 struct PotentialVisitor {
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "PotentialVisitor needs a Kokkos memory space");
   using memory_space = MemorySpace;
   struct state_type {
     double potential;

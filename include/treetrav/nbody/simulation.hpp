@@ -98,6 +98,12 @@ class Simulation {
   HostAccelerations host_accelerations();
 
  private:
+  // Throws InputError unless 1 <= bodies <= the largest Index.
+  static Index body_count(io::Snapshot const& state) {
+    if (state.size() < 1 || state.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
+      throw InputError(fmt::format("nbody: {} bodies; need 1 to {}", state.size(), std::numeric_limits<Index>::max()));
+    return static_cast<Index>(state.size());
+  }
   void check_finite(Index non_finite, char const* what) const;
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
   // Never an alias (the state moves on); uninitialised, so that a Serial run
@@ -129,15 +135,12 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
       configuration_(configuration),
       step_(step),
       positions_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::positions"),
-                 state.size(), 3),
+                 body_count(state), 3),
       velocities_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::velocities"),
                   state.size(), 3),
-      bodies_(allocate_points<memory_space>("treetrav::nbody::Simulation::bodies", static_cast<Index>(state.size()),
-                                            3)),
+      bodies_(allocate_points<memory_space>("treetrav::nbody::Simulation::bodies", body_count(state), 3)),
       host_masses_(host_copy(state.masses)),
       host_ids_(host_copy(state.ids)) {
-  if (state.size() < 1 || state.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
-    throw InputError(fmt::format("nbody: {} bodies; need 1 to {}", state.size(), std::numeric_limits<Index>::max()));
   Kokkos::deep_copy(space_, positions_, state.coordinates);
   Kokkos::deep_copy(space_, velocities_, state.velocities);
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses(
