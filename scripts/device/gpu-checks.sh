@@ -60,7 +60,8 @@ for step in $steps; do
     grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
     ;;
   matrix)
-    timeout 900 "$cuda/bench_matrix" --n 200000 --bodies 1000000 --repeats 5 --out "$out" >"$out/matrix.log" 2>&1
+    timeout 900 "$cuda/treetrav" bench --n 200000 --bodies 1000000 --repeats 5 --sweep-depths 2 4 6 8 10 12 14 \
+      --out "$out" >"$out/matrix.log" 2>&1
     echo "matrix: rc=$?"
     tail -n 3 "$out/matrix.log"
     ;;

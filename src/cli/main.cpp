@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TREETRAV_VERSION_STRING);
   treetrav::cli::add_info_command(app);
   treetrav::cli::add_generate_command(app);
+  treetrav::cli::add_bench_command(app);
   treetrav::cli::add_inspect_command(app);
   treetrav::cli::add_treefix_commands(app);
   treetrav::cli::add_search_commands(app);

@@ -1,10 +1,12 @@
-// The papers' comparison matrix on the default execution space (the GPU in a
-// CUDA build): applications x inputs x {autoropes, lockstep, fsm} x
+// treetrav bench: the papers' comparison matrix on the default execution
+// space (the GPU in a CUDA build): applications x inputs x {autoropes, lockstep, fsm} x
 // {unsorted, sorted}. Median of --repeats timed runs after one warm-up; one
 // extra run with metrics for nodes visited per warp and idle lanes; hybrid on
 // the unsorted input and, with --sweep-depths, its profiling-depth sweep; every
 // result checked against the unsorted autoropes run. Writes matrix.csv,
 // matrix.md and depth-sweep.csv into --out.
+#include "common.hpp"
+
 #include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
@@ -14,7 +16,6 @@
 #include <treetrav/trees/kd_tree.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -24,9 +25,9 @@
 #include <numeric>
 #include <vector>
 
+namespace treetrav::cli {
 namespace {
 
-using namespace treetrav;
 using Space = Kokkos::DefaultExecutionSpace;
 using Memory = Space::memory_space;
 using Order = Kokkos::View<Index const*, Memory>;
@@ -47,7 +48,7 @@ struct Settings {
   Index n = 200000;
   Index bodies = 1000000;
   int repeats = 5;
-  std::string out = "perf/results";
+  std::string out = "perf/results/latest";
   std::string only;
   std::vector<int> sweep_depths;  // hybrid depth sweep (Liu et al. Figures 14-15)
 };
@@ -304,24 +305,35 @@ void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<R
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Settings s;
-  CLI::App app{"treetrav traversal matrix benchmark"};
-  app.add_option("--n", s.n, "reference points = queries per search input");
-  app.add_option("--bodies", s.bodies, "bodies for Barnes-Hut");
-  app.add_option("--repeats", s.repeats, "timed runs per configuration")->check(CLI::PositiveNumber);
-  app.add_option("--out", s.out, "output directory");
-  app.add_option("--only", s.only, "comma-separated apps to run (pc,nn,knn,vp,bt,bh); default all");
-  app.add_option("--sweep-depths", s.sweep_depths, "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)");
-  CLI11_PARSE(app, argc, argv);
-  Kokkos::ScopeGuard guard(argc, argv);
-  std::vector<Row> rows, sweep;
-  search_inputs(s, rows, sweep);
-  if (s.only.empty() || s.only.find("bh") != std::string::npos) barnes_hut_inputs(s, rows, sweep);
-  write_tables(s, rows, sweep);
-  auto exact = [](Row const& r) { return r.matches_reference; };
-  bool const all_exact = std::all_of(rows.begin(), rows.end(), exact) && std::all_of(sweep.begin(), sweep.end(), exact);
-  fmt::print("{} rows written to {}/matrix.{{csv,md}}; all match the reference: {}\n", rows.size(), s.out,
-             all_exact ? "yes" : "NO");
-  return all_exact ? 0 : 1;
+void add_bench_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "bench", "The papers' matrix: apps x inputs x strategies x {unsorted, sorted} + hybrid, on the default "
+               "execution space (the GPU in a CUDA build); CSV + markdown");
+  auto s = std::make_shared<Settings>();
+  auto runtime = std::make_shared<RuntimeOptions>();
+  command->add_option("--n", s->n, "reference points = queries per search input")->capture_default_str();
+  command->add_option("--bodies", s->bodies, "bodies for Barnes-Hut")->capture_default_str();
+  command->add_option("--repeats", s->repeats, "timed runs per configuration (median reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--out", s->out, "output directory")->capture_default_str();
+  command->add_option("--only", s->only, "comma-separated apps to run (pc,nn,knn,vp,bt,bh); default all");
+  command->add_option("--sweep-depths", s->sweep_depths, "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)");
+  add_runtime_options(*command, *runtime, false);
+  command->callback([s, runtime] {
+    if (s->n < 1 || s->bodies < 1) throw InputError("--n and --bodies must be >= 1");
+    KokkosSession session(*runtime);
+    std::vector<Row> rows, sweep;
+    search_inputs(*s, rows, sweep);
+    if (s->only.empty() || s->only.find("bh") != std::string::npos) barnes_hut_inputs(*s, rows, sweep);
+    write_tables(*s, rows, sweep);
+    auto exact = [](Row const& r) { return r.matches_reference; };
+    bool const all_exact =
+        std::all_of(rows.begin(), rows.end(), exact) && std::all_of(sweep.begin(), sweep.end(), exact);
+    fmt::print("{} rows written to {}/matrix.{{csv,md}}; all match the reference: {}\n", rows.size(), s->out,
+               all_exact ? "yes" : "NO");
+    if (!all_exact) throw std::runtime_error("some strategy's results differ from the reference run");
+  });
 }
+
+}  // namespace treetrav::cli
