@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <numeric>
 #include <string>
 #include <vector>
 
