@@ -238,6 +238,14 @@ void summarize(nbody::RunSettings const& settings, std::string const& strategy, 
 
 void warn(std::string const& message) { fmt::print(stderr, "treetrav: warning: {}\n", message); }
 
+// "autoropes, lockstep, ...": every tag of the variant, so the help follows the engine.
+template <class... Strategies>
+std::string strategy_names(std::variant<Strategies...> const* /* the variant, by type only */) {
+  std::string names;
+  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
+  return names;
+}
+
 }  // namespace
 
 void add_nbody_command(CLI::App& app) {
@@ -274,7 +282,8 @@ void add_nbody_command(CLI::App& app) {
                   "else --theta)",
                   exact_potential_bodies));
   command->add_option("--strategy", options->strategy,
-                      "Traversal strategy: autoropes, lockstep, fsm, recursive (host backends only)")
+                      "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
+                          " (recursive: host backends only); all give the same forces")
       ->capture_default_str();
   command->add_option("--snapshot-every", options->snapshot_every,
                       "Snapshot every K steps (0: only the first and the last state)")
