@@ -189,12 +189,13 @@ TEST(TreefixGenerators, RejectBadArguments) {
 }
 
 TEST(TreefixMethodChoice, PrefersBfsOnWideTreesOnly) {
-  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 5000, 1))),
-            TreefixMethod::bfs);
-  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::caterpillar, 5000, 1))),
-            TreefixMethod::euler);
-  EXPECT_EQ(choose_method(HostTree(Host{}, generate_tree(Host{}, TreeShape::star, 100, 1))),
-            TreefixMethod::euler);
+  auto const method = [](TreeShape shape, Index n) {
+    return choose_method(HostTree(Host{}, generate_tree(Host{}, shape, n, 1)));
+  };
+  // A star has two levels: bfs once the leaves' level alone is wide enough.
+  EXPECT_EQ(method(TreeShape::star, 2 * min_average_level_width), TreefixMethod::bfs);
+  EXPECT_EQ(method(TreeShape::star, min_average_level_width), TreefixMethod::euler);
+  EXPECT_EQ(method(TreeShape::caterpillar, 5000), TreefixMethod::euler);
 }
 
 // ---------------------------------------------------------------- conversions
