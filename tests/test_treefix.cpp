@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -379,43 +379,46 @@ TYPED_TEST(TreefixMethods, StayWithinRoundingErrorBoundsOnFloats) {
       step_magnitude[open(v)] = step_magnitude[close(v)] = magnitudes(v);
     std::partial_sum(step_magnitude.begin(), step_magnitude.end(), step_magnitude.begin());
 
+    // Per kind: the exact results, the magnitudes summed, and how many terms.
+    struct Reference {
+      HostVector<double> exact, magnitude;
+      HostVector<Index> terms; // path length (rootfix) or subtree size (leaffix)
+    };
+    std::map<Treefix, Reference> references;
+    for (Treefix kind : {Treefix::rootfix, Treefix::leaffix})
+      references[kind] = {sequential_treefix(kind, tree, CompensatedSum<double>{}, exact_weights),
+                          sequential_treefix(kind, tree, Sum<double>{}, magnitudes),
+                          sequential_treefix(kind, tree, Sum<Index>{}, ones)};
+    auto const bound = [&](Treefix kind, std::string const& method, Index v) {
+      auto const& reference = references.at(kind);
+      if (method == "bfs")
+        return gamma(reference.terms(v) - 1) * reference.magnitude(v);
+      if (kind == Treefix::rootfix)
+        return gamma(open(v)) * step_magnitude[open(v)];
+      return gamma(close(v) + 2) *
+             (step_magnitude[close(v)] + step_magnitude[open(v)] + std::abs(reference.exact(v)));
+    };
     BothMethods<TypeParam> methods(tree);
-    for (Treefix kind : {Treefix::rootfix, Treefix::leaffix}) {
-      auto const exact = sequential_treefix(kind, tree, CompensatedSum<double>{}, exact_weights);
-      auto const magnitude = sequential_treefix(kind, tree, Sum<double>{}, magnitudes);
-      auto const terms =
-          sequential_treefix(kind, tree, Sum<Index>{}, ones); // path length or subtree size
-      auto const bound = [&](std::string const& method, Index v) {
-        if (method == "bfs")
-          return gamma(terms(v) - 1) * magnitude(v);
-        if (kind == Treefix::rootfix)
-          return gamma(open(v)) * step_magnitude[open(v)];
-        return gamma(close(v) + 2) *
-               (step_magnitude[close(v)] + step_magnitude[open(v)] + std::abs(exact(v)));
-      };
-      auto const check_plain = [&](Treefix ran, std::string const& method, auto const& results) {
-        if (ran != kind)
-          return;
+    methods.run(Sum<float>{}, weights,
+                [&](Treefix kind, std::string const& method, auto const& results) {
+                  auto const& exact = references.at(kind).exact;
+                  for (Index v = 0; v < n; ++v)
+                    ASSERT_LE(std::abs(results(v) - exact(v)), bound(kind, method, v))
+                        << name << " " << to_string(kind) << " " << method << ", vertex " << v;
+                });
+    // More precise accumulators leave only the final rounding to float.
+    auto const check_precise = [&](double accumulator_error) {
+      return [&, accumulator_error](Treefix kind, std::string const& method, auto const& results) {
+        auto const& exact = references.at(kind).exact;
         for (Index v = 0; v < n; ++v)
-          ASSERT_LE(std::abs(results(v) - exact(v)), bound(method, v))
+          ASSERT_LE(std::abs(results(v) - exact(v)),
+                    u * std::abs(exact(v)) + accumulator_error * 4 * n * n)
               << name << " " << to_string(kind) << " " << method << ", vertex " << v;
       };
-      methods.run(Sum<float>{}, weights, check_plain);
-      // More precise accumulators leave only the final rounding to float.
-      auto const check_precise = [&](double accumulator_error) {
-        return [&, accumulator_error](Treefix ran, std::string const& method, auto const& results) {
-          if (ran != kind)
-            return;
-          for (Index v = 0; v < n; ++v)
-            ASSERT_LE(std::abs(results(v) - exact(v)),
-                      u * std::abs(exact(v)) + accumulator_error * 4 * n * n)
-                << name << " " << to_string(kind) << " " << method << ", vertex " << v;
-        };
-      };
-      methods.run(CompensatedSum<float>{}, weights, check_precise(3 * u * u));
-      methods.run(WidenedSum<float, double>{}, weights,
-                  check_precise(std::numeric_limits<double>::epsilon()));
-    }
+    };
+    methods.run(CompensatedSum<float>{}, weights, check_precise(3 * u * u));
+    methods.run(WidenedSum<float, double>{}, weights,
+                check_precise(std::numeric_limits<double>::epsilon()));
   }
 }
 

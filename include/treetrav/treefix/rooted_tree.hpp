@@ -24,7 +24,7 @@ constexpr int ceil_log2(std::int64_t count) {
   return rounds;
 }
 
-struct TreeShape {
+struct RootAndHeight {
   Index root;
   Index height;
 };
@@ -43,8 +43,8 @@ Index read_element(ExecutionSpace const& space, Kokkos::View<Index const*, Memor
 // 2^r >= 2n jumps every vertex of a tree has reached the root, while one whose
 // parent links loop sits on the loop. O(n log n) work, log n parallel steps.
 template <class ExecutionSpace, class MemorySpace>
-TreeShape validate_parents(ExecutionSpace const& space,
-                           Kokkos::View<Index const*, MemorySpace> const& parents) {
+RootAndHeight validate_parents(ExecutionSpace const& space,
+                               Kokkos::View<Index const*, MemorySpace> const& parents) {
   ProfilingRegion const region("treetrav::RootedTree::validate");
   auto const count = parents.extent(0);
   if (count == 0)
