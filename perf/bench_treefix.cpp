@@ -44,6 +44,7 @@ struct Settings {
   int repeats = 5;
   Index bfs_max_height = Index{1} << 20;
   std::vector<std::string> treefixes{"rootfix", "leaffix"};
+  std::vector<std::string> shapes{"star", "caterpillar", "grid", "rgg", "random", "binary"};
   double long_run_seconds = 1;
   int accuracy_trials = 10;
   Index accuracy_vertices = 10000;
@@ -394,6 +395,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--bfs-max-height", settings.bfs_max_height,
                  "Skip bfs on taller trees (a step per level)");
+  app.add_option("--shapes", settings.shapes, "Trees to time (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"star", "caterpillar", "grid", "rgg", "random", "binary"}));
   app.add_option("--treefix", settings.treefixes, "rootfix and/or leaffix")
       ->delimiter(',')
       ->check(CLI::IsMember({"rootfix", "leaffix"}));
@@ -407,19 +411,29 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(settings.out);
 
   std::vector<Case> cases;
+  auto const add_cases = [&](std::string const& figure, TreeShape shape, std::string const& name,
+                             std::vector<int> const& sizes) {
+    if (std::find(settings.shapes.begin(), settings.shapes.end(), name) == settings.shapes.end())
+      return;
+    for (int k : sizes)
+      cases.push_back({figure, name, shape, 2, Index{1} << k});
+  };
+  std::vector<int> figure7_sizes;
   for (int k = settings.min_log2; k <= settings.max_log2; ++k)
-    for (auto shape : {TreeShape::star, TreeShape::caterpillar})
-      cases.push_back({"figure7", to_string(shape), shape, 2, Index{1} << k});
-  std::vector<int> real_world;
+    figure7_sizes.push_back(k);
+  std::vector<int> figure4_sizes;
   for (int k : settings.real_world_log2)
-    real_world.push_back(std::min(k, settings.max_log2));
-  std::sort(real_world.begin(), real_world.end());
-  real_world.erase(std::unique(real_world.begin(), real_world.end()), real_world.end());
-  for (int k : real_world)
-    for (auto shape : {TreeShape::grid, TreeShape::random_geometric, TreeShape::random_recursive,
-                       TreeShape::kary})
-      cases.push_back({"figure4", shape == TreeShape::kary ? "binary" : to_string(shape), shape, 2,
-                       Index{1} << k});
+    figure4_sizes.push_back(std::min(k, settings.max_log2));
+  std::sort(figure4_sizes.begin(), figure4_sizes.end());
+  figure4_sizes.erase(std::unique(figure4_sizes.begin(), figure4_sizes.end()), figure4_sizes.end());
+  for (int k : figure7_sizes) { // star and caterpillar side by side, size after size
+    add_cases("figure7", TreeShape::star, "star", {k});
+    add_cases("figure7", TreeShape::caterpillar, "caterpillar", {k});
+  }
+  add_cases("figure4", TreeShape::grid, "grid", figure4_sizes);
+  add_cases("figure4", TreeShape::random_geometric, "rgg", figure4_sizes);
+  add_cases("figure4", TreeShape::random_recursive, "random", figure4_sizes);
+  add_cases("figure4", TreeShape::kary, "binary", figure4_sizes);
 
   std::map<Index, double> copy_cache;
   { // Loads every kernel once, so that no measurement pays for it.
@@ -431,13 +445,14 @@ int main(int argc, char** argv) {
   for (auto const& c : cases)
     run_case(settings, c, copy_cache, rows);
   write_performance(settings, rows);
+  fmt::print("wrote {}/performance.{{csv,md}}\n", settings.out);
 
   if (settings.accuracy_trials > 0) {
     AccuracyStudy study;
     study.vertices = settings.accuracy_vertices;
     study.trials = settings.accuracy_trials;
     write_accuracy(settings, accuracy_study(Space(), study));
+    fmt::print("wrote {}/accuracy.{{csv,md}}\n", settings.out);
   }
-  fmt::print("wrote {}/performance.{{csv,md}} and accuracy.{{csv,md}}\n", settings.out);
   return 0;
 }
