@@ -60,8 +60,9 @@ for step in $steps; do
     grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
     ;;
   matrix)
-    timeout 900 "$cuda/treetrav" bench --n 200000 --bodies 1000000 --repeats 5 --sweep-depths 2 4 6 8 10 12 14 \
-      --out "$out" >"$out/matrix.log" 2>&1
+    # shellcheck disable=SC2086
+    timeout "${TREETRAV_MATRIX_TIMEOUT:-500}" "$cuda/treetrav" bench --n 200000 --bodies 1000000 --repeats 5 \
+      --sweep-depths ${TREETRAV_SWEEP_DEPTHS:-2 4 6 8 10 12 14} --out "$out" >"$out/matrix.log" 2>&1
     echo "matrix: rc=$?"
     tail -n 3 "$out/matrix.log"
     ;;
