@@ -84,13 +84,13 @@ public:
 private:
   template <class Operation, class ExecutionSpace>
   detail::AccumulatorView<Operation, MemorySpace> scan_buffer(ExecutionSpace const& space) {
-    return steps_.template get<typename Operation::accumulator_type>(
-        space, 2 * std::size_t(tour_.size()));
+    return steps_.template get<typename Operation::accumulator_type>(space,
+                                                                     2 * std::size_t(tour_.size()));
   }
 
   EulerTour<MemorySpace> tour_;
-  detail::Workspace<MemorySpace> steps_;         // the 2n-step vector E
-  detail::Workspace<MemorySpace> scan_storage_;  // CUB's temporary storage
+  detail::Workspace<MemorySpace> steps_;        // the 2n-step vector E
+  detail::Workspace<MemorySpace> scan_storage_; // CUB's temporary storage
 };
 
 } // namespace treetrav

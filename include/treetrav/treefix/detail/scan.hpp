@@ -59,8 +59,8 @@ void inclusive_scan(ExecutionSpace const& space, std::string const& label, Opera
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
     std::size_t bytes = 0;
-    auto status = cub::DeviceScan::InclusiveScan(nullptr, bytes, values.data(),
-                                                 Combine<Operation>{op}, count, space.cuda_stream());
+    auto status = cub::DeviceScan::InclusiveScan(
+        nullptr, bytes, values.data(), Combine<Operation>{op}, count, space.cuda_stream());
     if (status == cudaSuccess) {
       auto const storage = cub_storage.template get<unsigned char>(space, bytes);
       status = cub::DeviceScan::InclusiveScan(storage.data(), bytes, values.data(),
