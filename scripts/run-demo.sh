@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job (README): sets up everything on a fresh Debian 12 machine,
 # builds treetrav, and runs a demo batch on built-in generated inputs:
-# info, generate + inspect (HDF5 round trip), a kNN batch job.
+# info, generate + inspect (HDF5 round trip), a kNN batch job, a Barnes-Hut
+# force evaluation and a short N-body simulation.
 # Outputs go to $TREETRAV_DEMO_DIR (default ./demo-output).
 #   TREETRAV_CONFIG=cuda scripts/run-demo.sh    # the GPU build (needs a GPU to run)
 set -euo pipefail
@@ -27,11 +28,16 @@ step "read them back"
 "$treetrav" inspect "$out/reference.h5"
 "$treetrav" inspect "$out/plummer.h5"
 
-if "$treetrav" knn --help >/dev/null 2>&1; then
-  step "kNN batch job: k = 8 nearest reference points of every query"
-  "$treetrav" knn --reference "$out/reference.h5" --queries "$out/queries.h5" -k 8 -o "$out/knn.h5"
-  "$treetrav" inspect "$out/knn.h5"
-  step "Barnes-Hut: one force evaluation on the Plummer sphere"
-  "$treetrav" bh-force --snapshot "$out/plummer.h5" --theta 0.5 --softening 0.01 -o "$out/bh-forces.h5"
-fi
+step "kNN batch job: k = 8 nearest reference points of every query"
+"$treetrav" knn --reference "$out/reference.h5" --queries "$out/queries.h5" -k 8 -o "$out/knn.h5"
+"$treetrav" inspect "$out/knn.h5"
+
+step "Barnes-Hut: one force evaluation on the Plummer sphere"
+"$treetrav" bh-force --snapshot "$out/plummer.h5" --theta 0.5 --softening 0.01 -o "$out/bh-forces.h5"
+
+step "N-body: 100 leapfrog steps of a 10,000-body Plummer sphere (snapshots, checkpoints, diagnostics)"
+rm -rf "$out/nbody"  # a fresh run refuses a directory holding an earlier run
+"$treetrav" nbody --plummer 10000 --seed 4 --dt 0.005 --steps 100 --softening 0.02 --snapshot-every 25 \
+  --checkpoint-every 50 -o "$out/nbody" --timings "$out/nbody/timings.json"
+"$treetrav" inspect "$out/nbody/snapshot_000100.h5"
 printf '\nOutputs in %s\n' "$out"

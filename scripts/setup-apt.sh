@@ -9,7 +9,7 @@ packages=(
   libhdf5-dev hdf5-tools
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  python3-h5py python3-numpy
+  python3-h5py python3-numpy python3-matplotlib
 )
 sudo=()
 [[ $(id -u) == 0 ]] || sudo=(sudo)
