@@ -2,42 +2,7 @@
 # The treetrav CLI as a user runs it: exit codes, messages, no partial output.
 #   TREETRAV=/path/to/treetrav bash tests/cli/test_cli.sh
 # Exits non-zero when any check fails; ends with "N passed, N failed".
-set -u
-: "${TREETRAV:?set TREETRAV to the treetrav binary}"
-export OMP_PROC_BIND=false
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=$work/failures  # commands that must fail write (nothing) here
-mkdir "$failures"
-passed=0
-failed=0
-
-pass() {
-  passed=$((passed + 1))
-  echo "PASS: $1"
-}
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $1"
-  if [[ -n ${2:-} ]]; then sed 's/^/    | /' <<<"$2"; fi
-}
-
-# run CMD...: sets $status, $out and $err.
-run() {
-  "$@" >"$work/stdout" 2>"$work/stderr"
-  status=$?
-  out=$(<"$work/stdout")
-  err=$(<"$work/stderr")
-}
-
-# expect_success NAME CMD...
-expect_success() {
-  local name=$1
-  shift
-  run "$@"
-  if [[ $status -eq 0 ]]; then pass "$name"; else fail "$name: exit $status" "$err"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 # expect_failure NAME TEXT CMD...: non-zero exit and TEXT in stderr.
 expect_failure() {
