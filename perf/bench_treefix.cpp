@@ -92,26 +92,34 @@ Timing time_runs(Settings const& settings, int repeats, F&& f) {
   return {times[times.size() / 2], times.front(), repeats};
 }
 
-// Bytes the method's kernels move per call, from their access patterns (the
-// paper's §III-B for the vectorial method), with I = index, V = weight and
-// result, A = accumulator sizes. Euler: write reads (V, V) and W and writes
-// two steps; the scan reads and writes 2n steps; read reads the step at (V
-// (and at V) for leaffix) and writes the result. Bfs: per vertex one frontier
-// scan entry (queue, two offsets, a slot), one expansion (slot search, parent,
-// offset, child, queue write), parent's accumulator, weight and result;
-// leaffix adds the traversal without accumulators and the segmented scan.
-// Sequential: parents, weights and results once.
+// Bytes the method's kernels move between the GPU and its memory per call,
+// from their access patterns, with I = index, V = weight and result, A =
+// accumulator sizes; each array element read or written once per pass counts
+// once (a re-read that the implementation arranges to hit in cache, such as
+// the step the scan's output re-reads inside its tile, does not count).
+// Euler (fused, euler_tour_treefix.hpp): rootfix is one scan over the 2n steps
+// reading the step -> vertex array (2n I) and gathering the weight at both of
+// each vertex's steps (2n V), writing the result where the vertex opens (n V):
+// its accumulators never reach memory. Leaffix's scan reads the steps (2n I)
+// and the weights at closing steps (n V) and scatters both prefixes by vertex
+// (2n A); a second pass reads them (2n A) and writes the results (n V).
+// Bfs, a model of its data: per vertex one frontier scan entry (queue, two
+// offsets, a slot), one expansion (slot search, parent, offset, child, queue
+// write), parent's accumulator, weight and result; leaffix adds the traversal
+// without accumulators and the bottom-up pass. Sequential: parents, weights and
+// results once.
 double kernel_bytes(std::string const& method, Treefix kind, std::size_t accumulator, Index n) {
   double const I = sizeof(Index), V = sizeof(float), A = static_cast<double>(accumulator);
   double per_vertex = I + 2 * V;
   if (method.rfind("euler", 0) == 0)
-    per_vertex = kind == Treefix::rootfix ? 3 * I + 2 * V + 7 * A : 4 * I + 2 * V + 8 * A;
+    per_vertex = kind == Treefix::rootfix ? 2 * I + 3 * V : 2 * I + 2 * V + 4 * A;
   else if (method == "bfs")
     per_vertex = kind == Treefix::rootfix ? 9 * I + V + 2 * A : 18 * I + V + 4 * A;
   return per_vertex * n;
 }
 
-// Bytes per second of a device-to-device copy reading and writing `bytes` in all.
+// Bytes per second of a device-to-device copy (Kokkos::deep_copy, a
+// cudaMemcpy on Cuda) reading `bytes` / 2 and writing `bytes` / 2.
 double copy_gbs(Settings const& settings, double bytes) {
   auto const count = static_cast<std::size_t>(bytes / 2 / sizeof(float));
   Kokkos::View<float*, Memory> from("bench::copy_from", count), to("bench::copy_to", count);
@@ -127,7 +135,7 @@ struct Case {
   Index n;
 };
 
-void run_case(Settings const& settings, Case const& c, std::map<Index, double>& copy_cache,
+void run_case(Settings const& settings, Case const& c, std::map<double, double>& copy_cache,
               std::vector<Row>& rows) {
   Space space;
   auto const host_parents = generate_tree(Host(), c.tree_shape, c.n, 1, c.arity);
@@ -145,15 +153,17 @@ void run_case(Settings const& settings, Case const& c, std::map<Index, double>& 
   });
   std::optional<RootedTree<Memory>> tree;
   double const validate_ms = fenced_ms([&] { tree.emplace(space, parents); });
-  if (copy_cache.count(c.n) == 0)
-    copy_cache[c.n] =
-        copy_gbs(settings, kernel_bytes("euler", Treefix::rootfix, sizeof(float), c.n));
+  // The copy's bandwidth for a row's bytes, measured once per byte count.
+  auto const copy_for = [&](double bytes) {
+    if (copy_cache.count(bytes) == 0)
+      copy_cache[bytes] = copy_gbs(settings, bytes);
+    return copy_cache[bytes];
+  };
 
   auto const base_row = [&](std::string const& treefix, std::string const& method) {
     Row row{c.figure, c.shape, c.n, tree->height(), treefix, method};
     row.transfer_in_ms = transfer_in_ms;
     row.validate_ms = validate_ms;
-    row.copy_gbs = copy_cache[c.n];
     return row;
   };
   auto const measure = [&](std::string const& method, double build_ms, auto& treefix_method,
@@ -169,6 +179,7 @@ void run_case(Settings const& settings, Case const& c, std::map<Index, double>& 
     row.transfer_out_ms = fenced_ms([&] { Kokkos::deep_copy(space, host_results, results); });
     using Accumulator = typename std::decay_t<decltype(op)>::accumulator_type;
     row.kernel_bytes = kernel_bytes(method, kind, sizeof(Accumulator), c.n);
+    row.copy_gbs = copy_for(row.kernel_bytes);
     fmt::print(
         "{:11} {:10} n=2^{:<4.1f} {:7} {:17} build {:9.3f} ms  compute {:10.3f} ms  {:7.1f} GB/s\n",
         c.figure, c.shape, std::log2(c.n), row.treefix, method, build_ms, row.compute_ms,
@@ -266,20 +277,24 @@ void write_performance(Settings const& settings, std::vector<Row> const& rows) {
                        r.figure, r.shape, r.n, r.height, r.treefix, r.method, r.transfer_in_ms,
                        r.validate_ms, r.build_ms, r.compute_ms, r.compute_min_ms, r.transfer_out_ms,
                        r.runs, r.kernel_bytes, r.skipped ? 0 : r.kernel_gbs(), r.copy_gbs,
-                       r.skipped ? 0 : r.kernel_gbs() / r.copy_gbs, r.skipped);
+                       r.skipped || r.copy_gbs <= 0 ? 0 : r.kernel_gbs() / r.copy_gbs, r.skipped);
 
   std::ofstream md(settings.out + "/performance.md");
-  md << fmt::format("# Treefix performance on {}\n\n"
-                    "Compute: median of {} fenced runs after a warm-up (runs over {} s: that one "
-                    "run). Weights and results "
-                    "float; euler-compensated carries float-float, euler-widened double partial "
-                    "sums. GB/s: the kernels' "
-                    "bytes (model in bench_treefix.cpp) per second; copy: a device-to-device copy "
-                    "of the Euler rootfix's "
-                    "bytes. Bfs is skipped above height {} (estimate: the same shape's per-level "
-                    "time x height).\n",
-                    device_name(), settings.repeats, settings.long_run_seconds,
-                    settings.bfs_max_height);
+  md << fmt::format(
+      "# Treefix performance on {}\n\n"
+      "Compute: median of {} fenced runs after a warm-up (runs over {} s: that one run), "
+      "the tree already on the device and the method built (CSR, level sizes, Euler tour: see "
+      "the set-up table). Weights and results float; euler-compensated carries float-float, "
+      "euler-widened double partial sums.\n\n"
+      "Effective bandwidth (GB/s): the bytes the method's kernels must move to and from GPU "
+      "memory, counted from their access patterns (kernel_bytes in bench_treefix.cpp: euler "
+      "rootfix 2n indices + 3n floats, leaffix 2n indices + 2n floats + 4n accumulators), "
+      "divided by the compute time. Copy: a device-to-device copy (Kokkos::deep_copy) "
+      "moving the same number of bytes, half read and half written, timed the same way; "
+      "euler / copy is the ratio of the two.\n\n"
+      "Bfs is skipped above height {}; its estimate is the same shape's largest measured "
+      "time per level x height.\n",
+      device_name(), settings.repeats, settings.long_run_seconds, settings.bfs_max_height);
   for (std::string const figure : {"figure7", "figure4"}) {
     md << (figure == "figure7" ? "\n## Figure 7: star and caterpillar (compute, ms)\n"
                                : "\n## Figure 4: real-world-like trees (compute, ms)\n");
@@ -307,9 +322,24 @@ void write_performance(Settings const& settings, std::vector<Row> const& rows) {
           r.copy_gbs, 100 * r.kernel_gbs() / r.copy_gbs);
     }
   }
+  md << "\n## Bfs per level on the caterpillar (one level per vertex)\n\n"
+        "| treefix | n | bfs ms | us per level | euler ms | euler / bfs speedup |\n"
+        "|---|---|---|---|---|---|\n";
+  for (auto const& r : rows) {
+    if (r.shape != "caterpillar" || r.method != "bfs")
+      continue;
+    Row const* euler = find_row(rows, r, "euler");
+    auto const bfs_ms = r.skipped ? bfs_estimate_ms(r, rows) : std::optional<double>(r.compute_ms);
+    if (!bfs_ms || euler == nullptr)
+      continue;
+    md << fmt::format("| {} | 2^{:.1f} | {} | {:.2f} | {:.3f} | {}{:.0f} |\n", r.treefix,
+                      std::log2(r.n), compute_cell(r, rows), 1e3 * *bfs_ms / r.height,
+                      euler->compute_ms, r.skipped ? "~" : "", *bfs_ms / euler->compute_ms);
+  }
   md << "\n## Data transfer and set-up (ms)\n\nTransfer in: parent array and weights to the "
         "device; validate: "
-        "RootedTree's checks on the device; build: CSR (bfs) or CSR + Euler tour (euler); transfer "
+        "RootedTree's checks on the device; build: CSR + level sizes (bfs) or CSR + Euler tour "
+        "(euler); transfer "
         "out: one "
         "result array.\n\n| shape | n | transfer in | validate | bfs build | euler build | "
         "transfer out |\n"
@@ -435,7 +465,7 @@ int main(int argc, char** argv) {
   add_cases("figure4", TreeShape::random_recursive, "random", figure4_sizes);
   add_cases("figure4", TreeShape::kary, "binary", figure4_sizes);
 
-  std::map<Index, double> copy_cache;
+  std::map<double, double> copy_cache;
   { // Loads every kernel once, so that no measurement pays for it.
     std::vector<Row> ignored;
     run_case(settings, {"warm-up", "random", TreeShape::random_recursive, 2, 1024}, copy_cache,

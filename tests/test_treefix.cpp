@@ -248,6 +248,13 @@ TYPED_TEST(TreefixConversions, EulerTourWalksEveryEdgeDownAndUpOnce) {
     }
     ASSERT_EQ(open(tree.root()), 0) << name;
     ASSERT_EQ(close(tree.root()), 2 * n - 1) << name;
+    // The step -> vertex array is the inverse of (open, close).
+    auto const tour_steps = to_host(tour.steps);
+    ASSERT_EQ(tour_steps.extent(0), std::size_t(2 * n)) << name;
+    for (Index position = 0; position < 2 * n; ++position) {
+      ASSERT_EQ(step_vertex(tour_steps(position)), steps[position].first) << name;
+      ASSERT_EQ(opens(tour_steps(position)), steps[position].second) << name;
+    }
     // Between the root's steps lie the 2(n - 1) edge steps; each moves along a
     // tree edge from where the walk stands, children in increasing order.
     auto const& parents = tree.parents();
@@ -460,6 +467,70 @@ TYPED_TEST(TreefixMethods, LeaffixOfMassMomentsGivesSubtreeCentresOfMass) {
           ASSERT_NEAR(results(v).z, expected(v).z, tolerance) << method << ", vertex " << v;
         }
       });
+}
+
+TYPED_TEST(TreefixMethods, LevelSynchronousKnowsTheLevelsBeforehand) {
+  TypeParam space;
+  for (auto const& named : test_trees(small_sizes)) {
+    auto const& tree = named.tree;
+    LevelSynchronousTreefix<typename TypeParam::memory_space> const bfs(space,
+                                                                        copy_tree(space, tree));
+    HostVector<Index> ones("test::ones", tree.size());
+    Kokkos::deep_copy(ones, 1);
+    auto const depths = sequential_treefix(Treefix::rootfix, tree, Sum<Index>{}, ones);
+    std::vector<Index> expected(tree.height() + 2, 0); // expected[d + 1]: vertices at depth d
+    for (Index v = 0; v < tree.size(); ++v)
+      ++expected[depths(v)];
+    std::partial_sum(expected.begin(), expected.end(), expected.begin());
+    EXPECT_EQ(bfs.level_begin(), expected) << named.name;
+  }
+}
+
+// The level-synchronous leaffix of a tree with few children per vertex adds,
+// level after level from the deepest, each parent's children left to right
+// and then that sum to the parent's weight: a fixed order, so float results
+// equal this host replay bit for bit on every backend and thread count.
+TYPED_TEST(TreefixMethods, LevelSynchronousLeaffixHasAFixedOrderOnBoundedDegreeTrees) {
+  TypeParam space;
+  for (TreeShape shape : {TreeShape::random_recursive, TreeShape::kary, TreeShape::grid,
+                          TreeShape::random_geometric, TreeShape::caterpillar}) {
+    HostTree const tree(Host{}, generate_tree(Host{}, shape, 5000, 11, 3));
+    Index const n = tree.size();
+    std::mt19937_64 random(n);
+    std::uniform_real_distribution<float> draw(-1, 1);
+    HostVector<float> weights("test::weights", n);
+    for (Index v = 0; v < n; ++v)
+      weights(v) = draw(random);
+    HostVector<Index> ones("test::ones", n);
+    Kokkos::deep_copy(ones, 1);
+    auto const depth = sequential_treefix(Treefix::rootfix, tree, Sum<Index>{}, ones); // + 1
+    std::vector<std::vector<Index>> children(n);
+    std::vector<std::vector<Index>> level(tree.height() + 1);
+    for (Index v = 0; v < n; ++v) {
+      level[depth(v) - 1].push_back(v);
+      if (v != tree.root())
+        children[tree.parents()(v)].push_back(v);
+    }
+    std::size_t most_children = 0;
+    for (auto const& siblings : children)
+      most_children = std::max(most_children, siblings.size());
+    ASSERT_LE(most_children, 64u) << to_string(shape) << ": not a bounded-degree tree";
+    std::vector<float> expected(weights.data(), weights.data() + n);
+    for (Index d = tree.height() - 1; d >= 0; --d)
+      for (Index parent : level[d])
+        if (!children[parent].empty()) {
+          float sum = expected[children[parent][0]];
+          for (std::size_t c = 1; c < children[parent].size(); ++c)
+            sum += expected[children[parent][c]];
+          expected[parent] += sum;
+        }
+    LevelSynchronousTreefix<typename TypeParam::memory_space> bfs(space, copy_tree(space, tree));
+    Kokkos::View<float*, typename TypeParam::memory_space> results("test::results", n);
+    bfs.leaffix(space, Sum<float>{}, Kokkos::create_mirror_view_and_copy(space, weights), results);
+    auto const host_results = to_host(results);
+    for (Index v = 0; v < n; ++v)
+      ASSERT_EQ(host_results(v), expected[v]) << to_string(shape) << ", vertex " << v;
+  }
 }
 
 TYPED_TEST(TreefixMethods, RejectMismatchedViews) {

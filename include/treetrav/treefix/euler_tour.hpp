@@ -12,7 +12,9 @@ namespace treetrav {
 // into and out of the root it has 2n steps. open(v) is the position of the
 // step "(v" that enters v and close(v) that of "v)" that leaves it (the
 // paper's "(V" and "V)" arrays): the root spans [0, 2n - 1] and every vertex's
-// [open, close] nests inside its parent's.
+// [open, close] nests inside its parent's. steps is the inverse map, the tour
+// itself: steps(open(v)) = v and steps(close(v)) = ~v (= -v - 1), so that a
+// scan can walk the tour reading each step's vertex in order.
 template <class MemorySpace>
 struct EulerTour {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
@@ -21,9 +23,18 @@ struct EulerTour {
 
   Kokkos::View<Index*, MemorySpace> open;  // (n)
   Kokkos::View<Index*, MemorySpace> close; // (n)
+  Kokkos::View<Index*, MemorySpace> steps; // (2n)
 
   Index size() const { return static_cast<Index>(open.extent(0)); }
 };
+
+// Whether a step of EulerTour::steps enters its vertex, and which vertex it is.
+KOKKOS_INLINE_FUNCTION bool opens(Index step) {
+  return step >= 0;
+}
+KOKKOS_INLINE_FUNCTION Index step_vertex(Index step) {
+  return step >= 0 ? step : ~step;
+}
 
 // Builds the tour in parallel: each step's successor comes from the CSR (first
 // child, next sibling, or the parent's closing step), then Wyllie's pointer
@@ -87,13 +98,19 @@ EulerTour<MemorySpace> euler_tour(ExecutionSpace const& space, RootedTree<Memory
   }
 
   EulerTour<MemorySpace> tour{scratch("treetrav::EulerTour::open", n),
-                              scratch("treetrav::EulerTour::close", n)};
+                              scratch("treetrav::EulerTour::close", n),
+                              scratch("treetrav::EulerTour::steps", steps)};
   auto const open = tour.open;
   auto const close = tour.close;
+  auto const tour_steps = tour.steps;
   Kokkos::parallel_for(
       "treetrav::euler_tour::positions", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-        open(v) = steps - 1 - distance(2 * v);
-        close(v) = steps - 1 - distance(2 * v + 1);
+        Index const opening = steps - 1 - distance(2 * v);
+        Index const closing = steps - 1 - distance(2 * v + 1);
+        open(v) = opening;
+        close(v) = closing;
+        tour_steps(opening) = v;
+        tour_steps(closing) = ~v;
       });
   return tour;
 }

@@ -25,22 +25,46 @@ struct IgnoreEdge {
   KOKKOS_FUNCTION void operator()(Index, Index) const {}
 };
 
+// Frontiers up to this wide expand in one kernel without a scan: each output
+// slot finds its parent by walking the frontier's child counts.
+inline constexpr Index narrow_level = 64;
+
 // One level of the breadth-first traversal: the frontier queue(begin..end-1)
-// expands into its children, appended at queue(end..) in frontier order, and
-// visit(parent, child) runs on every new edge. Load-balanced as in Merrill et
-// al.: an exclusive scan of the frontier's child counts gives each frontier
-// vertex its range of output slots, then one work item per child finds its
-// parent by binary search in the scan. Returns the number of children.
+// expands into its children, appended at queue(end..next_end-1) in frontier
+// order, and visit(parent, child) runs on every new edge. Load-balanced as in
+// Merrill et al.: an exclusive scan of the frontier's child counts gives each
+// frontier vertex its range of output slots, then one work item per child
+// finds its parent by binary search in the scan. The level sizes are known
+// beforehand (level_offsets), so nothing waits for the device.
 template <class ExecutionSpace, class MemorySpace, class Visit>
-Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& csr,
-                   Kokkos::View<Index*, MemorySpace> const& queue,
-                   Kokkos::View<Index*, MemorySpace> const& first_slot, Index begin, Index end,
-                   Visit const& visit) {
+void expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& csr,
+                  Kokkos::View<Index*, MemorySpace> const& queue,
+                  Kokkos::View<Index*, MemorySpace> const& first_slot, Index begin, Index end,
+                  Index next_end, Visit const& visit) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   auto const& offsets = csr.offsets;
   auto const& children = csr.children;
   Index const width = end - begin;
-  Index next_width = 0;
+  if (next_end == end)
+    return;
+  if (width <= narrow_level) {
+    Kokkos::parallel_for(
+        "treetrav::LevelSynchronousTreefix::expand_narrow", Policy(space, 0, next_end - end),
+        KOKKOS_LAMBDA(Index slot) {
+          Index parent = queue(begin), before = 0;
+          for (Index i = 1;; ++i) {
+            Index const count = offsets(parent + 1) - offsets(parent);
+            if (slot < before + count)
+              break;
+            before += count;
+            parent = queue(begin + i);
+          }
+          Index const child = children(offsets(parent) + slot - before);
+          queue(end + slot) = child;
+          visit(parent, child);
+        });
+    return;
+  }
   Kokkos::parallel_scan(
       "treetrav::LevelSynchronousTreefix::scan_frontier", Policy(space, 0, width),
       KOKKOS_LAMBDA(Index i, Index & before, bool final) {
@@ -48,10 +72,9 @@ Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& 
         if (final)
           first_slot(i) = before;
         before += offsets(v + 1) - offsets(v);
-      },
-      next_width);
+      });
   Kokkos::parallel_for(
-      "treetrav::LevelSynchronousTreefix::expand", Policy(space, 0, next_width),
+      "treetrav::LevelSynchronousTreefix::expand", Policy(space, 0, next_end - end),
       KOKKOS_LAMBDA(Index slot) {
         // The last frontier vertex whose first slot is <= slot owns it.
         Index low = 0, high = width;
@@ -67,7 +90,6 @@ Index expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& 
         queue(end + slot) = child;
         visit(parent, child);
       });
-  return next_width;
 }
 
 // Leaffix's bottom-up step for one level queue(begin..end-1): adds every
@@ -124,14 +146,81 @@ struct AddLevelToParents {
   }
 };
 
+// Leaffix's bottom-up step for a narrow level, or any level of a tree whose
+// vertices have few children: one kernel without a scan, in which the last of
+// each run of siblings adds the run, left to right, into their parent. The
+// order of every sum is then fixed: the same bits on every backend and thread
+// count.
+template <class ExecutionSpace, class Operation, class Accumulators, class MemorySpace>
+void add_runs_to_parents(ExecutionSpace const& space, Operation const& op,
+                         Kokkos::View<Index*, MemorySpace> const& queue,
+                         Kokkos::View<Index const*, MemorySpace> const& parents,
+                         Accumulators const& accumulators, Index begin, Index end) {
+  Kokkos::parallel_for(
+      "treetrav::LevelSynchronousTreefix::add_runs_to_parents",
+      Kokkos::RangePolicy<ExecutionSpace>(space, begin, end), KOKKOS_LAMBDA(Index position) {
+        Index const parent = parents(queue(position));
+        if (position + 1 < end && parents(queue(position + 1)) == parent)
+          return;
+        Index first = position;
+        while (first > begin && parents(queue(first - 1)) == parent)
+          --first;
+        auto sum = accumulators(queue(first));
+        for (Index p = first + 1; p <= position; ++p)
+          sum = op.combine(sum, accumulators(queue(p)));
+        accumulators(parent) = op.combine(accumulators(parent), sum);
+      });
+}
+
+// Where each level of the tree begins in breadth-first order: level L holds
+// offsets[L] .. offsets[L + 1] - 1 (height + 2 entries). Depths by pointer
+// jumping, then a histogram: O(n log n) work, O(log n) steps, one copy to the
+// host, so that the traversals never wait for a level's size.
+template <class ExecutionSpace, class MemorySpace>
+Index max_children(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& csr) {
+  auto const& offsets = csr.offsets;
+  Index most = 0;
+  Kokkos::parallel_reduce(
+      "treetrav::LevelSynchronousTreefix::max_children",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<Index>(offsets.extent(0)) - 1),
+      KOKKOS_LAMBDA(Index v, Index & m) {
+        Index const count = offsets(v + 1) - offsets(v);
+        m = count > m ? count : m;
+      },
+      Kokkos::Max<Index>(most));
+  return most;
+}
+
+template <class ExecutionSpace, class MemorySpace>
+std::vector<Index> level_offsets(ExecutionSpace const& space, RootedTree<MemorySpace> const& tree) {
+  ProfilingRegion const region("treetrav::LevelSynchronousTreefix::level_offsets");
+  auto const depth = jump_to_root(space, tree.parents(), tree.root()).depth;
+  Kokkos::View<Index*, MemorySpace> widths(
+      Kokkos::view_alloc(space, "treetrav::LevelSynchronousTreefix::level_widths"),
+      tree.height() + 1);
+  Kokkos::parallel_for(
+      "treetrav::LevelSynchronousTreefix::count_levels",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size()),
+      KOKKOS_LAMBDA(Index v) { Kokkos::atomic_increment(&widths(depth(v))); });
+  auto const host_widths = Kokkos::create_mirror_view(Kokkos::HostSpace{}, widths);
+  Kokkos::deep_copy(space, host_widths, widths);
+  space.fence();
+  std::vector<Index> offsets(tree.height() + 2, 0);
+  for (Index level = 0; level <= tree.height(); ++level)
+    offsets[level + 1] = offsets[level] + host_widths(level);
+  return offsets;
+}
+
 } // namespace detail
 
 // The level-synchronous (breadth-first) treefix of the paper's Algorithm 1:
-// work-efficient (each vertex is touched once per pass) but one synchronised
-// step per tree level, so its time grows with the height: ideal on a star,
-// sequential on a caterpillar. Every call re-traverses the tree from the CSR,
-// as the paper's method does; construction only builds the CSR. Calls on one
-// object must not overlap (they share the frontier queue).
+// work-efficient (each vertex is touched once per pass) but one step per tree
+// level, so its time grows with the height: ideal on a star, sequential on a
+// caterpillar. Every call re-traverses the tree from the CSR, as the paper's
+// method does; construction builds the CSR and counts the vertices of each
+// level, so that a call launches its kernels back to back without reading a
+// frontier's size from the device (levels up to narrow_level wide take one
+// kernel). Calls on one object must not overlap (they share the frontier queue).
 template <class MemorySpace>
 class LevelSynchronousTreefix {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
@@ -143,6 +232,8 @@ public:
   template <class ExecutionSpace>
   LevelSynchronousTreefix(ExecutionSpace const& space, RootedTree<MemorySpace> tree)
       : tree_(std::move(tree)), children_(children_csr(space, tree_)),
+        level_begin_(detail::level_offsets(space, tree_)),
+        max_children_(detail::max_children(space, children_)),
         queue_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                   "treetrav::LevelSynchronousTreefix::queue"),
                tree_.size()),
@@ -162,25 +253,27 @@ public:
     Accumulators const accumulators =
         detail::accumulators_for<Operation>(space, workspace_, results);
     Index const root = tree_.root();
-    Kokkos::deep_copy(space, Kokkos::subview(queue_, 0), root);
+    auto const queue = queue_;
     Kokkos::parallel_for(
         "treetrav::LevelSynchronousTreefix::start",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-        KOKKOS_LAMBDA(Index) { accumulators(root) = op.lift(weights(root)); });
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(Index) {
+          queue(0) = root;
+          accumulators(root) = op.lift(weights(root));
+        });
     detail::CombineWithParent<Operation, Weights, Accumulators> const visit{op, weights,
                                                                             accumulators};
-    for (Index level = 0, begin = 0, end = 1; level < tree_.height(); ++level) {
-      Index const width =
-          detail::expand_level(space, children_, queue_, first_slot_, begin, end, visit);
-      begin = end;
-      end += width;
-    }
+    for (Index level = 0; level < tree_.height(); ++level)
+      detail::expand_level(space, children_, queue_, first_slot_, level_begin_[level],
+                           level_begin_[level + 1], level_begin_[level + 2], visit);
     detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
                                results);
   }
 
-  // results(v) = weights of v's subtree combined: a traversal down records the
-  // levels, then each level from the deepest adds itself into its parents.
+  // results(v) = weights of v's subtree combined: a traversal down lays the
+  // levels out in the queue, then each level from the deepest adds itself
+  // into its parents. On trees with at most narrow_level children per vertex
+  // each parent adds its children's sum, taken left to right, to its own
+  // weight: the same bits on every backend and thread count.
   template <class ExecutionSpace, class Operation, class Weights, class Results>
   void leaffix(ExecutionSpace const& space, Operation const& op, Weights const& weights,
                Results const& results) {
@@ -190,34 +283,42 @@ public:
     using Accumulators = detail::AccumulatorView<Operation, MemorySpace>;
     Accumulators const accumulators =
         detail::accumulators_for<Operation>(space, workspace_, results);
-    Kokkos::deep_copy(space, Kokkos::subview(queue_, 0), tree_.root());
+    Index const root = tree_.root();
+    auto const queue = queue_;
     Kokkos::parallel_for(
         "treetrav::LevelSynchronousTreefix::lift",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()),
-        KOKKOS_LAMBDA(Index v) { accumulators(v) = op.lift(weights(v)); });
-    std::vector<Index> level_begin{0, 1};
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()), KOKKOS_LAMBDA(Index v) {
+          accumulators(v) = op.lift(weights(v));
+          if (v == 0)
+            queue(0) = root;
+        });
     for (Index level = 0; level < tree_.height(); ++level)
-      level_begin.push_back(level_begin.back() +
-                            detail::expand_level(space, children_, queue_, first_slot_,
-                                                 level_begin[level], level_begin[level + 1],
-                                                 detail::IgnoreEdge{}));
+      detail::expand_level(space, children_, queue_, first_slot_, level_begin_[level],
+                           level_begin_[level + 1], level_begin_[level + 2], detail::IgnoreEdge{});
     using AddLevel = detail::AddLevelToParents<Operation, Accumulators, MemorySpace>;
-    for (Index level = tree_.height(); level > 0; --level)
-      Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::add_level_to_parents",
-                            Kokkos::RangePolicy<ExecutionSpace>(
-                                space, 0, level_begin[level + 1] - level_begin[level]),
-                            AddLevel{op, queue_, tree_.parents(), accumulators, level_begin[level],
-                                     level_begin[level + 1]});
+    for (Index level = tree_.height(); level > 0; --level) {
+      Index const begin = level_begin_[level], end = level_begin_[level + 1];
+      if (end - begin <= detail::narrow_level || max_children_ <= detail::narrow_level)
+        detail::add_runs_to_parents(space, op, queue_, tree_.parents(), accumulators, begin, end);
+      else
+        Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::add_level_to_parents",
+                              Kokkos::RangePolicy<ExecutionSpace>(space, 0, end - begin),
+                              AddLevel{op, queue_, tree_.parents(), accumulators, begin, end});
+    }
     detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
                                results);
   }
 
   RootedTree<MemorySpace> const& tree() const { return tree_; }
   ChildrenCsr<MemorySpace> const& children() const { return children_; }
+  // Level L of the breadth-first order is level_begin()[L] .. level_begin()[L + 1] - 1.
+  std::vector<Index> const& level_begin() const { return level_begin_; }
 
 private:
   RootedTree<MemorySpace> tree_;
   ChildrenCsr<MemorySpace> children_;
+  std::vector<Index> level_begin_; // height + 2 entries, on the host
+  Index max_children_;
   Kokkos::View<Index*, MemorySpace> queue_; // the vertices in traversal order, level after level
   Kokkos::View<Index*, MemorySpace> first_slot_; // per frontier vertex: its children's first slot
   detail::Workspace<MemorySpace> workspace_;

@@ -54,6 +54,45 @@ struct BitwiseXor : detail::ExactAccumulation<T> {
   KOKKOS_FUNCTION T inverse(T a) const { return a; }
 };
 
+// N numbers as one value, usable on the device (a View of Kokkos::Array
+// would be a rank-2 View).
+template <class T, int N>
+struct FixedVector {
+  T component[N];
+  KOKKOS_FUNCTION T& operator[](int i) { return component[i]; }
+  KOKKOS_FUNCTION T const& operator[](int i) const { return component[i]; }
+};
+
+// Componentwise addition of N-vectors: e.g. (m, m x, m y, m z), whose leaffix
+// gives every subtree's mass and centre of mass. Exact for integers, rounded
+// componentwise for floating point.
+template <class T, int N>
+struct VectorSum {
+  static_assert(std::is_arithmetic_v<T> && N > 0, "VectorSum adds vectors of numbers");
+  using value_type = FixedVector<T, N>;
+  using accumulator_type = FixedVector<T, N>;
+  KOKKOS_FUNCTION value_type identity() const {
+    value_type zero{};
+    for (int i = 0; i < N; ++i)
+      zero[i] = T(0);
+    return zero;
+  }
+  KOKKOS_FUNCTION value_type combine(value_type const& a, value_type const& b) const {
+    value_type sum{};
+    for (int i = 0; i < N; ++i)
+      sum[i] = a[i] + b[i];
+    return sum;
+  }
+  KOKKOS_FUNCTION value_type inverse(value_type const& a) const {
+    value_type negated{};
+    for (int i = 0; i < N; ++i)
+      negated[i] = -a[i];
+    return negated;
+  }
+  KOKKOS_FUNCTION value_type lift(value_type const& value) const { return value; }
+  KOKKOS_FUNCTION value_type lower(value_type const& value) const { return value; }
+};
+
 // Addition of Value weights accumulated in a wider type (float weights, double
 // partial sums): the simplest way to make the vectorial method's extra
 // cancellations harmless, at the price of wider scan traffic.

@@ -38,10 +38,53 @@ Index read_element(ExecutionSpace const& space, Kokkos::View<Index const*, Memor
   return value;
 }
 
+template <class MemorySpace>
+struct AncestorsAndDepths {
+  Kokkos::View<Index const*, MemorySpace> ancestor;
+  Kokkos::View<Index const*, MemorySpace> depth;
+};
+
+// Pointer jumping from every vertex towards `root`: after 2^r >= 2n jumps
+// every vertex of a tree has reached the root (ancestor(v) == root) and
+// depth(v) is its depth, while a vertex whose parent links loop sits on the
+// loop (its depth clamped to n). O(n log n) work, log n parallel steps.
+template <class ExecutionSpace, class MemorySpace>
+AncestorsAndDepths<MemorySpace> jump_to_root(ExecutionSpace const& space,
+                                             Kokkos::View<Index const*, MemorySpace> const& parents,
+                                             Index root) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  Index const n = static_cast<Index>(parents.extent(0));
+  auto const scratch = [&](std::string const& label) {
+    return Kokkos::View<Index*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), n);
+  };
+  auto ancestor = scratch("treetrav::RootedTree::ancestor");
+  auto depth = scratch("treetrav::RootedTree::depth");
+  auto next_ancestor = scratch("treetrav::RootedTree::next_ancestor");
+  auto next_depth = scratch("treetrav::RootedTree::next_depth");
+  Kokkos::parallel_for(
+      "treetrav::RootedTree::first_jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
+        bool const is_root = v == root;
+        ancestor(v) = is_root ? v : parents(v);
+        depth(v) = is_root ? 0 : 1;
+      });
+  for (int round = 0, rounds = ceil_log2(n) + 1; round < rounds; ++round) {
+    Kokkos::parallel_for(
+        "treetrav::RootedTree::jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
+          Index const a = ancestor(v);
+          next_ancestor(v) = ancestor(a);
+          // Clamped: on a cycle the count would otherwise double past Index.
+          Index const sum = depth(v) + depth(a);
+          next_depth(v) = sum < n ? sum : n;
+        });
+    std::swap(ancestor, next_ancestor);
+    std::swap(depth, next_depth);
+  }
+  return {ancestor, depth};
+}
+
 // Finds the root and the height of a parent array, or throws InputError naming
-// the first offending vertex. Cycles are found by pointer jumping: after
-// 2^r >= 2n jumps every vertex of a tree has reached the root, while one whose
-// parent links loop sits on the loop. O(n log n) work, log n parallel steps.
+// the first offending vertex. Cycles are found by pointer jumping (jump_to_root).
 template <class ExecutionSpace, class MemorySpace>
 RootAndHeight validate_parents(ExecutionSpace const& space,
                                Kokkos::View<Index const*, MemorySpace> const& parents) {
@@ -82,35 +125,9 @@ RootAndHeight validate_parents(ExecutionSpace const& space,
                      " and " + std::to_string(last_root) + " both have parent -1, a tree has one");
   Index const root = first_root;
 
-  Kokkos::View<Index*, MemorySpace> ancestor(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::ancestor"), n);
-  Kokkos::View<Index*, MemorySpace> depth(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::depth"), n);
-  Kokkos::View<Index*, MemorySpace> next_ancestor(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_ancestor"),
-      n);
-  Kokkos::View<Index*, MemorySpace> next_depth(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RootedTree::next_depth"),
-      n);
-  Kokkos::parallel_for(
-      "treetrav::RootedTree::first_jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-        bool const is_root = v == root;
-        ancestor(v) = is_root ? v : parents(v);
-        depth(v) = is_root ? 0 : 1;
-      });
-  for (int round = 0, rounds = ceil_log2(n) + 1; round < rounds; ++round) {
-    Kokkos::parallel_for(
-        "treetrav::RootedTree::jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-          Index const a = ancestor(v);
-          next_ancestor(v) = ancestor(a);
-          // Clamped: on a cycle the count would otherwise double past Index.
-          Index const sum = depth(v) + depth(a);
-          next_depth(v) = sum < n ? sum : n;
-        });
-    std::swap(ancestor, next_ancestor);
-    std::swap(depth, next_depth);
-  }
-
+  auto const jumped = jump_to_root(space, parents, root);
+  auto const ancestor = jumped.ancestor;
+  auto const depth = jumped.depth;
   Index first_unrooted = 0, height = 0;
   Kokkos::parallel_reduce(
       "treetrav::RootedTree::check_reached_root", Policy(space, 0, n),
@@ -121,8 +138,7 @@ RootAndHeight validate_parents(ExecutionSpace const& space,
       },
       Kokkos::Min<Index>(first_unrooted), Kokkos::Max<Index>(height));
   if (first_unrooted < n) {
-    Index const on_cycle =
-        read_element(space, Kokkos::View<Index const*, MemorySpace>(ancestor), first_unrooted);
+    Index const on_cycle = read_element(space, ancestor, first_unrooted);
     throw InputError("vertex " + std::to_string(on_cycle) +
                      " is on a cycle of parent links, which never reach the root " +
                      std::to_string(root));

@@ -3,6 +3,8 @@
 #include <treetrav/core/config.hpp>
 #include <treetrav/treefix/detail/workspace.hpp>
 
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -14,24 +16,33 @@
 
 namespace treetrav::detail {
 
+// A scan that gathers its input and scatters its output: for s in [0, count),
+// output(s, input(0) + ... + input(s)), combining with the operation. Input
+// and Output are small device-copyable functors:
+//   accumulator_type Input::operator()(Index s) const;
+//   void Output::operator()(Index s, accumulator_type const& prefix) const;
+// so that a treefix reads its weights and writes its results inside the scan,
+// without a 2n-step buffer in memory in between.
+
 // Kokkos' scan with the operation's combine, identity and accumulator type.
-template <class Operation, class Values>
-struct InclusiveScan {
+template <class Operation, class Input, class Output>
+struct GatherScatterScan {
   using value_type = typename Operation::accumulator_type;
 
   Operation op;
-  Values values;
+  Input input;
+  Output output;
 
   KOKKOS_FUNCTION void init(value_type& value) const { value = op.identity(); }
   // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
-  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& input) const {
+  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& in) const {
     auto& sum = const_cast<value_type&>(update);
-    sum = op.combine(sum, const_cast<value_type const&>(input));
+    sum = op.combine(sum, const_cast<value_type const&>(in));
   }
-  KOKKOS_FUNCTION void operator()(Index i, value_type& update, bool final) const {
-    update = op.combine(update, values(i));
+  KOKKOS_FUNCTION void operator()(Index s, value_type& update, bool final) const {
+    update = op.combine(update, input(s));
     if (final)
-      values(i) = update;
+      output(s, update);
   }
 };
 
@@ -45,25 +56,102 @@ struct Combine {
   }
 };
 
-// values(i) <- values(0) + ... + values(i) in place, combining left to right.
-// On Cuda, CUB's single-pass decoupled look-back scan, asynchronous on the
-// space's stream, its temporary storage kept in `cub_storage` between calls;
-// elsewhere Kokkos' scan.
-template <class ExecutionSpace, class Operation, class Values, class MemorySpace>
-void inclusive_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
-                    Values const& values, [[maybe_unused]] Workspace<MemorySpace>& cub_storage) {
-  static_assert(
-      std::is_same_v<typename Values::non_const_value_type, typename Operation::accumulator_type>,
-      "the scan runs over the operation's accumulators");
-  Index const count = static_cast<Index>(values.extent(0));
+// The random-access iterators CUB's scan reads and writes through: position s
+// of the input iterator is input(s); assigning to position s of the output
+// iterator calls output(s, value).
+template <class Value, class Input>
+struct GatherIterator {
+  using value_type = Value;
+  using difference_type = std::ptrdiff_t;
+  using pointer = Value const*;
+  using reference = Value;
+  using iterator_category = std::random_access_iterator_tag;
+
+  Input input;
+  difference_type position;
+
+  KOKKOS_FUNCTION Value operator[](difference_type i) const {
+    return input(static_cast<Index>(position + i));
+  }
+  KOKKOS_FUNCTION Value operator*() const { return input(static_cast<Index>(position)); }
+  KOKKOS_FUNCTION GatherIterator operator+(difference_type i) const {
+    return {input, position + i};
+  }
+  KOKKOS_FUNCTION GatherIterator& operator+=(difference_type i) {
+    position += i;
+    return *this;
+  }
+  KOKKOS_FUNCTION GatherIterator& operator++() {
+    ++position;
+    return *this;
+  }
+  KOKKOS_FUNCTION difference_type operator-(GatherIterator const& other) const {
+    return position - other.position;
+  }
+};
+
+template <class Value, class Output>
+struct ScatterIterator {
+  struct Proxy {
+    Output const* output;
+    Index position;
+    KOKKOS_FUNCTION Proxy const& operator=(Value const& value) const {
+      (*output)(position, value);
+      return *this;
+    }
+  };
+  using value_type = Value;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = Proxy;
+  using iterator_category = std::random_access_iterator_tag;
+
+  Output output;
+  difference_type position;
+
+  KOKKOS_FUNCTION Proxy operator[](difference_type i) const {
+    return {&output, static_cast<Index>(position + i)};
+  }
+  KOKKOS_FUNCTION Proxy operator*() const { return {&output, static_cast<Index>(position)}; }
+  KOKKOS_FUNCTION ScatterIterator operator+(difference_type i) const {
+    return {output, position + i};
+  }
+  KOKKOS_FUNCTION ScatterIterator& operator+=(difference_type i) {
+    position += i;
+    return *this;
+  }
+  KOKKOS_FUNCTION ScatterIterator& operator++() {
+    ++position;
+    return *this;
+  }
+  KOKKOS_FUNCTION difference_type operator-(ScatterIterator const& other) const {
+    return position - other.position;
+  }
+};
+
+// The scan above, combining left to right. On Cuda, one pass of CUB's
+// decoupled look-back scan over the iterators, asynchronous on the space's
+// stream, its temporary storage kept in `cub_storage` between calls (the
+// grouping of a floating-point sum then depends on timing: results are within
+// the same bounds but not bit-reproducible). Elsewhere Kokkos' scan, which
+// calls input() twice per position.
+template <class ExecutionSpace, class Operation, class Input, class Output, class MemorySpace>
+void gather_scatter_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
+                         Index count, Input const& input, Output const& output,
+                         [[maybe_unused]] Workspace<MemorySpace>& cub_storage) {
+  using Accumulator = typename Operation::accumulator_type;
+  static_assert(std::is_same_v<decltype(input(Index{})), Accumulator>,
+                "the scan's input gives the operation's accumulators");
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
+    GatherIterator<Accumulator, Input> const in{input, 0};
+    ScatterIterator<Accumulator, Output> const out{output, 0};
     std::size_t bytes = 0;
-    auto status = cub::DeviceScan::InclusiveScan(
-        nullptr, bytes, values.data(), Combine<Operation>{op}, count, space.cuda_stream());
+    auto status = cub::DeviceScan::InclusiveScan(nullptr, bytes, in, out, Combine<Operation>{op},
+                                                 count, space.cuda_stream());
     if (status == cudaSuccess) {
       auto const storage = cub_storage.template get<unsigned char>(space, bytes);
-      status = cub::DeviceScan::InclusiveScan(storage.data(), bytes, values.data(),
+      status = cub::DeviceScan::InclusiveScan(storage.data(), bytes, in, out,
                                               Combine<Operation>{op}, count, space.cuda_stream());
     }
     if (status != cudaSuccess)
@@ -72,7 +160,7 @@ void inclusive_scan(ExecutionSpace const& space, std::string const& label, Opera
   }
 #endif
   Kokkos::parallel_scan(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
-                        InclusiveScan<Operation, Values>{op, values});
+                        GatherScatterScan<Operation, Input, Output>{op, input, output});
 }
 
 } // namespace treetrav::detail
