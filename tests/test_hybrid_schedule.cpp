@@ -14,6 +14,8 @@ namespace {
 
 using namespace treetrav;
 
+Kokkos::DefaultHostExecutionSpace const host;
+
 SchedulingMatrix unguided(Index queries, int columns) {
   SchedulingMatrix m;
   m.columns = columns;
@@ -42,7 +44,7 @@ void expect_permutation(std::vector<Index> const& order, Index n) {
 
 TEST(SandpileSchedule, AllEmptyRowsKeepTheOriginalOrder) {
   auto m = unguided(100, 40);
-  auto order = sandpile_schedule(m);
+  auto order = sandpile_schedule(host, m);
   expect_permutation(order, 100);
   for (Index i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
@@ -50,7 +52,7 @@ TEST(SandpileSchedule, AllEmptyRowsKeepTheOriginalOrder) {
 TEST(SandpileSchedule, IdenticalRowsAndOneGiantBucket) {
   auto m = unguided(1000, 70);
   for (Index q = 0; q < 1000; ++q) set(m, q, 65);  // everyone in one bucket
-  auto order = sandpile_schedule(m);
+  auto order = sandpile_schedule(host, m);
   expect_permutation(order, 1000);
   for (Index i = 0; i < 1000; ++i) EXPECT_EQ(order[i], i);  // stable
 }
@@ -63,7 +65,7 @@ TEST(SandpileSchedule, GroupsQueriesThatReachTheSameColumns) {
     set(m, q, q % 2 == 0 ? 1 : 5);
     set(m, q, q % 2 == 0 ? 2 : 6);
   }
-  auto order = sandpile_schedule(m);
+  auto order = sandpile_schedule(host, m);
   expect_permutation(order, 64);
   int changes = 0;
   for (Index i = 1; i < 64; ++i) changes += order[i] % 2 != order[i - 1] % 2;
@@ -89,13 +91,28 @@ TEST(SandpileSchedule, EqualsColumnByColumnPartitionJoin) {
     for (Index q = 0; q < n; ++q)
       for (int c = 0; c < columns; ++c)
         if (random() % 3 == 0) set(m, q, c);
-    ASSERT_EQ(sandpile_schedule(m), partition_join_reference(m)) << "trial " << trial;
+    ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m)) << "trial " << trial;
   }
 }
 
+TEST(SandpileSchedule, EqualsPartitionJoinOnLargeSparseProfiles) {
+  // Many queries over a thousand columns, a few reached each and many rows
+  // repeated: the shape of a real profile, where segments go through the
+  // counting sort and then the comparison sort as they shrink.
+  std::mt19937 random(11);
+  Index const n = 20000;
+  int const columns = 1024;
+  auto m = unguided(n, columns);
+  for (Index q = 0; q < n; ++q) {
+    int const behaviour = random() % 300;
+    for (int i = 0; i < 1 + behaviour % 5; ++i) set(m, q, (behaviour * 37 + i * 101 + (random() % 4 == 0)) % columns);
+  }
+  ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
+}
+
 TEST(SandpileSchedule, NoQueriesAndNoColumns) {
-  EXPECT_TRUE(sandpile_schedule(unguided(0, 5)).empty());
-  expect_permutation(sandpile_schedule(unguided(10, 0)), 10);
+  EXPECT_TRUE(sandpile_schedule(host, unguided(0, 5)).empty());
+  expect_permutation(sandpile_schedule(host, unguided(10, 0)), 10);
 }
 
 TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
@@ -104,17 +121,49 @@ TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
     int const length = q % 7;  // 0..6 visits, some rows empty
     for (int i = 0; i < length; ++i) m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
   }
-  auto order = guided_schedule(m, 4);
+  auto order = guided_schedule(host, m, 4);
   expect_permutation(order, 500);
 }
 
 TEST(GuidedSchedule, BucketsByFirstVisitedColumn) {
   auto m = guided(300, 3, 4);
   for (Index q = 0; q < 300; ++q) m.sequence(q, 0) = 1 + (q * 7) % 3;
-  auto order = guided_schedule(m, 32);
+  auto order = guided_schedule(host, m, 32);
   expect_permutation(order, 300);
   // Three buckets, in column order, each contiguous.
   for (Index i = 0; i < 300; ++i) EXPECT_EQ(m.sequence(order[i], 0), 1 + i / 100) << i;
+}
+
+// Figure 9's intent, literally: bucket by the first visit (ended sequences
+// first), then each bucket over `cutoff` by the next visit, recursively.
+void bucket_reference(SchedulingMatrix const& m, int cutoff, std::vector<Index>& queries, int step) {
+  if (queries.size() <= std::size_t(cutoff) || step >= int(m.sequence.extent(1))) return;
+  std::vector<std::vector<Index>> buckets(m.columns + 1);
+  for (Index q : queries) buckets[m.sequence(q, step)].push_back(q);
+  queries.clear();
+  for (int column = 0; column <= m.columns; ++column) {
+    if (column != 0) bucket_reference(m, cutoff, buckets[column], step + 1);
+    queries.insert(queries.end(), buckets[column].begin(), buckets[column].end());
+  }
+}
+
+TEST(GuidedSchedule, EqualsRecursiveBucketing) {
+  std::mt19937 random(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    Index const n = 1 + random() % 3000;
+    int const columns = 1 + random() % 1100, length = 1 + random() % 16, cutoff = 1 + random() % 40;
+    int const behaviours = 1 + random() % 200;
+    auto m = guided(n, columns, length);
+    for (Index q = 0; q < n; ++q) {
+      int const behaviour = random() % behaviours;
+      int const visits = behaviour % (length + 1);
+      for (int i = 0; i < visits; ++i) m.sequence(q, i) = 1 + (behaviour * 13 + i * (1 + random() % 2)) % columns;
+    }
+    std::vector<Index> expected(n);
+    std::iota(expected.begin(), expected.end(), 0);
+    bucket_reference(m, cutoff, expected, 0);
+    ASSERT_EQ(guided_schedule(host, m, cutoff), expected) << "trial " << trial;
+  }
 }
 
 TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
@@ -124,13 +173,13 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
     m.sequence(q, 1) = 1 + q % 4;    // split by the second visit
     m.sequence(q, 2) = 1 + q / 64;
   }
-  auto order = guided_schedule(m, 32);
+  auto order = guided_schedule(host, m, 32);
   expect_permutation(order, 256);
   for (Index i = 1; i < 256; ++i) EXPECT_LE(m.sequence(order[i - 1], 1), m.sequence(order[i], 1)) << i;
   // The identical-row case: all rows equal, all steps used, still a permutation.
   auto same = guided(100, 2, 2);
   for (Index q = 0; q < 100; ++q) same.sequence(q, 0) = same.sequence(q, 1) = 2;
-  expect_permutation(guided_schedule(same, 8), 100);
+  expect_permutation(guided_schedule(host, same, 8), 100);
 }
 
 }  // namespace

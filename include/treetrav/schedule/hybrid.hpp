@@ -33,13 +33,16 @@ struct SchedulingMatrix {
 
 // §4.2.1: for each column in turn, stable-partition the running order (the
 // "sandpile") into the queries that reached it and those that did not, and
-// join the two; queries that share many columns end up adjacent.
-std::vector<Index> sandpile_schedule(SchedulingMatrix const& matrix);
+// join the two; queries that share many columns end up adjacent. Runs on the
+// host execution space in O(n) per distinguishing column, not one pass per
+// column.
+std::vector<Index> sandpile_schedule(Kokkos::DefaultHostExecutionSpace const& space, SchedulingMatrix const& matrix);
 
 // §4.2.2: bucket queries by the first column they visited, then recursively by
 // the next, until a bucket holds at most `cutoff` queries (a warp) or the
 // sequences end; queries whose sequence ended go first in their bucket.
-std::vector<Index> guided_schedule(SchedulingMatrix const& matrix, int cutoff = 32);
+std::vector<Index> guided_schedule(Kokkos::DefaultHostExecutionSpace const& space, SchedulingMatrix const& matrix,
+                                   int cutoff = 32);
 
 namespace detail {
 
@@ -85,6 +88,11 @@ struct ProfilingVisitor {
     s.recorded = 0;
   }
   KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    // A guided profile ends with its sequence: the rest of the top tree would
+    // cost a full top-tree walk (no bound tightens above the data) for visits
+    // the scheduler never reads.
+    if constexpr (Guided)
+      if (s.recorded == static_cast<int>(sequence.extent(1))) return false;
     bool const descend = inner.visit(node, query, s.inner);
     Index const c = column(node);
     if (c < 0) return descend;

@@ -3,6 +3,10 @@
 #include <treetrav/schedule/hybrid.hpp>
 #include <treetrav/traversal/traverse.hpp>
 
+#include <limits>
+#include <stdexcept>
+#include <string>
+
 namespace treetrav::detail {
 
 // How many top-tree leaves a guided profile records per query: enough to split
@@ -28,6 +32,10 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   Kokkos::Profiling::pushRegion("treetrav::hybrid::profile");
   SchedulingMatrix matrix;
   auto column = Kokkos::create_mirror_view_and_copy(space, top_tree_columns(topology, timings.depth, matrix.columns));
+  if (Visitor::guided && matrix.columns >= std::numeric_limits<std::uint16_t>::max())
+    throw std::invalid_argument("hybrid: profiling depth " + std::to_string(timings.depth) + " gives " +
+                                std::to_string(matrix.columns) + " top-tree leaves; a guided profile holds fewer than " +
+                                std::to_string(std::numeric_limits<std::uint16_t>::max()));
   Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemorySpace> reached(
       "treetrav::SchedulingMatrix::reached", Visitor::guided ? 0 : queries, (matrix.columns + 31) / 32);
   Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemorySpace> sequence(
@@ -44,7 +52,8 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
 
   // 3. Schedule on the host.
   Kokkos::Profiling::pushRegion("treetrav::hybrid::schedule");
-  auto schedule = Visitor::guided ? guided_schedule(matrix, strategy.warp_size) : sandpile_schedule(matrix);
+  Kokkos::DefaultHostExecutionSpace const host;
+  auto schedule = Visitor::guided ? guided_schedule(host, matrix, strategy.warp_size) : sandpile_schedule(host, matrix);
   Kokkos::View<Index*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host_order(schedule.data(),
                                                                                                 schedule.size());
   auto order = Kokkos::create_mirror_view_and_copy(space, host_order);
