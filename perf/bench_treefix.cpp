@@ -472,9 +472,10 @@ int main(int argc, char** argv) {
              ignored);
   }
   std::vector<Row> rows;
-  for (auto const& c : cases)
+  for (auto const& c : cases) {
     run_case(settings, c, copy_cache, rows);
-  write_performance(settings, rows);
+    write_performance(settings, rows); // so far: a run cut short keeps what it measured
+  }
   fmt::print("wrote {}/performance.{{csv,md}}\n", settings.out);
 
   if (settings.accuracy_trials > 0) {

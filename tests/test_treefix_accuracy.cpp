@@ -48,8 +48,12 @@ TYPED_TEST(TreefixAccuracy, CompensationRemovesTheVectorialMethodsExtraError) {
     for (std::string method : {"euler-compensated", "euler-widened"}) {
       // Only the final rounding to float is left on moderately conditioned sums...
       EXPECT_LE(worst_of(kind, method, 1e3), 1.01 * u) << to_string(kind) << " " << method;
-      // ... and far less than the plain float methods' error on ill-conditioned ones.
-      EXPECT_LT(worst_of(kind, method, 1e9), 1e-3 * worst_of(kind, "bfs", 1e9))
+      // ... and far less than the plain float methods' error on ill-conditioned ones:
+      // double partial sums by three orders of magnitude; float-float pairs (48
+      // significant bits) by two, as a parallel scan (CUB's on Cuda) groups the
+      // tour's steps into partial sums far larger than any vertex's ancestors' sum.
+      double const gain = method == "euler-widened" ? 1e-3 : 1e-2;
+      EXPECT_LT(worst_of(kind, method, 1e9), gain * worst_of(kind, "bfs", 1e9))
           << to_string(kind) << " " << method;
     }
   }

@@ -3,7 +3,9 @@
 #include <treetrav/treefix/children.hpp>
 #include <treetrav/treefix/detail/results.hpp>
 
+#include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace treetrav {
@@ -90,6 +92,135 @@ void expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& c
         queue(end + slot) = child;
         visit(parent, child);
       });
+}
+
+// Runs of narrow levels (every frontier and its next level at most
+// narrow_level wide) in one kernel: a single team walks the levels one after
+// another, a team barrier between two levels instead of a kernel launch. The
+// frontier and its child ranges stay in team scratch memory, and each new
+// level loads its own child ranges while it is written, so a level costs a
+// few dependent memory accesses. Expands the levels first .. last - 1.
+template <class ExecutionSpace, class MemorySpace, class Visit>
+struct ExpandNarrowLevels {
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Scratch =
+      Kokkos::View<Index*, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  // Per buffer: the frontier's vertices, their first children, their ends.
+  static constexpr Index buffer = 3 * narrow_level;
+
+  Kokkos::View<Index*, MemorySpace> offsets;
+  Kokkos::View<Index*, MemorySpace> children;
+  Kokkos::View<Index*, MemorySpace> level_begin;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Visit visit;
+  Index first;
+  Index last;
+
+  static std::size_t scratch_bytes() { return Scratch::shmem_size(2 * buffer); }
+
+  KOKKOS_FUNCTION void operator()(Member const& team) const {
+    Scratch const frontier(team.team_scratch(0), 2 * buffer);
+    Index const rank = team.team_rank(), size = team.team_size();
+    Index const last_entry = static_cast<Index>(level_begin.extent(0)) - 1;
+    Index end = level_begin(first + 1), next_end = level_begin(first + 2);
+    for (Index i = rank, begin = level_begin(first); i < end - begin; i += size) {
+      Index const v = queue(begin + i);
+      frontier(i) = v;
+      frontier(narrow_level + i) = offsets(v);
+      frontier(2 * narrow_level + i) = offsets(v + 1);
+    }
+    team.team_barrier();
+    for (Index level = first; level < last; ++level) {
+      Index const following = level_begin(level + 3 < last_entry ? level + 3 : last_entry);
+      Index const current = (level - first) % 2 * buffer, next = buffer - current;
+      for (Index slot = rank; slot < next_end - end; slot += size) {
+        Index i = 0, before = 0;
+        for (;; ++i) {
+          Index const count =
+              frontier(current + 2 * narrow_level + i) - frontier(current + narrow_level + i);
+          if (slot < before + count)
+            break;
+          before += count;
+        }
+        Index const parent = frontier(current + i);
+        Index const child = children(frontier(current + narrow_level + i) + slot - before);
+        queue(end + slot) = child;
+        frontier(next + slot) = child;
+        frontier(next + narrow_level + slot) = offsets(child);
+        frontier(next + 2 * narrow_level + slot) = offsets(child + 1);
+        visit(parent, child);
+      }
+      team.team_barrier();
+      end = next_end;
+      next_end = following;
+    }
+  }
+};
+
+// The bottom-up counterpart: one team adds the levels last, last - 1, ..,
+// first (each at most narrow_level wide) into their parents, a team barrier
+// between two levels; the same order of sums as add_runs_to_parents.
+template <class ExecutionSpace, class Operation, class Accumulators, class MemorySpace>
+struct AddNarrowLevelsToParents {
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Scratch =
+      Kokkos::View<Index*, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+  Operation op;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Kokkos::View<Index*, MemorySpace> level_begin;
+  Accumulators accumulators;
+  Index first;
+  Index last;
+
+  static std::size_t scratch_bytes() { return 2 * Scratch::shmem_size(narrow_level); }
+
+  KOKKOS_FUNCTION void operator()(Member const& team) const {
+    Scratch const level_vertices(team.team_scratch(0), narrow_level);
+    Scratch const level_parents(team.team_scratch(0), narrow_level);
+    Index const rank = team.team_rank(), size = team.team_size();
+    Index begin = level_begin(last), end = level_begin(last + 1);
+    for (Index level = last; level >= first; --level) {
+      Index const above = level_begin(level > 0 ? level - 1 : 0);
+      Index const width = end - begin;
+      for (Index i = rank; i < width; i += size) {
+        Index const v = queue(begin + i);
+        level_vertices(i) = v;
+        level_parents(i) = parents(v);
+      }
+      team.team_barrier();
+      for (Index i = rank; i < width; i += size) {
+        Index const parent = level_parents(i);
+        if (i + 1 < width && level_parents(i + 1) == parent)
+          continue;
+        Index run = i;
+        while (run > 0 && level_parents(run - 1) == parent)
+          --run;
+        auto sum = accumulators(level_vertices(run));
+        for (Index p = run + 1; p <= i; ++p)
+          sum = op.combine(sum, accumulators(level_vertices(p)));
+        accumulators(parent) = op.combine(accumulators(parent), sum);
+      }
+      team.team_barrier();
+      end = begin;
+      begin = above;
+    }
+  }
+};
+
+// Runs one of the team kernels above as a single team of at most
+// narrow_level threads.
+template <class ExecutionSpace, class Functor>
+void run_single_team(ExecutionSpace const& space, std::string const& label,
+                     Functor const& functor) {
+  Kokkos::TeamPolicy<ExecutionSpace> sizing(space, 1, 1);
+  sizing.set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes()));
+  int const team_size = std::min<int>(static_cast<int>(narrow_level),
+                                      sizing.team_size_max(functor, Kokkos::ParallelForTag{}));
+  Kokkos::TeamPolicy<ExecutionSpace> policy(space, 1, team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes()));
+  Kokkos::parallel_for(label, policy, functor);
 }
 
 // Leaffix's bottom-up step for one level queue(begin..end-1): adds every
@@ -234,13 +365,21 @@ public:
       : tree_(std::move(tree)), children_(children_csr(space, tree_)),
         level_begin_(detail::level_offsets(space, tree_)),
         max_children_(detail::max_children(space, children_)),
+        level_begin_device_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                               "treetrav::LevelSynchronousTreefix::level_begin"),
+                            level_begin_.size()),
         queue_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                   "treetrav::LevelSynchronousTreefix::queue"),
                tree_.size()),
         first_slot_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                        "treetrav::LevelSynchronousTreefix::first_slot"),
                     tree_.size()),
-        workspace_("treetrav::LevelSynchronousTreefix::accumulators") {}
+        workspace_("treetrav::LevelSynchronousTreefix::accumulators") {
+    Kokkos::View<Index const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(
+        level_begin_.data(), level_begin_.size());
+    Kokkos::deep_copy(space, level_begin_device_, host);
+    space.fence();
+  }
 
   // results(v) = weights of v's ancestors and v combined, level by level from the root.
   template <class ExecutionSpace, class Operation, class Weights, class Results>
@@ -260,11 +399,8 @@ public:
           queue(0) = root;
           accumulators(root) = op.lift(weights(root));
         });
-    detail::CombineWithParent<Operation, Weights, Accumulators> const visit{op, weights,
-                                                                            accumulators};
-    for (Index level = 0; level < tree_.height(); ++level)
-      detail::expand_level(space, children_, queue_, first_slot_, level_begin_[level],
-                           level_begin_[level + 1], level_begin_[level + 2], visit);
+    traverse_down(space, detail::CombineWithParent<Operation, Weights, Accumulators>{op, weights,
+                                                                                     accumulators});
     detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
                                results);
   }
@@ -292,11 +428,21 @@ public:
           if (v == 0)
             queue(0) = root;
         });
-    for (Index level = 0; level < tree_.height(); ++level)
-      detail::expand_level(space, children_, queue_, first_slot_, level_begin_[level],
-                           level_begin_[level + 1], level_begin_[level + 2], detail::IgnoreEdge{});
+    traverse_down(space, detail::IgnoreEdge{});
     using AddLevel = detail::AddLevelToParents<Operation, Accumulators, MemorySpace>;
-    for (Index level = tree_.height(); level > 0; --level) {
+    for (Index level = tree_.height(); level > 0;) {
+      Index run = level; // levels run..level: a narrow run, added by one team
+      while (run > 1 && width(level) <= detail::narrow_level &&
+             width(run - 1) <= detail::narrow_level)
+        --run;
+      if (run < level) {
+        detail::run_single_team(
+            space, "treetrav::LevelSynchronousTreefix::add_narrow_levels_to_parents",
+            detail::AddNarrowLevelsToParents<ExecutionSpace, Operation, Accumulators, MemorySpace>{
+                op, queue_, tree_.parents(), level_begin_device_, accumulators, run, level});
+        level = run - 1;
+        continue;
+      }
       Index const begin = level_begin_[level], end = level_begin_[level + 1];
       if (end - begin <= detail::narrow_level || max_children_ <= detail::narrow_level)
         detail::add_runs_to_parents(space, op, queue_, tree_.parents(), accumulators, begin, end);
@@ -304,6 +450,7 @@ public:
         Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::add_level_to_parents",
                               Kokkos::RangePolicy<ExecutionSpace>(space, 0, end - begin),
                               AddLevel{op, queue_, tree_.parents(), accumulators, begin, end});
+      --level;
     }
     detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
                                results);
@@ -315,10 +462,38 @@ public:
   std::vector<Index> const& level_begin() const { return level_begin_; }
 
 private:
+  Index width(Index level) const { return level_begin_[level + 1] - level_begin_[level]; }
+
+  // The traversal from the root, visit(parent, child) on every edge, level by
+  // level; each run of narrow levels goes to one team kernel.
+  template <class ExecutionSpace, class Visit>
+  void traverse_down(ExecutionSpace const& space, Visit const& visit) {
+    auto const narrow = [&](Index level) {
+      return width(level) <= detail::narrow_level && width(level + 1) <= detail::narrow_level;
+    };
+    for (Index level = 0; level < tree_.height();) {
+      Index run_end = level;
+      while (run_end < tree_.height() && narrow(run_end))
+        ++run_end;
+      if (run_end - level >= 2) {
+        detail::run_single_team(space, "treetrav::LevelSynchronousTreefix::expand_narrow_levels",
+                                detail::ExpandNarrowLevels<ExecutionSpace, MemorySpace, Visit>{
+                                    children_.offsets, children_.children, level_begin_device_,
+                                    queue_, visit, level, run_end});
+        level = run_end;
+      } else {
+        detail::expand_level(space, children_, queue_, first_slot_, level_begin_[level],
+                             level_begin_[level + 1], level_begin_[level + 2], visit);
+        ++level;
+      }
+    }
+  }
+
   RootedTree<MemorySpace> tree_;
   ChildrenCsr<MemorySpace> children_;
   std::vector<Index> level_begin_; // height + 2 entries, on the host
   Index max_children_;
+  Kokkos::View<Index*, MemorySpace> level_begin_device_; // the same, for the narrow-level kernels
   Kokkos::View<Index*, MemorySpace> queue_; // the vertices in traversal order, level after level
   Kokkos::View<Index*, MemorySpace> first_slot_; // per frontier vertex: its children's first slot
   detail::Workspace<MemorySpace> workspace_;
