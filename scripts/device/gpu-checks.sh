@@ -2,7 +2,10 @@
 # Runs on the lent GPU machine (the `device` tool), from the repository root,
 # with binaries built here and carried in .device/ (bin-cuda: the CUDA build,
 # bin-cpu: the OpenMP build, lib: fallback shared libraries). Logs go to $OUT.
-#   scripts/device/gpu-checks.sh [info] [tests] [sanitize] [matrix] [hostbench]
+# Env: TREETRAV_TESTS (test binaries to run; default all in bin-cuda),
+# TREETRAV_ONLY (bench apps), TREETRAV_MATRIX_DIR (bench output under $OUT),
+# TREETRAV_SWEEP_DEPTHS, TREETRAV_MATRIX_TIMEOUT, TREETRAV_BENCH_N.
+#   scripts/device/gpu-checks.sh [info] [tests] [sanitize] [hybrid-sanitize] [matrix] [hostbench]
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -39,7 +42,7 @@ for step in $steps; do
     echo "info: rc=$?"
     ;;
   tests)
-    for t in "$cuda"/test_*; do
+    for t in ${TREETRAV_TESTS:-"$cuda"/test_*}; do
       echo "== $t"
       timeout 600 "$t" --gtest_brief=1 2>&1 | tail -n 30
       echo "rc=${PIPESTATUS[0]}"
@@ -59,12 +62,33 @@ for step in $steps; do
     } >"$out/sanitizer.log" 2>&1
     grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
     ;;
+  hybrid-sanitize)
+    # Every hybrid phase on the GPU under memcheck and racecheck: guided (kNN)
+    # and unguided (point correlation) profiles, then the FSM executor.
+    {
+      "$cuda/treetrav" generate --dist covtype7 -n 4000 --seed 1 -o "$work/small-ref.h5"
+      "$cuda/treetrav" generate --dist covtype7 -n 4000 --seed 2 -o "$work/small-q.h5"
+      for tool in memcheck racecheck; do
+        for app in "knn -k 8" "pc --radius 0.05"; do
+          echo "== compute-sanitizer --tool $tool treetrav $app --strategy hybrid"
+          # shellcheck disable=SC2086
+          timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 "$cuda/treetrav" $app --backend cuda \
+            --strategy hybrid --reference "$work/small-ref.h5" --queries "$work/small-q.h5" -o "$work/hybrid-$tool.h5" 2>&1 | tail -n 6
+          echo "rc=${PIPESTATUS[0]}"
+        done
+      done
+    } >"$out/hybrid-sanitizer.log" 2>&1
+    grep -E "^== |ERROR SUMMARY|rc=" "$out/hybrid-sanitizer.log"
+    ;;
   matrix)
     # shellcheck disable=SC2086
+    dir=$out/${TREETRAV_MATRIX_DIR:-.}
+    mkdir -p "$dir"
     timeout "${TREETRAV_MATRIX_TIMEOUT:-500}" "$cuda/treetrav" bench --n 200000 --bodies 1000000 --repeats 5 \
-      --sweep-depths ${TREETRAV_SWEEP_DEPTHS:-2 4 6 8 10 12 14} --out "$out" >"$out/matrix.log" 2>&1
-    echo "matrix: rc=$?"
-    tail -n 3 "$out/matrix.log"
+      ${TREETRAV_ONLY:+--only $TREETRAV_ONLY} --sweep-depths ${TREETRAV_SWEEP_DEPTHS:-1 2 3 4 6 8 10 12} \
+      --out "$dir" >"$dir/matrix.log" 2>&1
+    echo "matrix ${TREETRAV_ONLY:-}: rc=$?"
+    tail -n 3 "$dir/matrix.log"
     ;;
   hostbench)
     OMP_NUM_THREADS=16 TREETRAV_BENCH_N=${TREETRAV_BENCH_N:-100000} timeout 900 "$cpu/bench_host_traversals" \

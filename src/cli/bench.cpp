@@ -51,7 +51,10 @@ struct Settings {
   Index bodies = 1000000;
   int repeats = 5;
   std::string out = "perf/results/latest";
-  std::string only;
+  std::vector<std::string> only;  // applications to run; empty: all
+  bool wants(std::string const& app) const {
+    return only.empty() || std::find(only.begin(), only.end(), app) != only.end();
+  }
   std::vector<int> sweep_depths;  // hybrid depth sweep (Liu et al. Figures 14-15)
 };
 
@@ -111,9 +114,13 @@ Row measure(Settings const& s, std::string const& app, std::string const& input,
     row.idle_fraction = 1 - lane_visits / (warp_total * 32);
     row.visits_per_query = lane_visits / queries;
   }
-  fmt::print("{:4} {:9} {:9} {:6} {:10.3f} ms  nodes/warp {:10.1f}  idle {:5.3f}  {}\n", row.app, row.input,
+  fmt::print("{:4} {:9} {:9} {:6} {:10.3f} ms  nodes/warp {:10.1f}  idle {:5.3f}  {}", row.app, row.input,
              row.strategy, row.sort, row.median_ms, row.nodes_per_warp, row.idle_fraction,
              row.matches_reference ? "ok" : "MISMATCH");
+  if (row.depth > 0)
+    fmt::print("  depth {:2}: profile {:.3f} transfer {:.3f} schedule {:.3f} execute {:.3f} ms", row.depth,
+               row.profile_ms, row.transfer_ms, row.schedule_ms, row.execute_ms);
+  fmt::print("\n");
   return row;
 }
 
@@ -132,6 +139,8 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
                 std::function<std::vector<double>(Order, Metrics const&, int)> const& run, Order sorted,
                 std::string const& sort_name, double sort_ms, double tolerance);
 
+void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<Row> const& sweep);
+
 // Calls f(strategy) for strategy 0 = autoropes, 1 = lockstep, 2 = fsm,
 // hybrid_base + d = hybrid profiling depth d (d = 0: automatic).
 constexpr int hybrid_base = 100;
@@ -148,25 +157,34 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
                 std::function<std::vector<double>(Order, Metrics const&, int)> const& run, Order sorted,
                 std::string const& sort_name, double sort_ms, double tolerance) {
   auto reference = run({}, {}, 0);
-  auto variant = [&](int which, Order order, std::string const& sort) {
+  auto variant = [&](Settings const& settings, int which, Order order, std::string const& sort) {
     auto once = [&](Order o, Metrics const& m) { return run(o, m, which); };
     return with_strategy(which, [&](auto strategy) {
-      return measure(s, app, input, queries, once, strategy, sort, order, reference, tolerance);
+      return measure(settings, app, input, queries, once, strategy, sort, order, reference, tolerance);
     });
   };
   for (auto const& [order, sort] : {std::pair{Order{}, std::string("none")}, std::pair{sorted, sort_name}})
     for (int which : {0, 1, 2}) {
-      rows.push_back(variant(which, order, sort));
+      rows.push_back(variant(s, which, order, sort));
       if (sort != "none") rows.back().order_ms = sort_ms;
     }
-  rows.push_back(variant(hybrid_base, Order{}, "none"));
-  // An octree's top tree widens eight-fold per level: past depth 4 the bit
-  // matrix (bodies x 8^depth bits) outgrows the GPU's memory.
+  rows.push_back(variant(s, hybrid_base, Order{}, "none"));
+  // The sweep's points take at most 3 timed runs each. An octree's top tree
+  // widens eight-fold per level: past depth 4 the bit matrix (bodies x 8^depth
+  // bits) outgrows the GPU's memory; binary top trees shallower than 4 tell
+  // the scheduler next to nothing.
+  Settings sweep_settings = s;
+  sweep_settings.repeats = std::min(s.repeats, 3);
   for (int depth : s.sweep_depths)
-    if (app == "bh" ? depth <= 4 : depth >= 2) sweep.push_back(variant(hybrid_base + depth, Order{}, "none"));
+    if (app == "bh" ? depth <= 4 : depth >= 4)
+      sweep.push_back(variant(sweep_settings, hybrid_base + depth, Order{}, "none"));
+  // Tables after every application and input, so that a run cut short keeps
+  // what it measured.
+  write_tables(s, rows, sweep);
 }
 
 void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& sweep) {
+  if (!s.wants("pc") && !s.wants("nn") && !s.wants("knn") && !s.wants("vp") && !s.wants("bt")) return;
   Space space;
   Kokkos::DefaultHostExecutionSpace host;
   struct Input {
@@ -206,17 +224,16 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
         });
       };
     };
-    auto want = [&](std::string const& app) { return s.only.empty() || s.only.find(app) != std::string::npos; };
-    if (want("pc"))
+    if (s.wants("pc"))
       run_matrix(s, rows, sweep, "pc", in.name, queries.size(), [&](Order order, Metrics const& metrics, int which) {
         return with_strategy(which, [&](auto strategy) {
           return flatten(count_within(space, kd, queries, {in.radius, false}, strategy, order, metrics));
         });
       }, sorted, "sfc", sort_ms, 0);
-    if (want("nn")) run_matrix(s, rows, sweep, "nn", in.name, queries.size(), search(kd, 1), sorted, "sfc", sort_ms, 0);
-    if (want("knn")) run_matrix(s, rows, sweep, "knn", in.name, queries.size(), search(kd, 8), sorted, "sfc", sort_ms, 0);
-    if (want("vp")) run_matrix(s, rows, sweep, "vp", in.name, queries.size(), search(vp, 1), sorted, "sfc", sort_ms, 0);
-    if (want("bt")) run_matrix(s, rows, sweep, "bt", in.name, queries.size(), search(ball, 8), sorted, "sfc", sort_ms, 0);
+    if (s.wants("nn")) run_matrix(s, rows, sweep, "nn", in.name, queries.size(), search(kd, 1), sorted, "sfc", sort_ms, 0);
+    if (s.wants("knn")) run_matrix(s, rows, sweep, "knn", in.name, queries.size(), search(kd, 8), sorted, "sfc", sort_ms, 0);
+    if (s.wants("vp")) run_matrix(s, rows, sweep, "vp", in.name, queries.size(), search(vp, 1), sorted, "sfc", sort_ms, 0);
+    if (s.wants("bt")) run_matrix(s, rows, sweep, "bt", in.name, queries.size(), search(ball, 8), sorted, "sfc", sort_ms, 0);
   }
 }
 
@@ -399,7 +416,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--out", s->out, "output directory")->capture_default_str();
-  command->add_option("--only", s->only, "comma-separated apps to run (pc,nn,knn,vp,bt,bh); default all");
+  command->add_option("--only", s->only, "applications to run (default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pc", "nn", "knn", "vp", "bt", "bh"}));
   command->add_option("--sweep-depths", s->sweep_depths, "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)");
   add_runtime_options(*command, *runtime, false);
   command->callback([s, runtime] {
@@ -407,8 +426,7 @@ void add_bench_command(CLI::App& app) {
     KokkosSession session(*runtime);
     std::vector<Row> rows, sweep;
     search_inputs(*s, rows, sweep);
-    if (s->only.empty() || s->only.find("bh") != std::string::npos) barnes_hut_inputs(*s, rows, sweep);
-    write_tables(*s, rows, sweep);
+    if (s->wants("bh")) barnes_hut_inputs(*s, rows, sweep);
     auto exact = [](Row const& r) { return r.matches_reference; };
     bool const all_exact =
         std::all_of(rows.begin(), rows.end(), exact) && std::all_of(sweep.begin(), sweep.end(), exact);

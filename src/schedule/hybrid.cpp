@@ -1,13 +1,21 @@
 #include <treetrav/schedule/hybrid.hpp>
 
 #include <algorithm>
-#include <climits>
 #include <numeric>
 
 namespace treetrav {
 namespace {
 
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
+
+// std::stable_sort, without its buffer allocation for the tiny ranges that
+// most segments become after the first steps.
+template <class Iterator, class Less>
+void stable_sort_range(Iterator first, Iterator last, Less const& less) {
+  if (last - first > 16) return std::stable_sort(first, last, less);
+  for (auto q = first; q != last; ++q)
+    for (auto at = q; at != first && less(*at, *(at - 1)); --at) std::iter_swap(at - 1, at);
+}
 
 // A range [begin, end) of the running order whose queries agree on every key
 // before the current step and still need ordering.
@@ -20,7 +28,8 @@ struct Segment {
 // has no more keys. A segment of the running order whose queries agree on all
 // earlier keys is split by the step's key into runs, in key order, with one
 // stable counting sort (a comparison sort when the segment is small next to
-// the radix); runs longer than `cutoff` and not ended are split further.
+// the radix); runs longer than `cutoff` and not ended are split further, and
+// those still tied after the last step go to keys.finish(first, last).
 // O(n) work per step instead of O(n log n) comparisons of whole rows. The
 // first steps go level by level, in parallel over segments, until there are
 // enough segments to keep every thread busy; then each thread finishes its
@@ -33,8 +42,16 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
   auto const split = [&](Segment segment, int step, std::vector<Segment>& runs) {
     auto const key = [&](Index q) { return keys(q, step); };
     auto const first = order.begin() + segment.begin, last = order.begin() + segment.end;
-    if (segment.end - segment.begin < static_cast<std::size_t>(radix)) {
-      std::stable_sort(first, last, [&](Index a, Index b) { return key(a) < key(b); });
+    std::size_t const size = segment.end - segment.begin;
+    if (size <= 16) {
+      stable_sort_range(first, last, [&](Index a, Index b) { return key(a) < key(b); });
+    } else if (size < static_cast<std::size_t>(radix)) {
+      // Keys looked up once, next to their queries, not once per comparison.
+      thread_local std::vector<std::pair<int, Index>> keyed;
+      keyed.clear();
+      for (auto q = first; q != last; ++q) keyed.emplace_back(key(*q), *q);
+      std::stable_sort(keyed.begin(), keyed.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
+      std::transform(keyed.begin(), keyed.end(), first, [](auto const& k) { return k.second; });
     } else {
       std::vector<std::size_t> start(radix + 1, 0);
       for (auto q = first; q != last; ++q) ++start[key(*q) + 1];
@@ -46,17 +63,22 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
       int const run_key = key(order[run]);
       std::size_t next = run + 1;
       while (next < segment.end && key(order[next]) == run_key) ++next;
-      if (run_key != keys.end_key && next - run > static_cast<std::size_t>(cutoff)) runs.push_back({run, next});
+      if (run_key != keys.end_key && next - run > static_cast<std::size_t>(cutoff)) {
+        if (step + 1 < keys.steps())
+          runs.push_back({run, next});
+        else
+          keys.finish(order.begin() + run, order.begin() + next);
+      }
       run = next;
     }
   };
   using Policy = Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   // The lambdas below are host-only: they touch std::vectors, never device memory.
   std::vector<Segment> open;
-  if (queries > cutoff) open.push_back({0, order.size()});
+  if (queries > cutoff && keys.steps() > 0) open.push_back({0, order.size()});
   int step = 0;
   std::size_t const enough = 8 * static_cast<std::size_t>(space.concurrency());
-  for (; !open.empty() && open.size() < enough && step < keys.steps(); ++step) {
+  for (; !open.empty() && open.size() < enough; ++step) {
     std::vector<std::vector<Segment>> runs(open.size());
     Kokkos::parallel_for("treetrav::hybrid_schedule::split_level", Policy(space, 0, open.size()),
                          [&](std::size_t s) { split(open[s], step, runs[s]); });
@@ -64,8 +86,7 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
     open.clear();
     for (auto const& r : runs) open.insert(open.end(), r.begin(), r.end());
   }
-  if (step < keys.steps())
-    Kokkos::parallel_for("treetrav::hybrid_schedule::split_rest", Policy(space, 0, open.size()), [&](std::size_t s) {
+  Kokkos::parallel_for("treetrav::hybrid_schedule::split_rest", Policy(space, 0, open.size()), [&](std::size_t s) {
       std::vector<std::pair<Segment, int>> pending{{open[s], step}};
       std::vector<Segment> runs;
       while (!pending.empty()) {
@@ -73,10 +94,8 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
         pending.pop_back();
         runs.clear();
         split(segment, at, runs);
-        // Later runs first onto the stack, so runs finish in order (any order
-        // would do: they are disjoint).
-        if (at + 1 < keys.steps())
-          for (auto run = runs.rbegin(); run != runs.rend(); ++run) pending.push_back({*run, at + 1});
+        // Runs are disjoint: any order of finishing them will do.
+        for (auto const& run : runs) pending.push_back({run, at + 1});
       }
     });
   space.fence();
@@ -91,44 +110,53 @@ struct SequenceKeys {
   int radix() const { return matrix.columns + 1; }
   int steps() const { return static_cast<int>(matrix.sequence.extent(1)); }
   int operator()(Index q, int step) const { return matrix.sequence(q, step); }
+  // Figure 9 stops at the profile's length: equal sequences keep their order.
+  template <class Iterator>
+  void finish(Iterator, Iterator) const {}
 };
 
 // Unguided profile rows as key strings: the reached columns from the last
 // down, each as columns - 1 - column so that higher columns sort first, then
-// `columns` (ended) so that a row that is a prefix of another sorts after it.
+// `columns` (ended) so that a row whose columns are a prefix of another's
+// sorts after it. Only the first few keys of a row are kept (rows rarely tie
+// on more); rows still tied after them are ordered by comparing whole rows.
 struct ReachedColumnKeys {
-  int columns;
-  std::vector<std::size_t> offsets;  // (queries + 1), into reached_columns
-  std::vector<int> reached_columns;  // each row's set columns, descending
+  static constexpr int kept = 4;
+  SchedulingMatrix const& matrix;
   int end_key;
+  std::vector<int> first_keys;  // (queries, kept)
 
-  ReachedColumnKeys(HostSpace const& space, SchedulingMatrix const& matrix)
-      : columns(matrix.columns), offsets(matrix.reached.extent(0) + 1, 0), end_key(matrix.columns) {
+  ReachedColumnKeys(HostSpace const& space, SchedulingMatrix const& matrix_)
+      : matrix(matrix_), end_key(matrix_.columns), first_keys(matrix_.reached.extent(0) * kept, matrix_.columns) {
     auto const& reached = matrix.reached;
-    Index const queries = static_cast<Index>(reached.extent(0));
-    int const words = static_cast<int>(reached.extent(1));
-    using Policy = Kokkos::RangePolicy<HostSpace>;
-    Kokkos::parallel_for("treetrav::hybrid_schedule::count_reached", Policy(space, 0, queries), [&](Index q) {
-      std::size_t count = 0;
-      for (int w = 0; w < words; ++w) count += __builtin_popcount(reached(q, w));
-      offsets[q + 1] = count;
-    });
-    space.fence();
-    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-    reached_columns.resize(offsets.back());
-    Kokkos::parallel_for("treetrav::hybrid_schedule::list_reached", Policy(space, 0, queries), [&](Index q) {
-      std::size_t next = offsets[q];
-      for (int w = words - 1; w >= 0; --w)
-        for (std::uint32_t bits = reached(q, w); bits != 0; bits &= ~(std::uint32_t(1) << (31 - __builtin_clz(bits))))
-          reached_columns[next++] = 32 * w + 31 - __builtin_clz(bits);
-    });
+    int const words = static_cast<int>(reached.extent(1)), columns = matrix.columns;
+    Kokkos::parallel_for("treetrav::hybrid_schedule::first_reached_columns",
+                         Kokkos::RangePolicy<HostSpace>(space, 0, reached.extent(0)), [&](std::size_t q) {
+                           int found = 0;
+                           for (int w = words - 1; w >= 0 && found < kept; --w)
+                             for (std::uint32_t bits = reached(q, w); bits != 0 && found < kept;) {
+                               int const bit = 31 - __builtin_clz(bits);
+                               first_keys[q * kept + found++] = columns - 1 - (32 * w + bit);
+                               bits &= ~(std::uint32_t(1) << bit);
+                             }
+                         });
     space.fence();
   }
-  int radix() const { return columns + 1; }
-  int steps() const { return INT_MAX; }
-  int operator()(Index q, int step) const {
-    std::size_t const at = offsets[q] + static_cast<std::size_t>(step);
-    return at < offsets[q + 1] ? columns - 1 - reached_columns[at] : end_key;
+  int radix() const { return matrix.columns + 1; }
+  int steps() const { return kept; }
+  int operator()(Index q, int step) const { return first_keys[std::size_t(q) * kept + step]; }
+  // Rows that agree on their first reached columns: the first differing
+  // column from the last down decides, the row that reached it first.
+  template <class Iterator>
+  void finish(Iterator first, Iterator last) const {
+    int const words = static_cast<int>(matrix.reached.extent(1));
+    stable_sort_range(first, last, [&](Index a, Index b) {
+      for (int w = words - 1; w >= 0; --w) {
+        std::uint32_t const x = matrix.reached(a, w), y = matrix.reached(b, w);
+        if (x != y) return (x >> (31 - __builtin_clz(x ^ y)) & 1u) != 0;
+      }
+      return false;
+    });
   }
 };
 
