@@ -188,14 +188,18 @@ TEST(TreefixGenerators, RejectBadArguments) {
   EXPECT_THROW(generate_tree(Host{}, TreeShape::kary, 10, 1, 0), InputError);
 }
 
-TEST(TreefixMethodChoice, PrefersBfsOnWideTreesOnly) {
-  auto const method = [](TreeShape shape, Index n) {
-    return choose_method(HostTree(Host{}, generate_tree(Host{}, shape, n, 1)));
+TEST(TreefixMethodChoice, PrefersBfsForTheRootfixOfWideTreesOnly) {
+  auto const method = [](TreeShape shape, Index n, Treefix kind) {
+    return choose_method(HostTree(Host{}, generate_tree(Host{}, shape, n, 1)), kind);
   };
   // A star has two levels: bfs once the leaves' level alone is wide enough.
-  EXPECT_EQ(method(TreeShape::star, 2 * min_average_level_width), TreefixMethod::bfs);
-  EXPECT_EQ(method(TreeShape::star, min_average_level_width), TreefixMethod::euler);
-  EXPECT_EQ(method(TreeShape::caterpillar, 5000), TreefixMethod::euler);
+  EXPECT_EQ(method(TreeShape::star, 2 * min_average_level_width, Treefix::rootfix),
+            TreefixMethod::bfs);
+  EXPECT_EQ(method(TreeShape::star, 2 * min_average_level_width, Treefix::leaffix),
+            TreefixMethod::euler);
+  EXPECT_EQ(method(TreeShape::star, min_average_level_width, Treefix::rootfix),
+            TreefixMethod::euler);
+  EXPECT_EQ(method(TreeShape::caterpillar, 5000, Treefix::rootfix), TreefixMethod::euler);
 }
 
 // ---------------------------------------------------------------- conversions

@@ -94,7 +94,7 @@ TEST_F(TreefixCli, EveryShapeMethodAndKindMatchesTheSequentialReference) {
               ASSERT_EQ(result.counts(v), expected(v)) << where << " " << v;
           }
           if (method == "auto")
-            EXPECT_EQ(result.metadata.text.at("method"), to_string(choose_method(tree.tree)))
+            EXPECT_EQ(result.metadata.text.at("method"), to_string(choose_method(tree.tree, kind)))
                 << where;
         }
     }

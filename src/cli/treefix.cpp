@@ -126,7 +126,7 @@ void treefix_command(TreefixOptions const& options) {
   KokkosSession session(options.runtime);
   auto const file = io::read_tree(options.input);
   Treefix const kind = options.treefix == "rootfix" ? Treefix::rootfix : Treefix::leaffix;
-  auto const method = options.method == "auto"  ? choose_method(file.tree)
+  auto const method = options.method == "auto"  ? choose_method(file.tree, kind)
                       : options.method == "bfs" ? TreefixMethod::bfs
                                                 : TreefixMethod::euler;
   auto result = dispatch_backend(session.backend(), [&](auto space) {
@@ -189,7 +189,8 @@ void add_treefix_commands(CLI::App& app) {
   treefix->footer(
       "Without /Tree/Weight every vertex weighs 1 and the result counts vertices exactly:\n"
       "rootfix gives depth + 1, leaffix the subtree size (/Treefix/Counts). With weights the\n"
-      "sums are double (/Treefix/Values). --method auto picks bfs for trees of at least " +
+      "sums are double (/Treefix/Values). --method auto picks bfs for the rootfix of trees of at\n"
+      "least " +
       std::to_string(min_average_level_width) + " vertices per level on average, euler otherwise.");
   auto options = std::make_shared<TreefixOptions>();
   treefix->add_option("--op", options->treefix, "rootfix or leaffix")

@@ -26,18 +26,22 @@ inline std::string to_string(TreefixMethod method) {
 }
 
 // Below this many vertices per level on average, the level-synchronous method
-// pays more in per-level synchronisation than it saves in work. On an H100
-// (bench_treefix, float rootfix) a level costs bfs about 32 us, and euler beat
-// bfs on every tree but stars of 2^21 vertices and more: a grid's spanning
-// tree of 2^24 vertices (35,000 per level) took 1.2 ms by euler, 17.8 by bfs.
+// pays more per level than it saves in work. On an H100 (bench_treefix, float,
+// perf/results/treefix) a level costs bfs 0.3 us (rootfix) to 0.7 us (leaffix)
+// in its one-team runs of narrow levels and a few kernel launches otherwise;
+// euler beat bfs on every tree but the star's rootfix, where they tie (2^24
+// vertices: 0.177 ms by bfs, 0.175 by euler) and bfs has no cancellation
+// error. Leaffix by bfs was 3.5 times slower than by euler even on the star.
 inline constexpr Index min_average_level_width = Index{1} << 20;
 
-// The method for a tree: bfs for very wide, shallow trees, euler otherwise.
+// The method for a treefix of a tree: bfs for the rootfix of very wide,
+// shallow trees (as fast, more accurate), euler otherwise.
 template <class MemorySpace>
-TreefixMethod choose_method(RootedTree<MemorySpace> const& tree) {
+TreefixMethod choose_method(RootedTree<MemorySpace> const& tree, Treefix kind) {
   auto const levels = std::int64_t{tree.height()} + 1;
-  return levels * min_average_level_width <= tree.size() ? TreefixMethod::bfs
-                                                         : TreefixMethod::euler;
+  return kind == Treefix::rootfix && levels * min_average_level_width <= tree.size()
+             ? TreefixMethod::bfs
+             : TreefixMethod::euler;
 }
 
 // method.rootfix(...) or method.leaffix(...), chosen at run time.
