@@ -110,6 +110,24 @@ TEST(SandpileSchedule, EqualsPartitionJoinOnLargeSparseProfiles) {
   ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
 }
 
+TEST(SandpileSchedule, EqualsPartitionJoinOnLongSharedPrefixes) {
+  // Rows that agree on many of their highest columns (bodies deep inside one
+  // octree cell) and differ only far below: the ordering of ties must go on
+  // past any fixed number of leading columns.
+  std::mt19937 random(3);
+  Index const n = 3000;
+  int const columns = 300;
+  auto m = unguided(n, columns);
+  for (Index q = 0; q < n; ++q) {
+    int const group = random() % 4;
+    for (int c = columns - 1; c > columns - 1 - 10 * (group + 1); c -= 1 + group) set(m, q, c);
+    for (int c = 0; c < 150; ++c)
+      if (random() % 5 == 0) set(m, q, c);
+    if (q % 7 == 0) m.reached(q, 0) = 0;  // some rows end early
+  }
+  ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
+}
+
 TEST(SandpileSchedule, NoQueriesAndNoColumns) {
   EXPECT_TRUE(sandpile_schedule(host, unguided(0, 5)).empty());
   expect_permutation(sandpile_schedule(host, unguided(10, 0)), 10);

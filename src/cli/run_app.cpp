@@ -88,7 +88,7 @@ void add_run_options(CLI::App& command, RunOptions& options) {
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")->capture_default_str();
   command
       .add_option("--profile-depth", options.profile_depth,
-                  "hybrid: depth of the profiled top tree (0: automatic, 10 for binary trees, 3 for octrees)")
+                  "hybrid: depth of the profiled top tree (0: automatic, 8 for binary trees, 3 for octrees)")
       ->check(CLI::Range(0, max_tree_depth))
       ->capture_default_str();
   command

@@ -121,7 +121,7 @@ struct SequenceKeys {
 // sorts after it. Only the first few keys of a row are kept (rows rarely tie
 // on more); rows still tied after them are ordered by comparing whole rows.
 struct ReachedColumnKeys {
-  static constexpr int kept = 4;
+  static constexpr int kept = 4;  // keys per row held for the first steps
   SchedulingMatrix const& matrix;
   int end_key;
   std::vector<int> first_keys;  // (queries, kept)
@@ -134,9 +134,9 @@ struct ReachedColumnKeys {
                          Kokkos::RangePolicy<HostSpace>(space, 0, reached.extent(0)), [&](std::size_t q) {
                            int found = 0;
                            for (int w = words - 1; w >= 0 && found < kept; --w)
-                             for (std::uint32_t bits = reached(q, w); bits != 0 && found < kept;) {
+                             for (std::uint32_t bits = reached(q, w); bits != 0 && found < kept; ++found) {
                                int const bit = 31 - __builtin_clz(bits);
-                               first_keys[q * kept + found++] = columns - 1 - (32 * w + bit);
+                               first_keys[q * kept + found] = columns - 1 - (32 * w + bit);
                                bits &= ~(std::uint32_t(1) << bit);
                              }
                          });
@@ -145,8 +145,11 @@ struct ReachedColumnKeys {
   int radix() const { return matrix.columns + 1; }
   int steps() const { return kept; }
   int operator()(Index q, int step) const { return first_keys[std::size_t(q) * kept + step]; }
+
   // Rows that agree on their first reached columns: the first differing
-  // column from the last down decides, the row that reached it first.
+  // column from the last down decides, the row that reached it first. Whole
+  // rows compare 32 columns a step, which beats fetching further keys when,
+  // as for neighbouring Barnes-Hut bodies, rows share long runs of columns.
   template <class Iterator>
   void finish(Iterator first, Iterator last) const {
     int const words = static_cast<int>(matrix.reached.extent(1));
