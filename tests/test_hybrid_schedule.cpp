@@ -30,7 +30,9 @@ SchedulingMatrix guided(Index queries, int columns, int length) {
   return m;
 }
 
-void set(SchedulingMatrix& m, Index q, int column) { m.reached(q, column / 32) |= 1u << (column % 32); }
+void set(SchedulingMatrix& m, Index q, int column) {
+  m.reached(q, column / 32) |= 1u << (column % 32);
+}
 
 void expect_permutation(std::vector<Index> const& order, Index n) {
   ASSERT_EQ(order.size(), std::size_t(n));
@@ -46,15 +48,18 @@ TEST(SandpileSchedule, AllEmptyRowsKeepTheOriginalOrder) {
   auto m = unguided(100, 40);
   auto order = sandpile_schedule(host, m);
   expect_permutation(order, 100);
-  for (Index i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+  for (Index i = 0; i < 100; ++i)
+    EXPECT_EQ(order[i], i);
 }
 
 TEST(SandpileSchedule, IdenticalRowsAndOneGiantBucket) {
   auto m = unguided(1000, 70);
-  for (Index q = 0; q < 1000; ++q) set(m, q, 65);  // everyone in one bucket
+  for (Index q = 0; q < 1000; ++q)
+    set(m, q, 65); // everyone in one bucket
   auto order = sandpile_schedule(host, m);
   expect_permutation(order, 1000);
-  for (Index i = 0; i < 1000; ++i) EXPECT_EQ(order[i], i);  // stable
+  for (Index i = 0; i < 1000; ++i)
+    EXPECT_EQ(order[i], i); // stable
 }
 
 TEST(SandpileSchedule, GroupsQueriesThatReachTheSameColumns) {
@@ -68,7 +73,8 @@ TEST(SandpileSchedule, GroupsQueriesThatReachTheSameColumns) {
   auto order = sandpile_schedule(host, m);
   expect_permutation(order, 64);
   int changes = 0;
-  for (Index i = 1; i < 64; ++i) changes += order[i] % 2 != order[i - 1] % 2;
+  for (Index i = 1; i < 64; ++i)
+    changes += order[i] % 2 != order[i - 1] % 2;
   EXPECT_EQ(changes, 1);
 }
 
@@ -90,7 +96,8 @@ TEST(SandpileSchedule, EqualsColumnByColumnPartitionJoin) {
     auto m = unguided(n, columns);
     for (Index q = 0; q < n; ++q)
       for (int c = 0; c < columns; ++c)
-        if (random() % 3 == 0) set(m, q, c);
+        if (random() % 3 == 0)
+          set(m, q, c);
     ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m)) << "trial " << trial;
   }
 }
@@ -105,7 +112,8 @@ TEST(SandpileSchedule, EqualsPartitionJoinOnLargeSparseProfiles) {
   auto m = unguided(n, columns);
   for (Index q = 0; q < n; ++q) {
     int const behaviour = random() % 300;
-    for (int i = 0; i < 1 + behaviour % 5; ++i) set(m, q, (behaviour * 37 + i * 101 + (random() % 4 == 0)) % columns);
+    for (int i = 0; i < 1 + behaviour % 5; ++i)
+      set(m, q, (behaviour * 37 + i * 101 + (random() % 4 == 0)) % columns);
   }
   ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
 }
@@ -120,12 +128,16 @@ TEST(SandpileSchedule, EqualsPartitionJoinOnLongSharedPrefixes) {
   auto m = unguided(n, columns);
   for (Index q = 0; q < n; ++q) {
     int const group = random() % 4;
-    for (int c = columns - 1; c > columns - 1 - 10 * (group + 1); c -= 1 + group) set(m, q, c);
+    for (int c = columns - 1; c > columns - 1 - 10 * (group + 1); c -= 1 + group)
+      set(m, q, c);
     for (int c = 0; c < 150; ++c)
-      if (random() % 5 == 0) set(m, q, c);
-    if (q % 7 == 0) m.reached(q, 0) = 0;  // some rows end early
-    if (q % 5 == 0)  // and a fifth are one same row (columns < 288 only)
-      for (int w = 0; w < 9; ++w) m.reached(q, w) = w == 2 ? 0u : 0x9249249u;
+      if (random() % 5 == 0)
+        set(m, q, c);
+    if (q % 7 == 0)
+      m.reached(q, 0) = 0; // some rows end early
+    if (q % 5 == 0)        // and a fifth are one same row (columns < 288 only)
+      for (int w = 0; w < 9; ++w)
+        m.reached(q, w) = w == 2 ? 0u : 0x9249249u;
   }
   ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
 }
@@ -138,8 +150,9 @@ TEST(SandpileSchedule, NoQueriesAndNoColumns) {
 TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
   auto m = guided(500, 16, 6);
   for (Index q = 0; q < 500; ++q) {
-    int const length = q % 7;  // 0..6 visits, some rows empty
-    for (int i = 0; i < length; ++i) m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
+    int const length = q % 7; // 0..6 visits, some rows empty
+    for (int i = 0; i < length; ++i)
+      m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
   }
   auto order = guided_schedule(host, m, 4);
   expect_permutation(order, 500);
@@ -147,22 +160,28 @@ TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
 
 TEST(GuidedSchedule, BucketsByFirstVisitedColumn) {
   auto m = guided(300, 3, 4);
-  for (Index q = 0; q < 300; ++q) m.sequence(q, 0) = 1 + (q * 7) % 3;
+  for (Index q = 0; q < 300; ++q)
+    m.sequence(q, 0) = 1 + (q * 7) % 3;
   auto order = guided_schedule(host, m, 32);
   expect_permutation(order, 300);
   // Three buckets, in column order, each contiguous.
-  for (Index i = 0; i < 300; ++i) EXPECT_EQ(m.sequence(order[i], 0), 1 + i / 100) << i;
+  for (Index i = 0; i < 300; ++i)
+    EXPECT_EQ(m.sequence(order[i], 0), 1 + i / 100) << i;
 }
 
 // Figure 9's intent, literally: bucket by the first visit (ended sequences
 // first), then each bucket over `cutoff` by the next visit, recursively.
-void bucket_reference(SchedulingMatrix const& m, int cutoff, std::vector<Index>& queries, int step) {
-  if (queries.size() <= std::size_t(cutoff) || step >= int(m.sequence.extent(1))) return;
+void bucket_reference(SchedulingMatrix const& m, int cutoff, std::vector<Index>& queries,
+                      int step) {
+  if (queries.size() <= std::size_t(cutoff) || step >= int(m.sequence.extent(1)))
+    return;
   std::vector<std::vector<Index>> buckets(m.columns + 1);
-  for (Index q : queries) buckets[m.sequence(q, step)].push_back(q);
+  for (Index q : queries)
+    buckets[m.sequence(q, step)].push_back(q);
   queries.clear();
   for (int column = 0; column <= m.columns; ++column) {
-    if (column != 0) bucket_reference(m, cutoff, buckets[column], step + 1);
+    if (column != 0)
+      bucket_reference(m, cutoff, buckets[column], step + 1);
     queries.insert(queries.end(), buckets[column].begin(), buckets[column].end());
   }
 }
@@ -177,7 +196,8 @@ TEST(GuidedSchedule, EqualsRecursiveBucketing) {
     for (Index q = 0; q < n; ++q) {
       int const behaviour = random() % behaviours;
       int const visits = behaviour % (length + 1);
-      for (int i = 0; i < visits; ++i) m.sequence(q, i) = 1 + (behaviour * 13 + i * (1 + random() % 2)) % columns;
+      for (int i = 0; i < visits; ++i)
+        m.sequence(q, i) = 1 + (behaviour * 13 + i * (1 + random() % 2)) % columns;
     }
     std::vector<Index> expected(n);
     std::iota(expected.begin(), expected.end(), 0);
@@ -189,17 +209,19 @@ TEST(GuidedSchedule, EqualsRecursiveBucketing) {
 TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
   auto m = guided(256, 4, 3);
   for (Index q = 0; q < 256; ++q) {
-    m.sequence(q, 0) = 1;            // one giant first bucket
-    m.sequence(q, 1) = 1 + q % 4;    // split by the second visit
+    m.sequence(q, 0) = 1;         // one giant first bucket
+    m.sequence(q, 1) = 1 + q % 4; // split by the second visit
     m.sequence(q, 2) = 1 + q / 64;
   }
   auto order = guided_schedule(host, m, 32);
   expect_permutation(order, 256);
-  for (Index i = 1; i < 256; ++i) EXPECT_LE(m.sequence(order[i - 1], 1), m.sequence(order[i], 1)) << i;
+  for (Index i = 1; i < 256; ++i)
+    EXPECT_LE(m.sequence(order[i - 1], 1), m.sequence(order[i], 1)) << i;
   // The identical-row case: all rows equal, all steps used, still a permutation.
   auto same = guided(100, 2, 2);
-  for (Index q = 0; q < 100; ++q) same.sequence(q, 0) = same.sequence(q, 1) = 2;
+  for (Index q = 0; q < 100; ++q)
+    same.sequence(q, 0) = same.sequence(q, 1) = 2;
   expect_permutation(guided_schedule(host, same, 8), 100);
 }
 
-}  // namespace
+} // namespace

@@ -12,9 +12,11 @@ using HostSpace = Kokkos::DefaultHostExecutionSpace;
 // most segments become after the first steps.
 template <class Iterator, class Less>
 void stable_sort_range(Iterator first, Iterator last, Less const& less) {
-  if (last - first > 16) return std::stable_sort(first, last, less);
+  if (last - first > 16)
+    return std::stable_sort(first, last, less);
   for (auto q = first; q != last; ++q)
-    for (auto at = q; at != first && less(*at, *(at - 1)); --at) std::iter_swap(at - 1, at);
+    for (auto at = q; at != first && less(*at, *(at - 1)); --at)
+      std::iter_swap(at - 1, at);
 }
 
 // A range [begin, end) of the running order whose queries agree on every key
@@ -35,7 +37,8 @@ struct Segment {
 // enough segments to keep every thread busy; then each thread finishes its
 // segments depth-first, so the host forks only a few times.
 template <class Keys>
-std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, Keys const& keys, int cutoff) {
+std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, Keys const& keys,
+                                        int cutoff) {
   std::vector<Index> order(queries), scratch(queries);
   std::iota(order.begin(), order.end(), 0);
   int const radix = keys.radix();
@@ -49,20 +52,25 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
       // Keys looked up once, next to their queries, not once per comparison.
       thread_local std::vector<std::pair<int, Index>> keyed;
       keyed.clear();
-      for (auto q = first; q != last; ++q) keyed.emplace_back(key(*q), *q);
-      std::stable_sort(keyed.begin(), keyed.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
+      for (auto q = first; q != last; ++q)
+        keyed.emplace_back(key(*q), *q);
+      std::stable_sort(keyed.begin(), keyed.end(),
+                       [](auto const& a, auto const& b) { return a.first < b.first; });
       std::transform(keyed.begin(), keyed.end(), first, [](auto const& k) { return k.second; });
     } else {
       std::vector<std::size_t> start(radix + 1, 0);
-      for (auto q = first; q != last; ++q) ++start[key(*q) + 1];
+      for (auto q = first; q != last; ++q)
+        ++start[key(*q) + 1];
       std::partial_sum(start.begin(), start.end(), start.begin());
-      for (auto q = first; q != last; ++q) scratch[segment.begin + start[key(*q)]++] = *q;
+      for (auto q = first; q != last; ++q)
+        scratch[segment.begin + start[key(*q)]++] = *q;
       std::copy(scratch.begin() + segment.begin, scratch.begin() + segment.end, first);
     }
     for (std::size_t run = segment.begin; run < segment.end;) {
       int const run_key = key(order[run]);
       std::size_t next = run + 1;
-      while (next < segment.end && key(order[next]) == run_key) ++next;
+      while (next < segment.end && key(order[next]) == run_key)
+        ++next;
       if (run_key != keys.end_key && next - run > static_cast<std::size_t>(cutoff)) {
         if (step + 1 < keys.steps())
           runs.push_back({run, next});
@@ -75,7 +83,8 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
   using Policy = Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   // The lambdas below are host-only: they touch std::vectors, never device memory.
   std::vector<Segment> open;
-  if (queries > cutoff && keys.steps() > 0) open.push_back({0, order.size()});
+  if (queries > cutoff && keys.steps() > 0)
+    open.push_back({0, order.size()});
   int step = 0;
   std::size_t const enough = 8 * static_cast<std::size_t>(space.concurrency());
   for (; !open.empty() && open.size() < enough; ++step) {
@@ -84,20 +93,23 @@ std::vector<Index> order_by_key_strings(HostSpace const& space, Index queries, K
                          [&](std::size_t s) { split(open[s], step, runs[s]); });
     space.fence();
     open.clear();
-    for (auto const& r : runs) open.insert(open.end(), r.begin(), r.end());
+    for (auto const& r : runs)
+      open.insert(open.end(), r.begin(), r.end());
   }
-  Kokkos::parallel_for("treetrav::hybrid_schedule::split_rest", Policy(space, 0, open.size()), [&](std::size_t s) {
-      std::vector<std::pair<Segment, int>> pending{{open[s], step}};
-      std::vector<Segment> runs;
-      while (!pending.empty()) {
-        auto const [segment, at] = pending.back();
-        pending.pop_back();
-        runs.clear();
-        split(segment, at, runs);
-        // Runs are disjoint: any order of finishing them will do.
-        for (auto const& run : runs) pending.push_back({run, at + 1});
-      }
-    });
+  Kokkos::parallel_for("treetrav::hybrid_schedule::split_rest", Policy(space, 0, open.size()),
+                       [&](std::size_t s) {
+                         std::vector<std::pair<Segment, int>> pending{{open[s], step}};
+                         std::vector<Segment> runs;
+                         while (!pending.empty()) {
+                           auto const [segment, at] = pending.back();
+                           pending.pop_back();
+                           runs.clear();
+                           split(segment, at, runs);
+                           // Runs are disjoint: any order of finishing them will do.
+                           for (auto const& run : runs)
+                             pending.push_back({run, at + 1});
+                         }
+                       });
   space.fence();
   return order;
 }
@@ -121,25 +133,27 @@ struct SequenceKeys {
 // sorts after it. Only the first few keys of a row are kept (rows rarely tie
 // on more); rows still tied after them are ordered by comparing whole rows.
 struct ReachedColumnKeys {
-  static constexpr int kept = 4;  // keys per row held for the first steps
+  static constexpr int kept = 4; // keys per row held for the first steps
   SchedulingMatrix const& matrix;
   int end_key;
-  std::vector<int> first_keys;  // (queries, kept)
+  std::vector<int> first_keys; // (queries, kept)
 
   ReachedColumnKeys(HostSpace const& space, SchedulingMatrix const& matrix_)
-      : matrix(matrix_), end_key(matrix_.columns), first_keys(matrix_.reached.extent(0) * kept, matrix_.columns) {
+      : matrix(matrix_), end_key(matrix_.columns),
+        first_keys(matrix_.reached.extent(0) * kept, matrix_.columns) {
     auto const& reached = matrix.reached;
     int const words = static_cast<int>(reached.extent(1)), columns = matrix.columns;
-    Kokkos::parallel_for("treetrav::hybrid_schedule::first_reached_columns",
-                         Kokkos::RangePolicy<HostSpace>(space, 0, reached.extent(0)), [&](std::size_t q) {
-                           int found = 0;
-                           for (int w = words - 1; w >= 0 && found < kept; --w)
-                             for (std::uint32_t bits = reached(q, w); bits != 0 && found < kept; ++found) {
-                               int const bit = 31 - __builtin_clz(bits);
-                               first_keys[q * kept + found] = columns - 1 - (32 * w + bit);
-                               bits &= ~(std::uint32_t(1) << bit);
-                             }
-                         });
+    Kokkos::parallel_for(
+        "treetrav::hybrid_schedule::first_reached_columns",
+        Kokkos::RangePolicy<HostSpace>(space, 0, reached.extent(0)), [&](std::size_t q) {
+          int found = 0;
+          for (int w = words - 1; w >= 0 && found < kept; --w)
+            for (std::uint32_t bits = reached(q, w); bits != 0 && found < kept; ++found) {
+              int const bit = 31 - __builtin_clz(bits);
+              first_keys[q * kept + found] = columns - 1 - (32 * w + bit);
+              bits &= ~(std::uint32_t(1) << bit);
+            }
+        });
     space.fence();
   }
   int radix() const { return matrix.columns + 1; }
@@ -156,14 +170,15 @@ struct ReachedColumnKeys {
     stable_sort_range(first, last, [&](Index a, Index b) {
       for (int w = words - 1; w >= 0; --w) {
         std::uint32_t const x = matrix.reached(a, w), y = matrix.reached(b, w);
-        if (x != y) return (x >> (31 - __builtin_clz(x ^ y)) & 1u) != 0;
+        if (x != y)
+          return (x >> (31 - __builtin_clz(x ^ y)) & 1u) != 0;
       }
       return false;
     });
   }
 };
 
-}  // namespace
+} // namespace
 
 std::vector<Index> sandpile_schedule(HostSpace const& space, SchedulingMatrix const& matrix) {
   // Partition-joins for columns 0, 1, ..., C-1 (Figure 7) are the passes of a
@@ -177,12 +192,13 @@ std::vector<Index> sandpile_schedule(HostSpace const& space, SchedulingMatrix co
   return order;
 }
 
-std::vector<Index> guided_schedule(HostSpace const& space, SchedulingMatrix const& matrix, int cutoff) {
+std::vector<Index> guided_schedule(HostSpace const& space, SchedulingMatrix const& matrix,
+                                   int cutoff) {
   Kokkos::Profiling::pushRegion("treetrav::guided_schedule");
-  auto order = order_by_key_strings(space, static_cast<Index>(matrix.sequence.extent(0)), SequenceKeys{matrix},
-                                    std::max(cutoff, 1));
+  auto order = order_by_key_strings(space, static_cast<Index>(matrix.sequence.extent(0)),
+                                    SequenceKeys{matrix}, std::max(cutoff, 1));
   Kokkos::Profiling::popRegion();
   return order;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

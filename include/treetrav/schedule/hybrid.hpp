@@ -36,22 +36,25 @@ struct SchedulingMatrix {
 // join the two; queries that share many columns end up adjacent. Runs on the
 // host execution space in O(n) per distinguishing column, not one pass per
 // column.
-std::vector<Index> sandpile_schedule(Kokkos::DefaultHostExecutionSpace const& space, SchedulingMatrix const& matrix);
+std::vector<Index> sandpile_schedule(Kokkos::DefaultHostExecutionSpace const& space,
+                                     SchedulingMatrix const& matrix);
 
 // §4.2.2: bucket queries by the first column they visited, then recursively by
 // the next, until a bucket holds at most `cutoff` queries (a warp) or the
 // sequences end; queries whose sequence ended go first in their bucket.
-std::vector<Index> guided_schedule(Kokkos::DefaultHostExecutionSpace const& space, SchedulingMatrix const& matrix,
-                                   int cutoff = 32);
+std::vector<Index> guided_schedule(Kokkos::DefaultHostExecutionSpace const& space,
+                                   SchedulingMatrix const& matrix, int cutoff = 32);
 
 namespace detail {
 
 // Column of each node in the top tree of depth `depth`: nodes at that depth
 // and shallower leaves, numbered in pre-order; -1 for every other node.
 template <class Topology>
-Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topology, int depth, int& columns) {
+Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topology, int depth,
+                                                         int& columns) {
   auto parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, topology.parent);
-  auto first_child = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, Kokkos::subview(topology.children, Kokkos::ALL, 0));
+  auto first_child = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, Kokkos::subview(topology.children, Kokkos::ALL, 0));
   Index const nodes = topology.size();
   std::vector<int> node_depth(nodes, 0);
   Kokkos::View<Index*, Kokkos::HostSpace> column("treetrav::HybridSchedule::column", nodes);
@@ -59,8 +62,10 @@ Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topolog
   // Every layout treetrav makes stores a parent before its children, and
   // pre-order within a depth is left to right.
   for (Index node = 0; node < nodes; ++node) {
-    if (parent(node) >= 0) node_depth[node] = node_depth[parent(node)] + 1;
-    bool const top_leaf = node_depth[node] == depth || (node_depth[node] < depth && first_child(node) < 0);
+    if (parent(node) >= 0)
+      node_depth[node] = node_depth[parent(node)] + 1;
+    bool const top_leaf =
+        node_depth[node] == depth || (node_depth[node] < depth && first_child(node) < 0);
     column(node) = top_leaf ? columns++ : -1;
   }
   return column;
@@ -92,14 +97,17 @@ struct ProfilingVisitor {
     // cost a full top-tree walk (no bound tightens above the data) for visits
     // the scheduler never reads.
     if constexpr (Guided)
-      if (s.recorded == static_cast<int>(sequence.extent(1))) return false;
+      if (s.recorded == static_cast<int>(sequence.extent(1)))
+        return false;
     bool const descend = inner.visit(node, query, s.inner);
     Index const c = column(node);
-    if (c < 0) return descend;
+    if (c < 0)
+      return descend;
     // A top-tree leaf: the query reached it if it wanted in (or it is a leaf
     // the query has just processed); the profile stops here either way.
     if constexpr (Guided) {
-      if (s.recorded < static_cast<int>(sequence.extent(1))) sequence(query, s.recorded++) = static_cast<std::uint16_t>(c + 1);
+      if (s.recorded < static_cast<int>(sequence.extent(1)))
+        sequence(query, s.recorded++) = static_cast<std::uint16_t>(c + 1);
     } else {
       reached(query, c / 32) |= std::uint32_t(1) << (c % 32);
     }
@@ -116,7 +124,9 @@ struct ProfilingVisitor {
 // 15% of the best depth for 13 of the 15 binary-tree pairs and 41% for the
 // last; deeper, the bit matrix of unguided profiles (2^depth columns) costs
 // more than it saves. Octrees widen eight-fold per level: fewer levels.
-inline int automatic_profile_depth(int arity) { return arity == 2 ? 8 : 3; }
+inline int automatic_profile_depth(int arity) {
+  return arity == 2 ? 8 : 3;
+}
 
-}  // namespace detail
-}  // namespace treetrav
+} // namespace detail
+} // namespace treetrav

@@ -15,7 +15,8 @@ inline constexpr int guided_profile_length = 16;
 
 template <class ExecutionSpace, class Topology, class Visitor>
 void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-                     Hybrid const& strategy, TraversalMetrics<typename Topology::memory_space> const& metrics) {
+                     Hybrid const& strategy,
+                     TraversalMetrics<typename Topology::memory_space> const& metrics) {
   using MemorySpace = typename Topology::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::traverse::hybrid");
   HybridTimings timings;
@@ -31,16 +32,20 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   // 1. Profile: the top tree only, recording into the scheduling matrix.
   Kokkos::Profiling::pushRegion("treetrav::hybrid::profile");
   SchedulingMatrix matrix;
-  auto column = Kokkos::create_mirror_view_and_copy(space, top_tree_columns(topology, timings.depth, matrix.columns));
+  auto column = Kokkos::create_mirror_view_and_copy(
+      space, top_tree_columns(topology, timings.depth, matrix.columns));
   if (Visitor::guided && matrix.columns >= std::numeric_limits<std::uint16_t>::max())
-    throw std::invalid_argument("hybrid: profiling depth " + std::to_string(timings.depth) + " gives " +
-                                std::to_string(matrix.columns) + " top-tree leaves; a guided profile holds fewer than " +
+    throw std::invalid_argument("hybrid: profiling depth " + std::to_string(timings.depth) +
+                                " gives " + std::to_string(matrix.columns) +
+                                " top-tree leaves; a guided profile holds fewer than " +
                                 std::to_string(std::numeric_limits<std::uint16_t>::max()));
   Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemorySpace> reached(
-      "treetrav::SchedulingMatrix::reached", Visitor::guided ? 0 : queries, (matrix.columns + 31) / 32);
+      "treetrav::SchedulingMatrix::reached", Visitor::guided ? 0 : queries,
+      (matrix.columns + 31) / 32);
   Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemorySpace> sequence(
       "treetrav::SchedulingMatrix::sequence", Visitor::guided ? queries : 0, guided_profile_length);
-  traverse(space, topology, ProfilingVisitor<Visitor, Visitor::guided>{visitor, column, reached, sequence},
+  traverse(space, topology,
+           ProfilingVisitor<Visitor, Visitor::guided>{visitor, column, reached, sequence},
            Autoropes{});
   lap(timings.profile);
   Kokkos::Profiling::popRegion();
@@ -53,9 +58,10 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   // 3. Schedule on the host.
   Kokkos::Profiling::pushRegion("treetrav::hybrid::schedule");
   Kokkos::DefaultHostExecutionSpace const host;
-  auto schedule = Visitor::guided ? guided_schedule(host, matrix, strategy.warp_size) : sandpile_schedule(host, matrix);
-  Kokkos::View<Index*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host_order(schedule.data(),
-                                                                                                schedule.size());
+  auto schedule = Visitor::guided ? guided_schedule(host, matrix, strategy.warp_size)
+                                  : sandpile_schedule(host, matrix);
+  Kokkos::View<Index*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host_order(
+      schedule.data(), schedule.size());
   auto order = Kokkos::create_mirror_view_and_copy(space, host_order);
   lap(timings.schedule);
   Kokkos::Profiling::popRegion();
@@ -64,8 +70,9 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   traverse(space, topology, visitor, FsmLockstep{strategy.warp_size},
            Kokkos::View<Index const*, MemorySpace>(order), metrics);
   lap(timings.execute);
-  if (strategy.timings) *strategy.timings = timings;
+  if (strategy.timings)
+    *strategy.timings = timings;
   Kokkos::Profiling::popRegion();
 }
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail
