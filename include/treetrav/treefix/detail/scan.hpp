@@ -132,17 +132,23 @@ struct ScatterIterator {
 };
 
 #if defined(KOKKOS_ENABLE_CUDA) && CUB_VERSION >= 300000
-// CUB's tuned Hopper policy for sums of 4-byte values (128 threads x 24
-// items, scaled down for wider accumulators), which its dispatch otherwise
-// keeps for its own operators: our combine falls back to 15 items, too few
-// loads in flight for the gathers of the fused treefix scans.
+// Hopper policy of the fused treefix scans: 256 threads x 16 items (scaled
+// down for wider accumulators). CUB's tuned Hopper policy for sums of 4-byte
+// values (128 x 24, which its dispatch keeps for its own operators; our
+// combine otherwise falls back to 15 items) was slower on the H100 at 2^24
+// vertices: Euler rootfix 0.185 / 0.182 ms (star / caterpillar) against
+// 0.155-0.166, leaffix 5% (the float-float variants lose 1-5%; see
+// perf/results/treefix/euler-scan-policy-256x16.md). Each item costs a
+// dependent gather; smaller tiles keep more of them in flight per SM. Blocked
+// (direct) loads or stores, 128 x 32, and chunks of 2 or 4 steps per item
+// loaded as int2 / int4 were all slower.
 template <class Accumulator>
 struct GatherScanPolicy {
   struct Policy900 : cub::ChainedPolicy<900, Policy900, Policy900> {
-    using ScanPolicyT = cub::AgentScanPolicy<128, 24, Accumulator, cub::BLOCK_LOAD_WARP_TRANSPOSE,
+    using ScanPolicyT = cub::AgentScanPolicy<256, 16, Accumulator, cub::BLOCK_LOAD_WARP_TRANSPOSE,
                                              cub::LOAD_DEFAULT, cub::BLOCK_STORE_WARP_TRANSPOSE,
                                              cub::BLOCK_SCAN_WARP_SCANS,
-                                             cub::detail::MemBoundScaling<128, 24, Accumulator>,
+                                             cub::detail::MemBoundScaling<256, 16, Accumulator>,
                                              cub::detail::fixed_delay_constructor_t<688, 1140>>;
   };
   using MaxPolicy = Policy900;
