@@ -38,6 +38,12 @@ for step in $steps; do
       cmp <("$cuda/treetrav" inspect "$work/knn-autoropes.h5" | grep -v -i -E "strategy|_s|time") \
         <("$cuda/treetrav" inspect "$work/knn-fsm.h5" | grep -v -i -E "strategy|_s|time") && echo "knn results summaries equal (autoropes vs fsm)"
       "$cuda/treetrav" bh-force --backend cuda --strategy fsm --snapshot "$work/plummer.h5" --softening 0.01 -o "$work/bh.h5"
+      # GPU-only CLI paths the tests do not cover: N-body steps and treefix.
+      "$cuda/treetrav" nbody --backend cuda --plummer 10000 --dt 0.001 --steps 5 -q -o "$work/nbody"
+      "$cuda/treetrav" treefix-generate --shape random -n 100000 -o "$work/tree.h5"
+      for method in bfs euler; do
+        "$cuda/treetrav" treefix --backend cuda --op leaffix --method $method --input "$work/tree.h5" -o "$work/leaffix-$method.h5"
+      done
     } >"$out/info.log" 2>&1
     echo "info: rc=$?"
     ;;
