@@ -260,18 +260,15 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
             });
           },
           sorted, "sfc", sort_ms, 0);
-    if (s.wants("nn"))
-      run_matrix(s, rows, sweep, "nn", in.name, queries.size(), search(kd, 1), sorted, "sfc",
-                 sort_ms, 0);
-    if (s.wants("knn"))
-      run_matrix(s, rows, sweep, "knn", in.name, queries.size(), search(kd, 8), sorted, "sfc",
-                 sort_ms, 0);
-    if (s.wants("vp"))
-      run_matrix(s, rows, sweep, "vp", in.name, queries.size(), search(vp, 1), sorted, "sfc",
-                 sort_ms, 0);
-    if (s.wants("bt"))
-      run_matrix(s, rows, sweep, "bt", in.name, queries.size(), search(ball, 8), sorted, "sfc",
-                 sort_ms, 0);
+    auto search_app = [&](std::string const& app, auto const& tree, int k) {
+      if (s.wants(app))
+        run_matrix(s, rows, sweep, app, in.name, queries.size(), search(tree, k), sorted, "sfc",
+                   sort_ms, 0);
+    };
+    search_app("nn", kd, 1);
+    search_app("knn", kd, 8);
+    search_app("vp", vp, 1);
+    search_app("bt", ball, 8);
   }
 }
 
