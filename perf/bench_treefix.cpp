@@ -9,6 +9,7 @@
 // device-to-host transfer, each timed apart; the kernels' bytes per second
 // against a device-to-device copy of the same bytes; the sequential host
 // baseline. Writes performance.csv/.md and accuracy.csv/.md into --out.
+#include <treetrav/core/backends.hpp>
 #include <treetrav/treefix/accuracy.hpp>
 #include <treetrav/treefix/generators.hpp>
 #include <treetrav/treefix/sequential.hpp>
@@ -225,17 +226,6 @@ void run_case(Settings const& settings, Case const& c, std::map<double, double>&
   }
 }
 
-std::string device_name() {
-  std::string device = Space::name();
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaDeviceProp properties{};
-  if (cudaGetDeviceProperties(&properties, 0) == cudaSuccess)
-    device += std::string(" (") + properties.name + ")";
-#else
-  device += fmt::format(" ({} threads)", Space::concurrency());
-#endif
-  return device;
-}
 
 // A skipped bfs's time from the same shape's largest measured bfs: per-level
 // time x height (bfs time grows with the height on deep trees).
@@ -294,7 +284,7 @@ void write_performance(Settings const& settings, std::vector<Row> const& rows) {
       "euler / copy is the ratio of the two.\n\n"
       "Bfs is skipped above height {}; its estimate is the same shape's largest measured "
       "time per level x height.\n",
-      device_name(), settings.repeats, settings.long_run_seconds, settings.bfs_max_height);
+      describe_execution_space<Space>(), settings.repeats, settings.long_run_seconds, settings.bfs_max_height);
   for (std::string const figure : {"figure7", "figure4"}) {
     md << (figure == "figure7" ? "\n## Figure 7: star and caterpillar (compute, ms)\n"
                                : "\n## Figure 4: real-world-like trees (compute, ms)\n");
@@ -387,7 +377,7 @@ void write_accuracy(Settings const& settings, std::vector<AccuracySample> const&
                     "median over the trees of the maximum relative error over the vertices; "
                     "measured: median of the largest "
                     "condition number of a vertex's own sum.\n",
-                    device_name(), settings.accuracy_trials, settings.accuracy_vertices);
+                    describe_execution_space<Space>(), settings.accuracy_trials, settings.accuracy_vertices);
   for (std::string const treefix : {"rootfix", "leaffix"}) {
     md << "\n## +" << treefix << "\n\n| condition | measured |";
     for (auto const& m : methods)

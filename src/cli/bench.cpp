@@ -401,12 +401,7 @@ void write_summary(std::ostream& md, std::vector<Row> const& rows) {
 
 void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<Row> const& sweep) {
   std::filesystem::create_directories(s.out);
-  std::string device = Space::name();
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-    device += std::string(" (") + prop.name + ")";
-#endif
+  std::string const device = describe_execution_space<Space>();
   std::ofstream csv(s.out + "/matrix.csv");
   std::string const header =
       "app,input,strategy,sort,queries,median_ms,min_ms,order_ms,nodes_per_warp,idle_lane_fraction,"

@@ -47,4 +47,21 @@ decltype(auto) dispatch_backend(Backend backend, F&& f) {
   throw std::invalid_argument("backend " + to_string(backend) + " is not enabled in this build");
 }
 
+// What results tables name as their machine: the execution space and the GPU
+// it runs on, or its thread count on the host.
+template <class ExecutionSpace>
+std::string describe_execution_space() {
+  std::string description = ExecutionSpace::name();
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#ifdef KOKKOS_ENABLE_CUDA
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, ExecutionSpace().cuda_device()) == cudaSuccess)
+      description += std::string(" (") + properties.name + ")";
+#endif
+  } else {
+    description += " (" + std::to_string(ExecutionSpace().concurrency()) + " threads)";
+  }
+  return description;
+}
+
 }  // namespace treetrav
