@@ -147,28 +147,6 @@ TEST(SandpileSchedule, NoQueriesAndNoColumns) {
   expect_permutation(sandpile_schedule(host, unguided(10, 0)), 10);
 }
 
-TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
-  auto m = guided(500, 16, 6);
-  for (Index q = 0; q < 500; ++q) {
-    int const length = q % 7; // 0..6 visits, some rows empty
-    for (int i = 0; i < length; ++i)
-      m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
-  }
-  auto order = guided_schedule(host, m, 4);
-  expect_permutation(order, 500);
-}
-
-TEST(GuidedSchedule, BucketsByFirstVisitedColumn) {
-  auto m = guided(300, 3, 4);
-  for (Index q = 0; q < 300; ++q)
-    m.sequence(q, 0) = 1 + (q * 7) % 3;
-  auto order = guided_schedule(host, m, 32);
-  expect_permutation(order, 300);
-  // Three buckets, in column order, each contiguous.
-  for (Index i = 0; i < 300; ++i)
-    EXPECT_EQ(m.sequence(order[i], 0), 1 + i / 100) << i;
-}
-
 // Figure 9's intent, literally: bucket by the first visit (ended sequences
 // first), then each bucket over `cutoff` by the next visit, recursively.
 void bucket_reference(SchedulingMatrix const& m, int cutoff, std::vector<Index>& queries,
@@ -184,6 +162,35 @@ void bucket_reference(SchedulingMatrix const& m, int cutoff, std::vector<Index>&
       bucket_reference(m, cutoff, buckets[column], step + 1);
     queries.insert(queries.end(), buckets[column].begin(), buckets[column].end());
   }
+}
+
+TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
+  auto m = guided(500, 16, 6);
+  for (Index q = 0; q < 500; ++q) {
+    int const length = q % 7; // 0..6 visits, some rows empty
+    for (int i = 0; i < length; ++i)
+      m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
+  }
+  auto order = guided_schedule(host, m, 4);
+  expect_permutation(order, 500);
+  // Empty rows (sequence ended at once) come first, in query order.
+  for (Index i = 0; i < 72; ++i)
+    EXPECT_EQ(order[i] % 7, 0) << i;
+  std::vector<Index> expected(500);
+  std::iota(expected.begin(), expected.end(), 0);
+  bucket_reference(m, 4, expected, 0);
+  EXPECT_EQ(order, expected);
+}
+
+TEST(GuidedSchedule, BucketsByFirstVisitedColumn) {
+  auto m = guided(300, 3, 4);
+  for (Index q = 0; q < 300; ++q)
+    m.sequence(q, 0) = 1 + (q * 7) % 3;
+  auto order = guided_schedule(host, m, 32);
+  expect_permutation(order, 300);
+  // Three buckets, in column order, each contiguous.
+  for (Index i = 0; i < 300; ++i)
+    EXPECT_EQ(m.sequence(order[i], 0), 1 + i / 100) << i;
 }
 
 TEST(GuidedSchedule, EqualsRecursiveBucketing) {
