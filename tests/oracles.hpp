@@ -49,6 +49,34 @@ inline std::vector<std::int64_t> brute_force_counts(HostPoints const& reference,
   return counts;
 }
 
+struct BruteLists {
+  std::vector<std::int64_t> offsets;  // (queries + 1)
+  std::vector<Index> indices;         // nearest first, ties by index
+  std::vector<Coordinate> distances;
+};
+
+// Every reference point within r of each query, sorted by (distance2, index).
+inline BruteLists brute_force_lists(HostPoints const& reference, HostPoints const& queries, Coordinate radius,
+                                    bool exclude_self) {
+  Coordinate const radius2 = radius * radius;
+  BruteLists out{{0}, {}, {}};
+  std::vector<std::pair<Coordinate, Index>> found;
+  for (Index q = 0; q < queries.size(); ++q) {
+    found.clear();
+    for (Index i = 0; i < reference.size(); ++i) {
+      Coordinate const d2 = distance2(reference.coordinates, i, queries.coordinates, q);
+      if (!(exclude_self && i == q) && d2 <= radius2) found.emplace_back(d2, i);
+    }
+    std::sort(found.begin(), found.end());
+    for (auto const& [d2, i] : found) {
+      out.indices.push_back(i);
+      out.distances.push_back(std::sqrt(d2));
+    }
+    out.offsets.push_back(static_cast<std::int64_t>(out.indices.size()));
+  }
+  return out;
+}
+
 // Direct O(N^2) summation in double: (bodies, 3) row-major.
 inline std::vector<double> direct_accelerations(HostPoints const& bodies, std::vector<double> const& masses,
                                                 double softening, double gravity) {

@@ -444,9 +444,17 @@ QueryResults make_results() {
   QueryResults results;
   results.application = "knn";
   int const n = 9, k = 4;
-  results.neighbor_indices = QueryResults::HostMatrix<Index>("indices", n, k);
-  results.neighbor_distances = QueryResults::HostMatrix<Coordinate>("distances", n, k);
+  results.neighbor_indices = QueryResults::HostRows<Index>("indices", n, k);
+  results.neighbor_distances = QueryResults::HostRows<Coordinate>("distances", n, k);
   results.counts = QueryResults::HostVector<std::int64_t>("counts", n);
+  results.list_offsets = QueryResults::HostVector<std::int64_t>("offsets", n + 1);
+  results.list_indices = QueryResults::HostVector<Index>("list_indices", 2 * n);
+  results.list_distances = QueryResults::HostVector<Coordinate>("list_distances", 2 * n);
+  for (int i = 0; i <= n; ++i) results.list_offsets(i) = i < 3 ? 0 : 2 * i - 2 * 3 + (i == n ? 6 : 0);
+  for (int j = 0; j < 2 * n; ++j) {
+    results.list_indices(j) = (j * 5) % n;
+    results.list_distances(j) = 0.25f * j;
+  }
   results.accelerations = QueryResults::HostMatrix<double>("accelerations", n, 3);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < k; ++j) {
@@ -470,6 +478,9 @@ TEST(IoResults, RoundTripsEveryMember) {
   expect_same_view(results.neighbor_indices, back.neighbor_indices);
   expect_same_view(results.neighbor_distances, back.neighbor_distances);
   expect_same_view(results.counts, back.counts);
+  expect_same_view(results.list_offsets, back.list_offsets);
+  expect_same_view(results.list_indices, back.list_indices);
+  expect_same_view(results.list_distances, back.list_distances);
   expect_same_view(results.accelerations, back.accelerations);
   EXPECT_EQ(back.metadata.text, results.metadata.text);
   EXPECT_EQ(back.metadata.numbers, results.metadata.numbers);

@@ -5,6 +5,7 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/kd_tree.hpp>
@@ -26,7 +27,8 @@ auto to_host(View const& view) {
 
 // Every result row must equal brute force exactly: same indices, same distances.
 template <class Results>
-void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors const& expected, std::string const& what) {
+void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors const& expected,
+                                 std::string const& what) {
   auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
   auto distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
   ASSERT_EQ(indices.extent(1), std::size_t(expected.k)) << what;
@@ -36,8 +38,9 @@ void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors co
       bool const same = indices(q, j) == expected.indices[q * expected.k + j] &&
                         distances(q, j) == expected.distances[q * expected.k + j];
       if (!same && ++mismatches <= 3)
-        ADD_FAILURE() << what << ": query " << q << " neighbour " << j << ": got (" << indices(q, j) << ", "
-                      << distances(q, j) << "), brute force (" << expected.indices[q * expected.k + j] << ", "
+        ADD_FAILURE() << what << ": query " << q << " neighbour " << j << ": got (" << indices(q, j)
+                      << ", " << distances(q, j) << "), brute force ("
+                      << expected.indices[q * expected.k + j] << ", "
                       << expected.distances[q * expected.k + j] << ")";
     }
   EXPECT_EQ(mismatches, 0) << what;
@@ -45,7 +48,8 @@ void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors co
 
 template <class Tree, class Space>
 void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self) {
-  if (k > c.reference.size() - (self ? 1 : 0)) return;
+  if (k > c.reference.size() - (self ? 1 : 0))
+    return;
   HostPoints const& queries = self ? c.reference : c.queries;
   auto expected = test::brute_force_neighbors(c.reference, queries, k, self);
   Tree tree(space, c.reference, c.leaf_size);
@@ -62,11 +66,11 @@ TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
   TypeParam space;
   for (auto const& c : test::search_cases())
     for (bool self : {false, true}) {
-      check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, 1, self);  // NN
-      check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self);  // VP
+      check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, 1, self); // NN
+      check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self); // VP
       for (int k : {8, 20}) {
-        check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, k, self);    // kNN
-        check_neighbors<BallTree<typename TypeParam::memory_space>>(space, c, k, self);  // BT
+        check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, k, self);   // kNN
+        check_neighbors<BallTree<typename TypeParam::memory_space>>(space, c, k, self); // BT
       }
     }
 }
@@ -82,9 +86,11 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
         auto device_queries = copy_points(space, queries, "test::queries");
         test::for_each_strategy<TypeParam>([&](auto strategy) {
           auto counts = Kokkos::create_mirror_view_and_copy(
-              Kokkos::HostSpace{}, count_within(space, tree, device_queries, RangeCountOptions{radius, self}, strategy));
+              Kokkos::HostSpace{},
+              count_within(space, tree, device_queries, RangeCountOptions{radius, self}, strategy));
           int mismatches = 0;
-          for (Index q = 0; q < queries.size(); ++q) mismatches += counts(q) != expected[q];
+          for (Index q = 0; q < queries.size(); ++q)
+            mismatches += counts(q) != expected[q];
           EXPECT_EQ(mismatches, 0) << c.name << " r=" << radius << (self ? " self " : " ")
                                    << test::strategy_name(strategy);
         });
@@ -92,22 +98,70 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
     }
 }
 
+// Radius lists equal brute force exactly, in its order (nearest first, ties
+// by index), whether the lists fit the first walk's slots or not.
+TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
+  TypeParam space;
+  for (auto const& c : test::search_cases())
+    for (bool self : {false, true}) {
+      HostPoints const& queries = self ? c.reference : c.queries;
+      auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
+      KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+      auto device_queries = copy_points(space, queries, "test::queries");
+      test::for_each_strategy<TypeParam>([&](auto strategy) {
+        for (Index capacity : {0, 1, 3}) {
+          for (QueryOrder order : {QueryOrder::none, QueryOrder::sfc}) {
+            RadiusSearchOptions options{{2 * c.radius, self, order}, capacity};
+            auto lists = find_within(space, tree, device_queries, options, strategy);
+            std::string const what =
+                c.name + (self ? " self " : " ") + test::strategy_name(strategy) + " capacity " +
+                std::to_string(capacity) + (order == QueryOrder::sfc ? " sorted" : "");
+            auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.offsets);
+            auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.indices);
+            auto distances =
+                Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.distances);
+            ASSERT_EQ(std::vector<std::int64_t>(offsets.data(), offsets.data() + offsets.extent(0)),
+                      expected.offsets)
+                << what;
+            EXPECT_EQ(std::vector<Index>(indices.data(), indices.data() + indices.extent(0)),
+                      expected.indices)
+                << what;
+            EXPECT_EQ(
+                std::vector<Coordinate>(distances.data(), distances.data() + distances.extent(0)),
+                expected.distances)
+                << what;
+          }
+        }
+      });
+    }
+}
+
 TYPED_TEST(SearchApps, BadArgumentsAreInputErrors) {
   TypeParam space;
   auto reference = generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 50, 3, 1);
-  auto queries2d = copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 2, 2), "q2");
-  auto queries = copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 3, 2), "q3");
+  auto queries2d =
+      copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 2, 2), "q2");
+  auto queries =
+      copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 3, 2), "q3");
   KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
-  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{0, false}, Autoropes{}), InputError);
-  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{51, false}, Autoropes{}), InputError);
-  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{50, true}, Autoropes{}), InputError);
-  EXPECT_THROW(find_neighbors(space, tree, queries2d, NeighborOptions{1, false}, Autoropes{}), InputError);
-  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{0.0f, false}, Autoropes{}), InputError);
-  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{-1.0f, false}, Autoropes{}), InputError);
-  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{std::nanf(""), false}, Autoropes{}), InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{0, false}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{51, false}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{50, true}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(find_neighbors(space, tree, queries2d, NeighborOptions{1, false}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{0.0f, false}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(count_within(space, tree, queries, RangeCountOptions{-1.0f, false}, Autoropes{}),
+               InputError);
+  EXPECT_THROW(
+      count_within(space, tree, queries, RangeCountOptions{std::nanf(""), false}, Autoropes{}),
+      InputError);
   HostPoints empty(HostPoints::coordinates_view("empty", 0, 3));
   EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, empty, 8)), InputError);
   EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, reference, 0)), InputError);
 }
 
-}  // namespace
+} // namespace

@@ -3,7 +3,7 @@
 #include "oracles.hpp"
 #include "test_inputs.hpp"
 
-#include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/kd_tree.hpp>
 #include <treetrav/trees/octree.hpp>
@@ -20,11 +20,16 @@ template <class Space>
 class Trees : public ::testing::Test {};
 TYPED_TEST_SUITE(Trees, test::HostExecutionSpaces, test::SpaceName);
 
+template <class Space>
+class TreeBuilds : public ::testing::Test {};
+TYPED_TEST_SUITE(TreeBuilds, test::ExecutionSpaces, test::SpaceName);
+
 // Children partition their parent's point range in slot order, leaves hold at
 // most `leaf_size` points, every point sits in exactly one leaf, and the
 // layout is depth-first pre-order (a child follows its parent).
 template <class Topology>
-void expect_valid_topology(Topology const& t, Index point_count, int leaf_size, std::string const& what) {
+void expect_valid_topology(Topology const& t, Index point_count, int leaf_size,
+                           std::string const& what) {
   ASSERT_GT(t.size(), 0) << what;
   EXPECT_EQ(t.parent(0), -1) << what;
   EXPECT_EQ(t.point_begin(0), 0) << what;
@@ -50,13 +55,84 @@ void expect_valid_topology(Topology const& t, Index point_count, int leaf_size, 
   EXPECT_EQ(covered, point_count) << what;
 }
 
+// The implicit complete binary shape: heap order, children halve their
+// parent's range, the leaves (all at one depth) hold at most `leaf_size`
+// points and only more leaves than points leaves some empty, and leaf_of()
+// finds the leaf of every point.
+template <class MemorySpace>
+void expect_valid_implicit(ImplicitBinaryTopology<MemorySpace> const& t, Index n, int leaf_size,
+                           std::string const& what) {
+  EXPECT_EQ(t.size(), 2 * t.leaf_count() - 1) << what;
+  EXPECT_EQ(t.point_begin(0), 0) << what;
+  EXPECT_EQ(t.point_end(0), n) << what;
+  EXPECT_TRUE(t.levels == 0 || (std::int64_t(leaf_size) << (t.levels - 1)) < n)
+      << what << ": too deep";
+  for (Index node = 0; node < t.size(); ++node) {
+    Index const size = t.point_end(node) - t.point_begin(node);
+    if (t.is_leaf(node)) {
+      EXPECT_EQ(t.child(node, 0), -1) << what;
+      EXPECT_LE(size, leaf_size) << what << " leaf " << node;
+      if (t.leaf_count() <= n)
+        EXPECT_GT(size, 0) << what << " empty leaf " << node;
+      for (Index p = t.point_begin(node); p < t.point_end(node); ++p)
+        ASSERT_EQ(t.leaf_of(p), node) << what;
+      continue;
+    }
+    Index const left = t.child(node, 0), right = t.child(node, 1);
+    EXPECT_EQ(left, 2 * node + 1) << what;
+    EXPECT_EQ(t.parent(left), node) << what;
+    EXPECT_EQ(t.parent(right), node) << what;
+    EXPECT_EQ(t.point_begin(left), t.point_begin(node)) << what;
+    EXPECT_EQ(t.point_end(left), t.point_begin(right)) << what;
+    EXPECT_EQ(t.point_end(right), t.point_end(node)) << what;
+    EXPECT_LE(std::abs((t.point_end(left) - t.point_begin(left)) -
+                       (t.point_end(right) - t.point_begin(right))),
+              1)
+        << what << ": unbalanced node " << node;
+  }
+}
+
 template <class Tree>
 void expect_permutation(Tree const& tree, Index n, std::string const& what) {
   std::set<Index> seen;
-  for (Index i = 0; i < n; ++i) seen.insert(tree.points.original_index(i));
+  for (Index i = 0; i < n; ++i)
+    seen.insert(tree.points.original_index(i));
   EXPECT_EQ(seen.size(), std::size_t(n)) << what;
   EXPECT_EQ(*seen.begin(), 0) << what;
   EXPECT_EQ(*seen.rbegin(), n - 1) << what;
+}
+
+// The packed rows are the input points (zero-padded) in a permutation.
+template <class MemorySpace>
+void expect_packed(PackedPoints<MemorySpace> const& packed, test::HostPoints const& input,
+                   std::string const& what) {
+  Index const n = input.size();
+  ASSERT_EQ(packed.size(), n) << what;
+  std::set<Index> seen;
+  for (Index p = 0; p < n; ++p) {
+    Index const from = packed.original_index(p);
+    seen.insert(from);
+    for (int k = 0; k < packed.width(); ++k)
+      ASSERT_EQ(packed.rows(p, k), k < input.dimension() ? input.coordinates(from, k) : 0)
+          << what << " row " << p;
+  }
+  EXPECT_EQ(seen.size(), std::size_t(n)) << what;
+  EXPECT_EQ(*seen.begin(), 0) << what;
+  EXPECT_EQ(*seen.rbegin(), n - 1) << what;
+}
+
+// Every node's bound is 0 for each of its own points (as queries): a box, a
+// ball or a shell that holds them.
+template <int W, class Tree>
+void expect_bounds_hold(Tree const& tree, std::string const& what) {
+  for (Index node = 0; node < tree.topology.size(); ++node)
+    for (Index p = tree.topology.point_begin(node); p < tree.topology.point_end(node); ++p) {
+      Coordinate row[W];
+      for (int k = 0; k < W; ++k)
+        row[k] = tree.points.rows(p, k);
+      ASSERT_EQ(tree.template min_distance2<W>(node, row), 0)
+          << what << " node " << node << " point " << p;
+    }
 }
 
 TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
@@ -64,22 +140,60 @@ TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
   for (auto const& c : test::search_cases()) {
     Index const n = c.reference.size();
     KdTree<Kokkos::HostSpace> kd(space, c.reference, c.leaf_size);
-    expect_valid_topology(kd.topology, n, c.leaf_size, c.name + " kd");
-    expect_permutation(kd, n, c.name + " kd");
     BallTree<Kokkos::HostSpace> ball(space, c.reference, c.leaf_size);
-    expect_valid_topology(ball.topology, n, c.leaf_size, c.name + " ball");
     VpTree<Kokkos::HostSpace> vp(space, c.reference, c.leaf_size);
-    expect_valid_topology(vp.topology, n, c.leaf_size, c.name + " vp");
-    expect_permutation(vp, n, c.name + " vp");
-    // Every node's bound holds for each of its points: box, ball and shell.
-    for (Index node = 0; node < kd.topology.size(); ++node)
-      for (Index i = kd.topology.point_begin(node); i < kd.topology.point_end(node); ++i) {
-        ASSERT_EQ(kd.min_distance2(node, kd.points.points.coordinates, i), 0) << c.name << " kd box " << node;
-        ASSERT_EQ(ball.min_distance2(node, ball.points.points.coordinates, i), 0) << c.name << " ball " << node;
-      }
-    for (Index node = 0; node < vp.topology.size(); ++node)
-      for (Index i = vp.topology.point_begin(node); i < vp.topology.point_end(node); ++i)
-        ASSERT_EQ(vp.min_distance2(node, vp.points.points.coordinates, i), 0) << c.name << " vp shell " << node;
+    expect_valid_implicit(kd.topology, n, c.leaf_size, c.name + " kd");
+    expect_packed(kd.points, c.reference, c.name + " kd");
+    expect_packed(ball.points, c.reference, c.name + " ball");
+    expect_valid_implicit(vp.topology, n, c.leaf_size, c.name + " vp");
+    expect_packed(vp.points, c.reference, c.name + " vp");
+    dispatch_width(kd.width(), [&](auto width) {
+      expect_bounds_hold<decltype(width)::value>(kd, c.name + " kd");
+      expect_bounds_hold<decltype(width)::value>(ball, c.name + " ball");
+      expect_bounds_hold<decltype(width)::value>(vp, c.name + " vp");
+    });
+    // A vantage-point split puts the nearer half first.
+    for (Index node = 0; node < vp.topology.first_leaf(); ++node)
+      if (vp.topology.point_begin(2 * node + 2) < vp.topology.point_end(2 * node + 2))
+        EXPECT_LE(vp.shells(2 * node + 2, 1), vp.shells(2 * node + 3, 1))
+            << c.name << " vp node " << node;
+  }
+  // Leaf size 1 over a point count that is not a power of two: empty leaves.
+  auto reference = test::search_cases().front().reference;
+  KdTree<Kokkos::HostSpace> fine(space, reference, 1);
+  expect_valid_implicit(fine.topology, reference.size(), 1, "kd leaf 1");
+}
+
+// Every field of a tree as bytes on the host.
+template <class Tree>
+std::vector<std::vector<char>> tree_bytes(Tree tree) {
+  std::vector<std::vector<char>> bytes;
+  tree.for_each_field([&](auto const& view) {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
+    char const* data = reinterpret_cast<char const*>(host.data());
+    bytes.emplace_back(data, data + host.span() * sizeof(typename decltype(host)::value_type));
+  });
+  return bytes;
+}
+
+// A tree built in any execution space equals the serial host build byte for
+// byte (node for node, point for point), so answers and visit counts are the
+// same on every backend.
+TYPED_TEST(TreeBuilds, EveryBackendBuildsTheSameTree) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  Kokkos::Serial serial;
+  for (auto const& c : test::search_cases()) {
+    auto points = copy_points(space, c.reference, "test::reference");
+    EXPECT_EQ(tree_bytes(KdTree<Memory>(space, points, c.leaf_size)),
+              tree_bytes(KdTree<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))
+        << c.name << " kd";
+    EXPECT_EQ(tree_bytes(BallTree<Memory>(space, points, c.leaf_size)),
+              tree_bytes(BallTree<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))
+        << c.name << " ball";
+    EXPECT_EQ(tree_bytes(VpTree<Memory>(space, points, c.leaf_size)),
+              tree_bytes(VpTree<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))
+        << c.name << " vp";
   }
 }
 
@@ -97,9 +211,11 @@ TYPED_TEST(Trees, OctreeCellsHoldTheirBodiesAndMass) {
     float const half = tree.cell_size(node) / 2;
     for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i)
       for (int k = 0; k < 3; ++k)
-        ASSERT_LE(std::abs(tree.points.points.coordinates(i, k) - tree.cell_center(node, k)), half * 1.0001f)
+        ASSERT_LE(std::abs(tree.points.points.coordinates(i, k) - tree.cell_center(node, k)),
+                  half * 1.0001f)
             << "body outside its cell " << node;
-    EXPECT_NEAR(tree.mass(node), float(tree.topology.point_end(node) - tree.topology.point_begin(node)) / n, 1e-5);
+    EXPECT_NEAR(tree.mass(node),
+                float(tree.topology.point_end(node) - tree.topology.point_begin(node)) / n, 1e-5);
     for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot)
       EXPECT_FLOAT_EQ(tree.cell_size(tree.topology.child(node, slot)), tree.cell_size(node) / 2);
   }
@@ -107,29 +223,33 @@ TYPED_TEST(Trees, OctreeCellsHoldTheirBodiesAndMass) {
 
 TYPED_TEST(Trees, RelayoutKeepsTheTreeAndItsAnswers) {
   TypeParam space;
-  auto reference = generators::uniform(space, 3000, 3, 5);
-  auto queries = generators::uniform(space, 200, 3, 6);
-  KdTree<Kokkos::HostSpace> tree(space, reference, 8);
-  auto before = find_neighbors(space, tree, queries, NeighborOptions{5, false}, Autoropes{});
-  for (int depth : {1, 3, 6, 64}) {
-    KdTree<Kokkos::HostSpace> relaid(space, reference, 8);
+  Index const n = 3000;
+  auto bodies = test::plummer_positions(n, 5);
+  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("masses", n);
+  Kokkos::deep_copy(masses, 1.0f / n);
+  BarnesHutOptions const options{0.5f, 0.01f, 1.0f};
+  Octree<Kokkos::HostSpace> tree(space, bodies, masses, 8);
+  auto before = barnes_hut_accelerations(space, tree, bodies, options, Autoropes{});
+  for (int depth : {1, 2, 4, 64}) {
+    Octree<Kokkos::HostSpace> relaid(space, bodies, masses, 8);
     relayout(space, relaid, depth);
     // Nodes above `depth` are breadth-first: their depths never decrease.
     std::vector<int> node_depth(relaid.topology.size(), 0);
     for (Index node = 1; node < relaid.topology.size(); ++node)
       node_depth[node] = node_depth[relaid.topology.parent(node)] + 1;
     Index top = 0;
-    while (top < relaid.topology.size() && node_depth[top] < depth) ++top;
-    for (Index node = 1; node < top; ++node) EXPECT_GE(node_depth[node], node_depth[node - 1]) << depth;
-    for (Index node = 0; node < relaid.topology.size(); ++node) {
-      if (relaid.topology.is_leaf(node)) continue;
-      for (int slot = 0; slot < 2; ++slot)
+    while (top < relaid.topology.size() && node_depth[top] < depth)
+      ++top;
+    for (Index node = 1; node < top; ++node)
+      EXPECT_GE(node_depth[node], node_depth[node - 1]) << depth;
+    for (Index node = 0; node < relaid.topology.size(); ++node)
+      for (int slot = 0; slot < 8 && relaid.topology.child(node, slot) >= 0; ++slot)
         EXPECT_EQ(relaid.topology.parent(relaid.topology.child(node, slot)), node);
-    }
-    auto after = find_neighbors(space, relaid, queries, NeighborOptions{5, false}, Autoropes{});
-    for (Index q = 0; q < queries.size(); ++q)
-      for (int j = 0; j < 5; ++j) ASSERT_EQ(after.indices(q, j), before.indices(q, j)) << "depth " << depth;
+    auto after = barnes_hut_accelerations(space, relaid, bodies, options, Autoropes{});
+    for (Index i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k)
+        ASSERT_EQ(after(i, k), before(i, k)) << "depth " << depth;
   }
 }
 
-}  // namespace
+} // namespace

@@ -3,6 +3,7 @@
 #include "run_app.hpp"
 
 #include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/io/points.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
@@ -13,7 +14,7 @@
 namespace treetrav::cli {
 namespace {
 
-enum class SearchKind { pc, nn, knn, vp, bt };
+enum class SearchKind { pc, radius, nn, knn, vp, bt };
 
 struct SearchCommand {
   SearchKind kind;
@@ -22,14 +23,23 @@ struct SearchCommand {
 };
 
 constexpr SearchCommand search_commands[] = {
-    {SearchKind::pc, "pc", "Point correlation: count the reference points within radius -r of each query (kd-tree)"},
+    {SearchKind::pc, "pc",
+     "Point correlation: count the reference points within radius -r of each query (kd-tree)"},
+    {SearchKind::radius, "radius",
+     "Radius search: list the reference points within radius -r of each query, nearest first "
+     "(kd-tree)"},
     {SearchKind::nn, "nn", "Nearest reference point of each query (kd-tree)"},
     {SearchKind::knn, "knn", "k nearest reference points of each query (kd-tree)"},
     {SearchKind::vp, "vp", "Nearest reference point of each query (vantage-point tree)"},
     {SearchKind::bt, "bt", "k nearest reference points of each query (ball tree)"},
 };
 
-bool takes_k(SearchKind kind) { return kind == SearchKind::knn || kind == SearchKind::bt; }
+bool takes_k(SearchKind kind) {
+  return kind == SearchKind::knn || kind == SearchKind::bt;
+}
+bool takes_radius(SearchKind kind) {
+  return kind == SearchKind::pc || kind == SearchKind::radius;
+}
 
 struct SearchOptions {
   std::string reference;
@@ -52,16 +62,18 @@ template <template <class> class Tree, class Space>
 struct SearchSetup {
   Tree<typename Space::memory_space> tree;
   PointSet<typename Space::memory_space> queries;
-  Kokkos::View<Index*, typename Space::memory_space> order;  // empty: input order
 };
 
+// The tree is built where it is used, from the points moved there once.
 template <template <class> class Tree, class Space>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
-  SearchSetup<Tree, Space> setup{Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size),
-                                 copy_points(space, inputs.queries, "treetrav::cli::queries"),
-                                 {}};
-  if (inputs.sorted) setup.order = morton_order(space, setup.queries);
-  return setup;
+  auto reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
+  return {Tree<typename Space::memory_space>(space, reference, inputs.leaf_size),
+          copy_points(space, inputs.queries, "treetrav::cli::queries")};
+}
+
+QueryOrder query_order(SearchInputs const& inputs) {
+  return inputs.sorted ? QueryOrder::sfc : QueryOrder::none;
 }
 
 // nn, knn, vp, bt: the Application of run_application (run_app.hpp).
@@ -77,13 +89,17 @@ struct NeighborSearch {
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return find_neighbors(space, setup.tree, setup.queries, options, strategy, setup.order);
+    NeighborOptions sorted = options;
+    sorted.order = query_order(inputs);
+    return find_neighbors(space, setup.tree, setup.queries, sorted, strategy);
   }
   template <class Neighbors>
   io::QueryResults collect(Neighbors const& neighbors) const {
     io::QueryResults results;
-    results.neighbor_indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.indices);
-    results.neighbor_distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.distances);
+    results.neighbor_indices =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.indices);
+    results.neighbor_distances =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.distances);
     return results;
   }
 };
@@ -100,7 +116,9 @@ struct PointCorrelation {
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return count_within(space, setup.tree, setup.queries, options, strategy, setup.order);
+    RangeCountOptions sorted = options;
+    sorted.order = query_order(inputs);
+    return count_within(space, setup.tree, setup.queries, sorted, strategy);
   }
   template <class Counts>
   io::QueryResults collect(Counts const& counts) const {
@@ -110,17 +128,51 @@ struct PointCorrelation {
   }
 };
 
+// radius: the Application of run_application (run_app.hpp).
+struct RadiusSearch {
+  static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
+  SearchInputs inputs;
+  RangeCountOptions options;
+
+  template <class Space>
+  auto setup(Space const& space) const {
+    return set_up_search<KdTree>(space, inputs);
+  }
+  template <class Space, class Setup, class Strategy>
+  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    RadiusSearchOptions search{options};
+    search.radius.order = query_order(inputs);
+    return find_within(space, setup.tree, setup.queries, search, strategy);
+  }
+  template <class Lists>
+  io::QueryResults collect(Lists const& lists) const {
+    io::QueryResults results;
+    results.list_offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.offsets);
+    results.list_indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.indices);
+    results.list_distances =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.distances);
+    return results;
+  }
+};
+
 // The application axis of the dispatch: the subcommand picks tree and query.
-io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchOptions const& options,
-                            HostStrategy strategy, RunRecord& record) {
+io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
+                            SearchOptions const& options, HostStrategy strategy,
+                            RunRecord& record) {
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
-    case SearchKind::pc:
-      return run_application(PointCorrelation{inputs, {options.radius, options.self}}, strategy, record);
-    case SearchKind::nn:
-    case SearchKind::knn: return run_application(NeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
-    case SearchKind::vp: return run_application(NeighborSearch<VpTree>{inputs, neighbors}, strategy, record);
-    case SearchKind::bt: return run_application(NeighborSearch<BallTree>{inputs, neighbors}, strategy, record);
+  case SearchKind::pc:
+    return run_application(PointCorrelation{inputs, {options.radius, options.self}}, strategy,
+                           record);
+  case SearchKind::radius:
+    return run_application(RadiusSearch{inputs, {options.radius, options.self}}, strategy, record);
+  case SearchKind::nn:
+  case SearchKind::knn:
+    return run_application(NeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
+  case SearchKind::vp:
+    return run_application(NeighborSearch<VpTree>{inputs, neighbors}, strategy, record);
+  case SearchKind::bt:
+    return run_application(NeighborSearch<BallTree>{inputs, neighbors}, strategy, record);
   }
   throw std::logic_error("unhandled search kind");
 }
@@ -128,47 +180,61 @@ io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchO
 // Reads and cross-checks the inputs; k, radius and leaf size are checked by
 // the library before the traversal, and everything before any output.
 SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
-  SearchInputs inputs{io::read_points(options.reference), {}, options.run.leaf_size, options.run.sorted()};
+  SearchInputs inputs{
+      io::read_points(options.reference), {}, options.run.leaf_size, options.run.sorted()};
   if (options.self) {
     // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
-    if (kind != SearchKind::pc && inputs.reference.size() == 1)
-      throw InputError("--self: --reference " + options.reference + " holds a single point, which has no other");
+    if (!takes_radius(kind) && inputs.reference.size() == 1)
+      throw InputError("--self: --reference " + options.reference +
+                       " holds a single point, which has no other");
     inputs.queries = inputs.reference;
     return inputs;
   }
   inputs.queries = io::read_points(options.queries);
   if (inputs.queries.dimension() != inputs.reference.dimension())
-    throw InputError(fmt::format("--queries {} holds {}-D points but --reference {} holds {}-D points",
-                                 options.queries, inputs.queries.dimension(), options.reference,
-                                 inputs.reference.dimension()));
+    throw InputError(fmt::format(
+        "--queries {} holds {}-D points but --reference {} holds {}-D points", options.queries,
+        inputs.queries.dimension(), options.reference, inputs.reference.dimension()));
   return inputs;
 }
 
 void add_search_command(CLI::App& app, SearchCommand const& command) {
   auto* sub = app.add_subcommand(command.name, command.description);
   auto options = std::make_shared<SearchOptions>();
-  sub->add_option("--reference", options->reference, "Reference point set (HDF5 points file)")->required();
-  auto* queries = sub->add_option("--queries", options->queries, "Query point set (HDF5 points file)");
+  sub->add_option("--reference", options->reference, "Reference point set (HDF5 points file)")
+      ->required();
+  auto* queries =
+      sub->add_option("--queries", options->queries, "Query point set (HDF5 points file)");
   auto* self = sub->add_flag("--self", options->self,
                              "Query the reference set against itself; each point excludes itself "
                              "(so its own distance 0 or count is not reported)");
   queries->excludes(self);
   if (takes_k(command.kind)) {
     options->k = 8;
-    sub->add_option("-k", options->k, "Neighbours per query (1.." + std::to_string(max_neighbors) + ")")
+    sub->add_option("-k", options->k,
+                    "Neighbours per query (1.." + std::to_string(max_neighbors) + ")")
         ->capture_default_str();
   }
-  if (command.kind == SearchKind::pc)
-    sub->add_option("-r,--radius", options->radius, "Count the reference points within this distance")->required();
+  if (takes_radius(command.kind))
+    sub->add_option("-r,--radius", options->radius,
+                    "Reference points within this distance count (inclusive)")
+        ->required();
   add_run_options(*sub, options->run);
   sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
-              (command.kind == SearchKind::pc
-                   ? "/Results/Counts (n_queries)."
-                   : "/Results/NeighborIndices and NeighborDistances (n_queries, k): rows of the reference set, "
+              (command.kind == SearchKind::pc ? "/Results/Counts (n_queries)."
+               : command.kind == SearchKind::radius
+                   ? "/Results/ListOffsets (n_queries + 1), ListIndices and ListDistances: query "
+                     "q's neighbours "
+                     "are entries [ListOffsets[q], ListOffsets[q + 1]), rows of the reference set, "
+                     "nearest first, "
+                     "ties broken by index."
+                   : "/Results/NeighborIndices and NeighborDistances (n_queries, k): rows of the "
+                     "reference set, "
                      "nearest first, ties broken by index."));
 
   sub->callback([options, kind = command.kind, name = command.name] {
-    if (options->queries.empty() && !options->self) throw InputError("give --queries FILE or --self");
+    if (options->queries.empty() && !options->self)
+      throw InputError("give --queries FILE or --self");
     HostStrategy const strategy = strategy_from(options->run);
     require_output_directory(options->run.output);
     KokkosSession session(options->run.runtime);
@@ -184,8 +250,9 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     record.n_reference = inputs.reference.size();
     record.n_queries = inputs.queries.size();
     record.dimension = inputs.reference.dimension();
-    record.parameters.set("reference", options->reference).set("queries", options->self ? "self" : options->queries);
-    if (kind == SearchKind::pc)
+    record.parameters.set("reference", options->reference)
+        .set("queries", options->self ? "self" : options->queries);
+    if (takes_radius(kind))
       record.parameters.set("radius", static_cast<double>(options->radius));
     else
       record.parameters.set("k", static_cast<double>(options->k));
@@ -195,10 +262,11 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
   });
 }
 
-}  // namespace
+} // namespace
 
 void add_search_commands(CLI::App& app) {
-  for (auto const& command : search_commands) add_search_command(app, command);
+  for (auto const& command : search_commands)
+    add_search_command(app, command);
 }
 
-}  // namespace treetrav::cli
+} // namespace treetrav::cli

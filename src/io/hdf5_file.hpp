@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,7 +163,7 @@ class FileWriter {
 // On any exception the temporary is removed and an existing `path` is untouched.
 void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill);
 
-// LayoutLeft host views <-> row-major arrays (the file is row-major).
+// Host matrix views <-> row-major arrays (the file is row-major).
 template <class View>
 std::vector<typename View::non_const_value_type> to_row_major(View const& matrix) {
   std::size_t const rows = matrix.extent(0), columns = matrix.extent(1);
@@ -172,11 +173,10 @@ std::vector<typename View::non_const_value_type> to_row_major(View const& matrix
   return values;
 }
 
-template <class T>
-Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> to_matrix(Array<T> const& array,
-                                                                    std::string const& label) {
+template <class T, class Layout = Kokkos::LayoutLeft>
+Kokkos::View<T**, Layout, Kokkos::HostSpace> to_matrix(Array<T> const& array, std::string const& label) {
   std::size_t const rows = array.rows(), columns = array.columns();
-  Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> matrix(
+  Kokkos::View<T**, Layout, Kokkos::HostSpace> matrix(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows, columns);
   for (std::size_t k = 0; k < columns; ++k)
     for (std::size_t i = 0; i < rows; ++i) matrix(i, k) = array.values[i * columns + k];
@@ -194,8 +194,12 @@ Kokkos::View<T*, Kokkos::HostSpace> to_vector(Array<T> const& array, std::string
 // Writes a host matrix (rows, columns) / vector (rows) as a row-major dataset.
 template <class View>
 Handle write_matrix(FileWriter const& writer, std::string const& dataset, View const& matrix) {
-  auto const values = to_row_major(matrix);
-  return writer.write(dataset, {matrix.extent(0), matrix.extent(1)}, values.data());
+  if constexpr (std::is_same_v<typename View::array_layout, Kokkos::LayoutRight>) {
+    return writer.write(dataset, {matrix.extent(0), matrix.extent(1)}, matrix.data());  // already row-major
+  } else {
+    auto const values = to_row_major(matrix);
+    return writer.write(dataset, {matrix.extent(0), matrix.extent(1)}, values.data());
+  }
 }
 
 template <class View>

@@ -15,6 +15,9 @@ constexpr char const indices_dataset[] = "/Results/NeighborIndices";
 constexpr char const distances_dataset[] = "/Results/NeighborDistances";
 constexpr char const counts_dataset[] = "/Results/Counts";
 constexpr char const accelerations_dataset[] = "/Results/Accelerations";
+constexpr char const list_offsets_dataset[] = "/Results/ListOffsets";
+constexpr char const list_indices_dataset[] = "/Results/ListIndices";
+constexpr char const list_distances_dataset[] = "/Results/ListDistances";
 
 // Members with extent 0 were not filled by the application and are not stored.
 template <class View>
@@ -22,7 +25,7 @@ bool present(View const& view) {
   return view.extent(0) != 0;
 }
 
-}  // namespace
+} // namespace
 
 void write_results(std::string const& path, QueryResults const& results) {
   if (present(results.neighbor_indices) && present(results.neighbor_distances) &&
@@ -31,6 +34,11 @@ void write_results(std::string const& path, QueryResults const& results) {
     throw std::invalid_argument(path + ": neighbor indices and distances differ in shape");
   if (present(results.accelerations) && results.accelerations.extent(1) != 3)
     throw std::invalid_argument(path + ": accelerations must have 3 columns");
+  if (present(results.list_offsets) &&
+      (results.list_indices.extent(0) != results.list_distances.extent(0) ||
+       results.list_offsets(results.list_offsets.extent(0) - 1) !=
+           std::int64_t(results.list_indices.extent(0))))
+    throw std::invalid_argument(path + ": neighbour lists and their offsets disagree");
 
   detail::write_atomically(path, [&](detail::FileWriter& out) {
     auto const group = out.create_group(results_group);
@@ -39,7 +47,13 @@ void write_results(std::string const& path, QueryResults const& results) {
       detail::write_matrix(out, indices_dataset, results.neighbor_indices);
     if (present(results.neighbor_distances))
       detail::write_matrix(out, distances_dataset, results.neighbor_distances);
-    if (present(results.counts)) detail::write_vector(out, counts_dataset, results.counts);
+    if (present(results.counts))
+      detail::write_vector(out, counts_dataset, results.counts);
+    if (present(results.list_offsets)) {
+      detail::write_vector(out, list_offsets_dataset, results.list_offsets);
+      detail::write_vector(out, list_indices_dataset, results.list_indices);
+      detail::write_vector(out, list_distances_dataset, results.list_distances);
+    }
     if (present(results.accelerations))
       detail::write_matrix(out, accelerations_dataset, results.accelerations);
     out.write_metadata(detail::metadata_group, results.metadata);
@@ -48,13 +62,15 @@ void write_results(std::string const& path, QueryResults const& results) {
 
 QueryResults read_results(std::string const& path) {
   detail::FileReader const in(path);
-  if (!in.exists(results_group)) in.fail(results_group, "group is missing (not a results file)");
+  if (!in.exists(results_group))
+    in.fail(results_group, "group is missing (not a results file)");
 
   QueryResults results;
   results.application = in.read_text(results_group, "Application");
   if (in.exists(indices_dataset)) {
     auto const indices = in.read<Index>(indices_dataset, 2);
-    results.neighbor_indices = detail::to_matrix(indices, "treetrav::io::neighbor_indices");
+    results.neighbor_indices =
+        detail::to_matrix<Index, Kokkos::LayoutRight>(indices, "treetrav::io::neighbor_indices");
   }
   if (in.exists(distances_dataset)) {
     auto const distances = in.read<Coordinate>(distances_dataset, 2);
@@ -63,14 +79,31 @@ QueryResults read_results(std::string const& path) {
     if (in.exists(indices_dataset)) {
       detail::require_rows(in, distances_dataset, distances, results.neighbor_indices.extent(0),
                            indices_dataset);
-      detail::require_columns(in, distances_dataset, distances,
-                              results.neighbor_indices.extent(1));
+      detail::require_columns(in, distances_dataset, distances, results.neighbor_indices.extent(1));
     }
-    results.neighbor_distances = detail::to_matrix(distances, "treetrav::io::neighbor_distances");
+    results.neighbor_distances = detail::to_matrix<Coordinate, Kokkos::LayoutRight>(
+        distances, "treetrav::io::neighbor_distances");
   }
   if (in.exists(counts_dataset)) {
     auto const counts = in.read<std::int64_t>(counts_dataset, 1);
     results.counts = detail::to_vector(counts, "treetrav::io::counts");
+  }
+  if (in.exists(list_offsets_dataset)) {
+    auto const offsets = in.read<std::int64_t>(list_offsets_dataset, 1);
+    auto const indices = in.read<Index>(list_indices_dataset, 1);
+    auto const distances = in.read<Coordinate>(list_distances_dataset, 1);
+    detail::require_finite(in, list_distances_dataset, distances);
+    bool monotone = !offsets.values.empty() && offsets.values.front() == 0 &&
+                    offsets.values.back() == std::int64_t(indices.values.size()) &&
+                    distances.values.size() == indices.values.size();
+    for (std::size_t q = 1; monotone && q < offsets.values.size(); ++q)
+      monotone = offsets.values[q - 1] <= offsets.values[q];
+    if (!monotone)
+      in.fail(list_offsets_dataset,
+              "offsets must rise from 0 to the length of ListIndices and ListDistances");
+    results.list_offsets = detail::to_vector(offsets, "treetrav::io::list_offsets");
+    results.list_indices = detail::to_vector(indices, "treetrav::io::list_indices");
+    results.list_distances = detail::to_vector(distances, "treetrav::io::list_distances");
   }
   if (in.exists(accelerations_dataset)) {
     auto const accelerations = in.read<double>(accelerations_dataset, 2);
@@ -82,4 +115,4 @@ QueryResults read_results(std::string const& path) {
   return results;
 }
 
-}  // namespace treetrav::io
+} // namespace treetrav::io

@@ -1,146 +1,233 @@
 #pragma once
 
-#include <treetrav/core/distance.hpp>
+#include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
-#include <treetrav/core/point_set.hpp>
 #include <treetrav/traversal/traverse.hpp>
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace treetrav {
 
 namespace detail {
 
-// The k best candidates so far, sorted by (squared distance, index): the
-// index breaks ties, so the final set does not depend on the visiting order.
+// The k best candidates so far, ordered by (squared distance, index) packed
+// into one 64-bit key: the float's bits (distances are >= 0, so their bits
+// order like the values) above the index. One integer comparison then orders
+// candidates exactly as brute force does, ties broken by index, so the final
+// set does not depend on the visiting order. Up to 32 entries live in
+// registers (every access at a compile-time position); larger lists in local
+// memory.
 template <int KMax>
 struct KBest {
-  Coordinate distance2[KMax];
-  Index index[KMax];
-  int count;
+  static constexpr std::uint64_t empty = ~std::uint64_t(0);
+  std::uint64_t entry[KMax]; // ascending; entries at k and beyond are scratch
+  std::uint64_t kth;         // entry[k - 1], `empty` until k candidates are in
+  Coordinate bound;          // its squared distance, infinity until then
 
-  KOKKOS_FUNCTION static bool before(Coordinate d2, Index i, Coordinate other_d2, Index other_i) {
-    return d2 < other_d2 || (d2 == other_d2 && i < other_i);
+  KOKKOS_FORCEINLINE_FUNCTION static std::uint64_t pack(Coordinate d2, Index i) {
+    return std::uint64_t(float_bits(d2)) << 32 | static_cast<std::uint32_t>(i);
   }
-  // Squared distance a node must beat (not tie-lose to) to be worth visiting.
-  KOKKOS_FUNCTION Coordinate bound(int k) const {
-    return count < k ? infinity : distance2[k - 1];
+  KOKKOS_FORCEINLINE_FUNCTION static Coordinate distance2_of(std::uint64_t key) {
+    return bits_float(static_cast<std::uint32_t>(key >> 32));
   }
-  KOKKOS_FUNCTION void insert(int k, Coordinate d2, Index i) {
-    if (count == k && !before(d2, i, distance2[k - 1], index[k - 1])) return;
-    int position = count < k ? count++ : k - 1;
-    for (; position > 0 && before(d2, i, distance2[position - 1], index[position - 1]); --position) {
-      distance2[position] = distance2[position - 1];
-      index[position] = index[position - 1];
+  KOKKOS_FORCEINLINE_FUNCTION static Index index_of(std::uint64_t key) {
+    return static_cast<Index>(static_cast<std::uint32_t>(key));
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void clear() {
+#pragma unroll
+    for (int j = 0; j < KMax; ++j)
+      entry[j] = empty;
+    kth = empty;
+    bound = infinity;
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void insert(int k, std::uint64_t key) {
+    if (key >= kth)
+      return;
+    if constexpr (KMax <= 32) {
+      // Branch-free insertion: the new key sinks to its place.
+#pragma unroll
+      for (int j = 0; j < KMax; ++j) {
+        std::uint64_t const e = entry[j];
+        bool const before = key < e;
+        entry[j] = before ? key : e;
+        key = before ? e : key;
+      }
+#pragma unroll
+      for (int j = 0; j < KMax; ++j)
+        if (j == k - 1)
+          kth = entry[j];
+    } else {
+      int position = k - 1;
+      for (; position > 0 && key < entry[position - 1]; --position)
+        entry[position] = entry[position - 1];
+      entry[position] = key;
+      kth = entry[k - 1];
     }
-    distance2[position] = d2;
-    index[position] = i;
+    if (kth != empty)
+      bound = distance2_of(kth);
+  }
+
+  // f(j, key) for the k best, nearest first.
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_each(int k, F const& f) const {
+#pragma unroll
+    for (int j = 0; j < KMax; ++j)
+      if (j < k)
+        f(j, entry[j]);
   }
 };
 
-}  // namespace detail
+} // namespace detail
 
 // k-nearest-neighbour search over any tree that bounds the distance from a
-// query to a node's points (kd: NN, kNN; vp: VP; ball: BT). Guided: the child
-// with the smaller bound goes first. A node is pruned only when its bound
-// exceeds the current k-th best, so results equal brute force exactly.
-template <class Tree, int KMax>
+// query to a node's points (kd: NN, kNN; vp: VP; ball: BT). Guided and keyed:
+// the nearer child goes first and each child's bound is kept with it, so a
+// node whose bound exceeds the current k-th best is dropped without being read
+// again. A node is pruned only when its bound is strictly larger, so results
+// equal brute force exactly. The query's row (W coordinates, zero-padded)
+// and its k best stay in registers.
+template <class Tree, int KMax, int W>
 struct NeighborSearchVisitor {
   using memory_space = typename Tree::memory_space;
-  using state_type = detail::KBest<KMax>;
-  using matrix = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space>;
+  struct state_type {
+    Coordinate query[W];
+    detail::KBest<KMax> best;
+  };
   static constexpr bool guided = true;
+  static constexpr bool keyed = true;
 
   Tree tree;
-  matrix queries;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> queries;
   int k;
   bool exclude_self;
-  Kokkos::View<Index**, Kokkos::LayoutLeft, memory_space> indices;
-  matrix distances;
+  Kokkos::View<Index**, Kokkos::LayoutRight, memory_space> indices;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, memory_space> distances;
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
-  KOKKOS_FUNCTION void initialize(Index, state_type& best) const { best.count = 0; }
+  KOKKOS_FUNCTION void initialize(Index query, state_type& s) const {
+    detail::load_query<W>(queries, query, s.query);
+    s.best.clear();
+  }
 
-  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& best) const {
-    if (tree.min_distance2(node, queries, query) > best.bound(k)) return false;
-    if (!tree.topology.is_leaf(node)) return true;
-    for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
-      Index const original = tree.points.original_index(i);
-      if (exclude_self && original == query) continue;
-      best.insert(k, distance2(tree.points.points.coordinates, i, queries, query), original);
+  KOKKOS_FUNCTION bool prune(Coordinate bound, state_type const& s) const {
+    return bound > s.best.bound;
+  }
+
+  KOKKOS_FUNCTION bool process(Index node, Index query, state_type& s) const {
+    if (!tree.topology.is_leaf(node))
+      return true;
+    Index const end = tree.topology.point_end(node);
+    for (Index p = tree.topology.point_begin(node); p < end; ++p) {
+      Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
+      if (d2 > s.best.bound)
+        continue;
+      Index const original = tree.points.original_index(p);
+      if (exclude_self && original == query)
+        continue;
+      s.best.insert(k, detail::KBest<KMax>::pack(d2, original));
     }
     return false;
   }
 
-  KOKKOS_FUNCTION int first_child(Index node, Index query, state_type const&) const {
-    Index const near = tree.topology.child(node, 0), far = tree.topology.child(node, 1);
-    return tree.min_distance2(far, queries, query) < tree.min_distance2(near, queries, query) ? 1 : 0;
+  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
   }
 
-  KOKKOS_FUNCTION void finalize(Index query, state_type const& best) const {
-    for (int j = 0; j < k; ++j) {
-      indices(query, j) = best.index[j];
-      distances(query, j) = math::sqrt(best.distance2[j]);
-    }
+  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s,
+                                  Coordinate (&keys)[2]) const {
+    tree.template child_min_distance2<W>(node, s.query, keys);
+  }
+
+  KOKKOS_FUNCTION int first_child(Index node, Index query, state_type const& s) const {
+    Coordinate keys[2];
+    child_keys(node, query, s, keys);
+    return keys[1] < keys[0] ? 1 : 0;
+  }
+
+  KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const {
+    s.best.for_each(k, [&](int j, std::uint64_t key) {
+      indices(query, j) = detail::KBest<KMax>::index_of(key);
+      distances(query, j) = math::sqrt(detail::KBest<KMax>::distance2_of(key));
+    });
   }
 };
 
 template <class MemorySpace>
 struct NeighborResults {
-  Kokkos::View<Index**, Kokkos::LayoutLeft, MemorySpace> indices;        // (queries, k), caller's rows
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> distances;  // (queries, k), ascending
+  Kokkos::View<Index**, Kokkos::LayoutRight, MemorySpace> indices; // (queries, k), caller's rows
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> distances; // (queries, k), ascending
 };
 
 struct NeighborOptions {
   int k = 8;
-  bool exclude_self = false;  // queries are the reference set: skip each query itself
+  bool exclude_self = false;           // queries are the reference set: skip each query itself
+  QueryOrder order = QueryOrder::none; // sfc: queries walk in Morton order (sorted inside the call)
 };
 
 // The largest k a search supports (its candidate list lives in registers).
 inline constexpr int max_neighbors = 128;
 
+// Calls f(std::integral_constant<int, KMax>) with the candidate-list capacity
+// for k: a few capacities keep registers small for small k.
+template <class F>
+decltype(auto) dispatch_k(int k, F&& f) {
+  if (k == 1)
+    return f(std::integral_constant<int, 1>{});
+  if (k <= 16)
+    return f(std::integral_constant<int, 16>{});
+  return f(std::integral_constant<int, max_neighbors>{});
+}
+
 // The k nearest reference points of every query, ties broken by index.
+// `order` (optional) is a query permutation given by the caller; otherwise
+// options.order decides (sfc: a Morton sort on the device, counted here).
 template <class ExecutionSpace, class Tree, class Strategy>
-NeighborResults<typename Tree::memory_space> find_neighbors(
-    ExecutionSpace const& space, Tree const& tree, PointSet<typename Tree::memory_space> const& queries,
-    NeighborOptions const& options, Strategy strategy,
-    Kokkos::View<Index const*, typename Tree::memory_space> order = {},
-    TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+NeighborResults<typename Tree::memory_space>
+find_neighbors(ExecutionSpace const& space, Tree const& tree,
+               PointSet<typename Tree::memory_space> const& queries, NeighborOptions const& options,
+               Strategy strategy,
+               Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+               TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   Index const available = tree.points.size() - (options.exclude_self ? 1 : 0);
-  if (options.k < 1) throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
+  if (options.k < 1)
+    throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
   if (options.k > available)
-    throw InputError("-k " + std::to_string(options.k) + " exceeds the " + std::to_string(available) +
-                     " reference points available");
+    throw InputError("-k " + std::to_string(options.k) + " exceeds the " +
+                     std::to_string(available) + " reference points available");
   if (options.k > max_neighbors)
-    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " + std::to_string(options.k) + ")");
-  if (queries.dimension() != tree.points.points.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.points.points.dimension()));
-  if (options.exclude_self && queries.size() != tree.points.size())
-    throw InputError("--self needs the queries to be the reference set");
+    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " +
+                     std::to_string(options.k) + ")");
+  detail::check_queries(tree, queries, options.exclude_self);
   using MemorySpace = typename Tree::memory_space;
+  Kokkos::Profiling::pushRegion("treetrav::find_neighbors");
   NeighborResults<MemorySpace> results;
   results.indices = decltype(results.indices)(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"), queries.size(),
-      options.k);
-  results.distances = decltype(results.distances)(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::distances"),
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
       queries.size(), options.k);
-  auto run = [&](auto k_max) {
-    constexpr int KMax = decltype(k_max)::value;
-    NeighborSearchVisitor<Tree, KMax> visitor{tree,          queries.coordinates, options.k, options.exclude_self,
-                                              results.indices, results.distances};
-    traverse(space, tree.topology, visitor, strategy, order, metrics);
-  };
-  // A few candidate-list capacities keep registers small for small k.
-  if (options.k == 1)
-    run(std::integral_constant<int, 1>{});
-  else if (options.k <= 16)
-    run(std::integral_constant<int, 16>{});
-  else
-    run(std::integral_constant<int, max_neighbors>{});
+  results.distances =
+      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                     "treetrav::NeighborResults::distances"),
+                                  queries.size(), options.k);
+  auto const walk_order = detail::resolve_order(space, queries, options.order, order);
+  dispatch_k(options.k, [&](auto k_max) {
+    dispatch_width(tree.width(), [&](auto width) {
+      NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
+          tree,
+          queries.coordinates,
+          options.k,
+          options.exclude_self,
+          results.indices,
+          results.distances};
+      traverse(space, tree.topology, visitor, strategy, walk_order, metrics);
+    });
+  });
+  Kokkos::Profiling::popRegion();
   return results;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -1,71 +1,158 @@
 #pragma once
 
-#include <treetrav/core/distance.hpp>
+#include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/error.hpp>
-#include <treetrav/core/point_set.hpp>
 #include <treetrav/traversal/traverse.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace treetrav {
 
-// Point correlation (PC): per query, the number of reference points within
-// distance r (inclusive). Unguided: every query visits children in slot order.
-template <class Tree>
-struct RangeCountVisitor {
+// What a radius query keeps of each point within distance r (inclusive) of
+// it: PC only counts; a radius search also writes the point (index and
+// distance) into the query's slot range [base, base + limit).
+struct CountOnly {
+  KOKKOS_FUNCTION void found(Index, Index, Coordinate, std::int64_t) const {}
+};
+
+template <class MemorySpace>
+struct WriteNeighbors {
+  // Query q writes its first `capacity` neighbours at q * capacity, or, with
+  // capacity 0, all of them at offsets(q).
+  Index capacity;
+  Kokkos::View<std::int64_t const*, MemorySpace> offsets;
+  Kokkos::View<Index*, MemorySpace> indices;
+  Kokkos::View<Coordinate*, MemorySpace> distances2;
+  KOKKOS_FUNCTION void found(Index query, Index original, Coordinate d2, std::int64_t count) const {
+    std::int64_t at;
+    if (capacity > 0) {
+      if (count >= capacity)
+        return;
+      at = std::int64_t(query) * capacity + count;
+    } else {
+      at = offsets(query) + count;
+    }
+    indices(at) = original;
+    distances2(at) = d2;
+  }
+};
+
+// Radius queries (PC and radius search): per query, the reference points
+// within distance r, inclusive (distance2 <= r * r in float, as the oracle
+// compares). Unguided and keyed: children are visited in slot order, and one
+// whose box lies beyond r is never pushed. The query's row and its count stay
+// in registers.
+template <class Tree, int W, class Sink>
+struct RadiusVisitor {
   using memory_space = typename Tree::memory_space;
-  using state_type = std::int64_t;
+  struct state_type {
+    Coordinate query[W];
+    std::int64_t count;
+  };
   static constexpr bool guided = false;
+  static constexpr bool keyed = true;
 
   Tree tree;
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> queries;
   Coordinate radius2;
   bool exclude_self;
+  Sink sink;
   Kokkos::View<std::int64_t*, memory_space> counts;
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
-  KOKKOS_FUNCTION void initialize(Index, state_type& count) const { count = 0; }
+  KOKKOS_FUNCTION void initialize(Index query, state_type& s) const {
+    detail::load_query<W>(queries, query, s.query);
+    s.count = 0;
+  }
 
-  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& count) const {
-    if (tree.min_distance2(node, queries, query) > radius2) return false;
-    if (!tree.topology.is_leaf(node)) return true;
-    for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
-      if (exclude_self && tree.points.original_index(i) == query) continue;
-      if (distance2(tree.points.points.coordinates, i, queries, query) <= radius2) ++count;
+  KOKKOS_FUNCTION bool prune(Coordinate bound, state_type const&) const { return bound > radius2; }
+
+  KOKKOS_FUNCTION bool process(Index node, Index query, state_type& s) const {
+    if (!tree.topology.is_leaf(node))
+      return true;
+    Index const end = tree.topology.point_end(node);
+    for (Index p = tree.topology.point_begin(node); p < end; ++p) {
+      Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
+      if (d2 > radius2)
+        continue;
+      Index const original = tree.points.original_index(p);
+      if (exclude_self && original == query)
+        continue;
+      sink.found(query, original, d2, s.count);
+      ++s.count;
     }
     return false;
   }
 
+  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
+  }
+
+  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s,
+                                  Coordinate (&keys)[2]) const {
+    tree.template child_min_distance2<W>(node, s.query, keys);
+  }
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
-  KOKKOS_FUNCTION void finalize(Index query, state_type const& count) const { counts(query) = count; }
+  KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const { counts(query) = s.count; }
 };
 
 struct RangeCountOptions {
   Coordinate radius = 0.1f;
   bool exclude_self = false;
+  QueryOrder order = QueryOrder::none;
 };
 
-// r is squared once here; the oracle compares distance2 <= r * r in float too.
-template <class ExecutionSpace, class Tree, class Strategy>
-Kokkos::View<std::int64_t*, typename Tree::memory_space> count_within(
-    ExecutionSpace const& space, Tree const& tree, PointSet<typename Tree::memory_space> const& queries,
-    RangeCountOptions const& options, Strategy strategy,
-    Kokkos::View<Index const*, typename Tree::memory_space> order = {},
-    TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+namespace detail {
+
+template <class Tree, class MemorySpace>
+void check_radius_search(Tree const& tree, PointSet<MemorySpace> const& queries,
+                         RangeCountOptions const& options) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
-    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) + ")");
-  if (queries.dimension() != tree.points.points.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.points.points.dimension()));
-  if (options.exclude_self && queries.size() != tree.points.size())
-    throw InputError("--self needs the queries to be the reference set");
-  Kokkos::View<std::int64_t*, typename Tree::memory_space> counts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"), queries.size());
-  RangeCountVisitor<Tree> visitor{tree, queries.coordinates, options.radius * options.radius, options.exclude_self,
-                                  counts};
-  traverse(space, tree.topology, visitor, strategy, order, metrics);
+    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) +
+                     ")");
+  check_queries(tree, queries, options.exclude_self);
+}
+
+// One radius walk of every query (in `order`) with `sink`; counts(q) = the
+// number of points within r of query q.
+template <class ExecutionSpace, class Tree, class Strategy, class Sink>
+void radius_walk(ExecutionSpace const& space, Tree const& tree,
+                 PointSet<typename Tree::memory_space> const& queries,
+                 RangeCountOptions const& options, Strategy strategy, Sink const& sink,
+                 Kokkos::View<std::int64_t*, typename Tree::memory_space> counts,
+                 Kokkos::View<Index const*, typename Tree::memory_space> order,
+                 TraversalMetrics<typename Tree::memory_space> const& metrics) {
+  dispatch_width(tree.width(), [&](auto width) {
+    RadiusVisitor<Tree, decltype(width)::value, Sink> visitor{
+        tree,  queries.coordinates, options.radius * options.radius, options.exclude_self, sink,
+        counts};
+    traverse(space, tree.topology, visitor, strategy, order, metrics);
+  });
+}
+
+} // namespace detail
+
+// Point correlation (PC): per query, the number of reference points within
+// distance r (inclusive). r is squared once here; the oracle compares
+// distance2 <= r * r in float too.
+template <class ExecutionSpace, class Tree, class Strategy>
+Kokkos::View<std::int64_t*, typename Tree::memory_space>
+count_within(ExecutionSpace const& space, Tree const& tree,
+             PointSet<typename Tree::memory_space> const& queries, RangeCountOptions const& options,
+             Strategy strategy, Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+             TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+  detail::check_radius_search(tree, queries, options);
+  using MemorySpace = typename Tree::memory_space;
+  Kokkos::Profiling::pushRegion("treetrav::count_within");
+  Kokkos::View<std::int64_t*, MemorySpace> counts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"),
+      queries.size());
+  detail::radius_walk(space, tree, queries, options, strategy, CountOnly{}, counts,
+                      detail::resolve_order(space, queries, options.order, order), metrics);
+  Kokkos::Profiling::popRegion();
   return counts;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -13,20 +13,29 @@ struct QueryResults {
   template <class T>
   using HostMatrix = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
   template <class T>
+  using HostRows =
+      Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace>; // row-major, as the file
+  template <class T>
   using HostVector = Kokkos::View<T*, Kokkos::HostSpace>;
 
-  std::string application;                  // "pc", "nn", "knn", "vp", "bt", "bh"
-  HostMatrix<Index> neighbor_indices;       // (n_queries, k): row of the reference set
-  HostMatrix<Coordinate> neighbor_distances;  // (n_queries, k): Euclidean distance
-  HostVector<std::int64_t> counts;          // (n_queries): PC neighbour counts
-  HostMatrix<double> accelerations;         // (n_bodies, 3): BH
+  std::string application;                 // "pc", "nn", "knn", "vp", "bt", "radius", "bh"
+  HostRows<Index> neighbor_indices;        // (n_queries, k): row of the reference set
+  HostRows<Coordinate> neighbor_distances; // (n_queries, k): Euclidean distance
+  HostVector<std::int64_t> counts;         // (n_queries): PC neighbour counts
+  // Radius search lists (CSR): query q's neighbours are entries
+  // [list_offsets(q), list_offsets(q + 1)) of list_indices / list_distances.
+  HostVector<std::int64_t> list_offsets; // (n_queries + 1)
+  HostVector<Index> list_indices;        // rows of the reference set, nearest first
+  HostVector<Coordinate> list_distances;
+  HostMatrix<double> accelerations; // (n_bodies, 3): BH
   Metadata metadata;
 };
 
 // File layout: /Results/{NeighborIndices, NeighborDistances, Counts,
-// Accelerations} (only those present, row i = query i), attribute
+// ListOffsets, ListIndices, ListDistances, Accelerations} (only those present,
+// row i = query i), attribute
 // /Results:Application, /RunMetadata attributes. Atomic like write_points.
 void write_results(std::string const& path, QueryResults const& results);
 QueryResults read_results(std::string const& path);
 
-}  // namespace treetrav::io
+} // namespace treetrav::io

@@ -3,6 +3,8 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/strategies.hpp>
+#include <treetrav/trees/implicit_topology.hpp>
+#include <treetrav/trees/topology.hpp>
 
 #include <cstdint>
 #include <string>
@@ -52,20 +54,18 @@ namespace detail {
 template <class Topology>
 Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topology, int depth,
                                                          int& columns) {
-  auto parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, topology.parent);
-  auto first_child = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace{}, Kokkos::subview(topology.children, Kokkos::ALL, 0));
-  Index const nodes = topology.size();
+  auto const host = host_topology(topology);
+  Index const nodes = host.size();
   std::vector<int> node_depth(nodes, 0);
   Kokkos::View<Index*, Kokkos::HostSpace> column("treetrav::HybridSchedule::column", nodes);
   columns = 0;
   // Every layout treetrav makes stores a parent before its children, and
   // pre-order within a depth is left to right.
   for (Index node = 0; node < nodes; ++node) {
-    if (parent(node) >= 0)
-      node_depth[node] = node_depth[parent(node)] + 1;
+    if (host.parent(node) >= 0)
+      node_depth[node] = node_depth[host.parent(node)] + 1;
     bool const top_leaf =
-        node_depth[node] == depth || (node_depth[node] < depth && first_child(node) < 0);
+        node_depth[node] == depth || (node_depth[node] < depth && host.child(node, 0) < 0);
     column(node) = top_leaf ? columns++ : -1;
   }
   return column;

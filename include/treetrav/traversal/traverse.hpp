@@ -22,7 +22,7 @@ void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topo
                      Kokkos::View<Index const*, typename Topology::memory_space> order,
                      TraversalMetrics<typename Topology::memory_space> const& metrics) {
   LockstepKernel<Topology, Visitor, Fsm, Measure> kernel{topology, visitor, order, metrics};
-  Index const queries = visitor.query_count();
+  Index const queries = work_count(visitor, order);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     Index const warps = (queries + 31) / 32;
@@ -56,7 +56,8 @@ Index warp_count(Strategy const& strategy, Index queries) {
 
 // The one driver: every query of `visitor` walks `topology` under `strategy`,
 // in parallel over queries in `space`. `order` (optional) is a permutation:
-// work item i serves query order(i); results stay in the caller's order.
+// work item i serves query order(i); results stay in the caller's order. An
+// order may also list a subset of the queries: only those are walked.
 // `metrics`, when allocated, receives visit counts (lockstep strategies only;
 // kernels without it are instantiated separately, so timed runs pay nothing).
 template <class ExecutionSpace, class Topology, class Visitor, class Strategy>
@@ -69,7 +70,8 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   std::string const label = std::string("treetrav::traverse::") + Strategy::name;
   Kokkos::Profiling::pushRegion(label);
   // Queries differ widely in work: hand them out dynamically on the host.
-  Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>> policy(space, 0, visitor.query_count());
+  Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>> policy(space, 0,
+                                                                               detail::work_count(visitor, order));
   if constexpr (std::is_same_v<Strategy, Recursive>) {
     static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible,
                   "the recursive reference strategy runs on host execution spaces only");

@@ -1,59 +1,9 @@
 #pragma once
 
-#include <treetrav/core/distance.hpp>
 #include <treetrav/core/math.hpp>
-#include <treetrav/trees/detail/host_build.hpp>
-#include <treetrav/trees/detail/top_down_builder.hpp>
-#include <treetrav/trees/kd_tree.hpp>
-#include <treetrav/trees/topology.hpp>
-
-#include <cmath>
+#include <treetrav/trees/detail/implicit_build.hpp>
 
 namespace treetrav {
-
-// Ball tree: the kd-tree's median split on the widest dimension, with each
-// node bounded by a ball (centroid, radius) instead of a box. For BT (kNN).
-template <class MemorySpace>
-struct BallTree {
-  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "BallTree needs a Kokkos memory space");
-  using memory_space = MemorySpace;
-  static constexpr char const* name = "ball";
-
-  TreeTopology<2, MemorySpace> topology;
-  TreePoints<MemorySpace> points;
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> center;  // (nodes, d) centroid
-  Kokkos::View<Coordinate*, MemorySpace> radius;                       // (nodes)
-
-  BallTree() = default;
-  template <class ExecutionSpace, class PointMemorySpace>
-  BallTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference, int leaf_size = 8);
-
-  // Lower bound of the squared distance from query q to any point of `node`.
-  // The radius is rounded up at build time, so the bound never prunes a point.
-  template <class Queries>
-  KOKKOS_FUNCTION Coordinate min_distance2(Index node, Queries const& queries, Index q) const {
-    Coordinate const gap = math::sqrt(distance2(center, node, queries, q)) - radius(node);
-    return gap > 0 ? gap * gap : Coordinate(0);
-  }
-
-  template <class F>
-  void for_each_node_field(F&& f) {
-    topology.for_each_node_field(f);
-    f(center);
-    f(radius);
-  }
-};
-
-template <class ExecutionSpace, class MemorySpace>
-BallTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& space,
-                                                          BallTree<MemorySpace> const& src) {
-  BallTree<typename ExecutionSpace::memory_space> dst;
-  dst.topology = detail::copy_topology(space, src.topology);
-  dst.points = detail::copy_tree_points(space, src.points);
-  dst.center = detail::copy_view(space, src.center);
-  dst.radius = detail::copy_view(space, src.radius);
-  return dst;
-}
 
 namespace detail {
 
@@ -61,49 +11,124 @@ namespace detail {
 // prune a node that holds an exact neighbour.
 inline constexpr Coordinate bound_slack = 1e-5f;
 
-template <class ExecutionSpace>
-BallTree<Kokkos::HostSpace> build_ball_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
-                                            int leaf_size) {
-  check_build_arguments("ball tree", points.size(), leaf_size);
-  Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
-  // Same skeleton and split as the kd-tree; only the node bounds differ.
-  auto kd = build_kd_tree(space, points, leaf_size);
-  BallTree<Kokkos::HostSpace> tree;
-  tree.topology = kd.topology;
-  tree.points = kd.points;
-  Index const nodes = tree.topology.size();
-  int const dimension = points.dimension();
-  tree.center = allocate_like_nodes<decltype(tree.center)>("treetrav::BallTree::center", nodes, dimension);
-  tree.radius = allocate_like_nodes<decltype(tree.radius)>("treetrav::BallTree::radius", nodes);
-  auto t = tree;
-  Kokkos::parallel_for(
-      "treetrav::BallTree::balls",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, nodes), [=](Index node) {
-        auto const& x = t.points.points.coordinates;
-        Index const begin = t.topology.point_begin(node), end = t.topology.point_end(node);
-        for (int k = 0; k < dimension; ++k) {
-          double sum = 0;
-          for (Index i = begin; i < end; ++i) sum += x(i, k);
-          t.center(node, k) = static_cast<Coordinate>(sum / (end - begin));
-        }
-        Coordinate farthest = 0;
-        for (Index i = begin; i < end; ++i) farthest = std::max(farthest, distance2(x, i, t.center, node));
-        t.radius(node) = std::sqrt(farthest) * (1 + bound_slack) + bound_slack;
-      });
-  space.fence();
-  Kokkos::Profiling::popRegion();
-  return tree;
+KOKKOS_FORCEINLINE_FUNCTION Coordinate round_up_radius(Coordinate r) {
+  return r * (1 + bound_slack) + bound_slack;
 }
 
-}  // namespace detail
+// Ball of each node: centre = the centre of the node's box, radius = the
+// largest distance to one of its points (leaves), or to one of its children's
+// balls (internal nodes), rounded up.
+template <int W, class MemorySpace>
+struct Balls {
+  ImplicitBinaryTopology<MemorySpace> topology;
+  PackedPoints<MemorySpace> points;
+  NodeBoxes<MemorySpace> boxes;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> centers;
+  Kokkos::View<Coordinate*, MemorySpace> radius;
+  Index level_first; // the level this launch computes
 
+  KOKKOS_FUNCTION void operator()(Index j) const {
+    Index const node = level_first + j;
+    if (topology.point_begin(node) == topology.point_end(node)) {
+      for (int k = 0; k < W; ++k)
+        centers(node + 1, k) = 0;
+      radius(node + 1) = -infinity; // an empty node is infinitely far from any query
+      return;
+    }
+    Coordinate center[W];
+    for (int k = 0; k < W; ++k) {
+      center[k] = (boxes(node + 1, k) + boxes(node + 1, W + k)) * Coordinate(0.5);
+      centers(node + 1, k) = center[k];
+    }
+    Coordinate r = 0;
+    if (topology.is_leaf(node)) {
+      for (Index p = topology.point_begin(node); p < topology.point_end(node); ++p) {
+        Coordinate const d = math::sqrt(points.template distance2<W>(p, center));
+        r = d > r ? d : r;
+      }
+    } else {
+      for (Index child = 2 * node + 1; child <= 2 * node + 2; ++child) {
+        if (!(radius(child + 1) >= 0))
+          continue;
+        Coordinate row[W];
+        for (int k = 0; k < W; ++k)
+          row[k] = centers(child + 1, k);
+        Coordinate const d = math::sqrt(row_distance2<W>(row, center)) + radius(child + 1);
+        r = d > r ? d : r;
+      }
+    }
+    radius(node + 1) = round_up_radius(r);
+  }
+};
+
+} // namespace detail
+
+// Ball tree for BT (kNN): the kd-tree's skeleton (Morton-sorted points in an
+// implicit complete binary tree), each node bounded by a ball instead of a
+// box. Built in the execution space that uses it, the same on every backend.
 template <class MemorySpace>
-template <class ExecutionSpace, class PointMemorySpace>
-BallTree<MemorySpace>::BallTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
-                                int leaf_size) {
-  *this = detail::build_on_host_for<MemorySpace>(space, [&](auto const& host) {
-    return detail::build_ball_tree(host, detail::host_points(reference), leaf_size);
-  });
-}
+struct BallTree {
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
+                "BallTree needs a Kokkos memory space");
+  using memory_space = MemorySpace;
+  static constexpr char const* name = "ball";
 
-}  // namespace treetrav
+  ImplicitBinaryTopology<MemorySpace> topology;
+  PackedPoints<MemorySpace> points;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> centers; // row node + 1
+  Kokkos::View<Coordinate*, MemorySpace> radius; // [node + 1]; -inf: empty node
+
+  BallTree() = default;
+  template <class ExecutionSpace, class PointMemorySpace>
+  BallTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
+           int leaf_size = 8) {
+    static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                  "the tree lives in the execution space's memory space");
+    detail::check_build_arguments("ball tree", reference.size(), leaf_size);
+    packed_width(reference.dimension());
+    Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
+    std::string const label = "treetrav::BallTree";
+    auto skeleton = detail::build_morton_skeleton(
+        space, detail::points_for(space, reference, label), leaf_size, label);
+    topology = skeleton.topology;
+    points = skeleton.points;
+    // Zero-filled: row 0 is never a node's, and every byte of a tree is defined.
+    centers = decltype(centers)(Kokkos::view_alloc(space, label + "::centers"), topology.size() + 1,
+                                points.width());
+    radius = decltype(radius)(Kokkos::view_alloc(space, label + "::radius"), topology.size() + 1);
+    dispatch_width(points.width(), [&](auto width) {
+      for (int level = topology.levels; level >= 0; --level)
+        Kokkos::parallel_for(
+            label + "::balls", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Index(1) << level),
+            detail::Balls<decltype(width)::value, MemorySpace>{
+                topology, points, skeleton.boxes, centers, radius, (Index(1) << level) - 1});
+    });
+    Kokkos::Profiling::popRegion();
+  }
+
+  KOKKOS_FUNCTION int width() const { return points.width(); }
+
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate min_distance2(Index node, Coordinate const (&q)[W]) const {
+    Coordinate center[W];
+    detail::load_row<W>(&centers(node + 1, 0), center);
+    Coordinate const gap = math::sqrt(detail::row_distance2<W>(center, q)) - radius(node + 1);
+    return gap > 0 ? gap * gap : Coordinate(0);
+  }
+
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
+                                                       Coordinate (&bounds)[2]) const {
+    bounds[0] = min_distance2<W>(2 * node + 1, q);
+    bounds[1] = min_distance2<W>(2 * node + 2, q);
+  }
+
+  template <class F>
+  void for_each_field(F&& f) {
+    points.for_each_field(f);
+    f(centers);
+    f(radius);
+  }
+};
+
+} // namespace treetrav

@@ -1,127 +1,88 @@
 #pragma once
 
-#include <treetrav/core/distance.hpp>
-#include <treetrav/trees/detail/host_build.hpp>
-#include <treetrav/trees/detail/top_down_builder.hpp>
-#include <treetrav/trees/topology.hpp>
+#include <treetrav/trees/detail/implicit_build.hpp>
 
 namespace treetrav {
 
-// kd-tree: median split on the widest dimension of each node's points, leaves
-// of at most `leaf_size` points, a tight bounding box per node. For PC, NN, kNN.
+namespace detail {
+
+// Squared distance from q to the box [lo, hi], summed in the order distance2()
+// sums: rounding is monotonic, so it never exceeds the distance to a point in
+// the box (exact pruning).
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION Coordinate box_distance2(Coordinate const (&q)[W],
+                                                     Coordinate const (&lo)[W],
+                                                     Coordinate const (&hi)[W]) {
+  Coordinate sum = 0;
+#pragma unroll
+  for (int k = 0; k < W; ++k)
+    sum = add_square(sum,
+                     q[k] < lo[k] ? lo[k] - q[k] : (q[k] > hi[k] ? q[k] - hi[k] : Coordinate(0)));
+  return sum;
+}
+
+} // namespace detail
+
+// kd-tree for PC, NN, kNN and radius searches: the reference points sorted
+// along a Morton curve and cut evenly into 2^levels leaves (an implicit,
+// complete binary tree: no child links), each node bounded by the tight box
+// of its points. Built in the execution space that uses it (on the GPU in
+// CUDA runs) by the same code on every backend, so every backend builds the
+// same tree. A node's record is its box, one row of 2W floats; a visit reads
+// nothing else.
 template <class MemorySpace>
 struct KdTree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "KdTree needs a Kokkos memory space");
   using memory_space = MemorySpace;
-  using box_view = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace>;
+  using topology_type = ImplicitBinaryTopology<MemorySpace>;
   static constexpr char const* name = "kd";
 
-  TreeTopology<2, MemorySpace> topology;
-  TreePoints<MemorySpace> points;
-  box_view box_min;  // (nodes, d)
-  box_view box_max;
+  ImplicitBinaryTopology<MemorySpace> topology;
+  PackedPoints<MemorySpace> points;
+  detail::NodeBoxes<MemorySpace> boxes; // row node + 1: W lower bounds, then W upper bounds
 
   KdTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
-  KdTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference, int leaf_size = 8);
+  KdTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
+         int leaf_size = 8) {
+    static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                  "the tree lives in the execution space's memory space");
+    detail::check_build_arguments("kd-tree", reference.size(), leaf_size);
+    packed_width(reference.dimension());
+    Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
+    auto skeleton = detail::build_morton_skeleton(
+        space, detail::points_for(space, reference, "treetrav::KdTree"), leaf_size,
+        "treetrav::KdTree");
+    topology = skeleton.topology;
+    points = skeleton.points;
+    boxes = skeleton.boxes;
+    Kokkos::Profiling::popRegion();
+  }
 
-  // Lower bound of the squared distance from query q to any point of `node`.
-  // Summed in the order distance2() sums, so it never exceeds the distance to
-  // a point on the box (exact pruning).
-  template <class Queries>
-  KOKKOS_FUNCTION Coordinate min_distance2(Index node, Queries const& queries, Index q) const {
-    Coordinate sum = 0;
-    for (int k = 0; k < points.points.dimension(); ++k) {
-      Coordinate const x = queries(q, k);
-      Coordinate const lo = box_min(node, k), hi = box_max(node, k);
-      sum = detail::add_square(sum, x < lo ? lo - x : (x > hi ? x - hi : Coordinate(0)));
-    }
-    return sum;
+  KOKKOS_FUNCTION int width() const { return points.width(); }
+
+  // Lower bound of the squared distance from the query row q to any point of `node`.
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate min_distance2(Index node, Coordinate const (&q)[W]) const {
+    Coordinate lo[W], hi[W];
+    detail::load_row<W>(&boxes(node + 1, 0), lo);
+    detail::load_row<W>(&boxes(node + 1, W), hi);
+    return detail::box_distance2<W>(q, lo, hi);
+  }
+
+  // The bounds of both children of an internal node (one aligned 2-row block).
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
+                                                       Coordinate (&bounds)[2]) const {
+    bounds[0] = min_distance2<W>(2 * node + 1, q);
+    bounds[1] = min_distance2<W>(2 * node + 2, q);
   }
 
   template <class F>
-  void for_each_node_field(F&& f) {
-    topology.for_each_node_field(f);
-    f(box_min);
-    f(box_max);
+  void for_each_field(F&& f) {
+    points.for_each_field(f);
+    f(boxes);
   }
 };
 
-template <class ExecutionSpace, class MemorySpace>
-KdTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& space, KdTree<MemorySpace> const& src) {
-  KdTree<typename ExecutionSpace::memory_space> dst;
-  dst.topology = detail::copy_topology(space, src.topology);
-  dst.points = detail::copy_tree_points(space, src.points);
-  dst.box_min = detail::copy_view(space, src.box_min);
-  dst.box_max = detail::copy_view(space, src.box_max);
-  return dst;
-}
-
-namespace detail {
-
-struct NoNodeData {};
-
-template <class ExecutionSpace>
-KdTree<Kokkos::HostSpace> build_kd_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
-                                        int leaf_size) {
-  check_build_arguments("kd-tree", points.size(), leaf_size);
-  Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
-  auto coords = points.coordinates;
-  int const dimension = points.dimension();
-  auto build = build_top_down<2>(
-      space, "treetrav::KdTree", points.size(), NoNodeData{},
-      [=](NoNodeData&, int depth, Index* perm, Index begin, Index end, Index* child_end, NoNodeData*) {
-        if (end - begin <= leaf_size || depth >= max_tree_depth - 1) return 0;
-        int widest = 0;
-        Coordinate widest_extent = -1;
-        for (int k = 0; k < dimension; ++k) {
-          Coordinate lo = coords(perm[begin], k), hi = lo;
-          for (Index i = begin + 1; i < end; ++i) {
-            lo = std::min(lo, coords(perm[i], k));
-            hi = std::max(hi, coords(perm[i], k));
-          }
-          if (hi - lo > widest_extent) widest_extent = hi - lo, widest = k;
-        }
-        child_end[0] = split_at_median(perm, begin, end, [&](Index p) { return coords(p, widest); });
-        child_end[1] = end;
-        return 2;
-      });
-  KdTree<Kokkos::HostSpace> tree;
-  tree.topology = build.topology;
-  tree.points = gather_tree_points(space, "treetrav::KdTree", points, build.permutation);
-  Index const nodes = tree.topology.size();
-  tree.box_min = allocate_like_nodes<typename KdTree<Kokkos::HostSpace>::box_view>("treetrav::KdTree::box_min",
-                                                                                   nodes, dimension);
-  tree.box_max = allocate_like_nodes<typename KdTree<Kokkos::HostSpace>::box_view>("treetrav::KdTree::box_max",
-                                                                                   nodes, dimension);
-  auto t = tree;
-  Kokkos::parallel_for(
-      "treetrav::KdTree::boxes", Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, nodes),
-      [=](Index node) {
-        auto const& x = t.points.points.coordinates;
-        for (int k = 0; k < dimension; ++k) {
-          Coordinate lo = x(t.topology.point_begin(node), k), hi = lo;
-          for (Index i = t.topology.point_begin(node) + 1; i < t.topology.point_end(node); ++i) {
-            lo = std::min(lo, x(i, k));
-            hi = std::max(hi, x(i, k));
-          }
-          t.box_min(node, k) = lo;
-          t.box_max(node, k) = hi;
-        }
-      });
-  space.fence();
-  Kokkos::Profiling::popRegion();
-  return tree;
-}
-
-}  // namespace detail
-
-template <class MemorySpace>
-template <class ExecutionSpace, class PointMemorySpace>
-KdTree<MemorySpace>::KdTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference, int leaf_size) {
-  *this = detail::build_on_host_for<MemorySpace>(space, [&](auto const& host) {
-    return detail::build_kd_tree(host, detail::host_points(reference), leaf_size);
-  });
-}
-
-}  // namespace treetrav
+} // namespace treetrav

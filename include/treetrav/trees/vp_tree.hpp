@@ -1,137 +1,235 @@
 #pragma once
 
-#include <treetrav/core/distance.hpp>
-#include <treetrav/core/math.hpp>
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/detail/host_build.hpp>
-#include <treetrav/trees/detail/top_down_builder.hpp>
-#include <treetrav/trees/topology.hpp>
 
-#include <cmath>
+#include <cstdint>
 
 namespace treetrav {
 
-// Vantage-point tree: each internal node picks a vantage point and splits its
-// points at the median distance to it (slot 0: the nearer half). A child knows
-// the shell [shell_min, shell_max] of distances from its parent's vantage
-// point to its own points, which bounds the distance from any query. For VP.
+namespace detail {
+
+// A point of the tree's input as a zero-padded row.
+template <int W, class Coordinates>
+KOKKOS_FORCEINLINE_FUNCTION void input_row(Coordinates const& x, Index i, Coordinate (&row)[W]) {
+  load_query<W>(x, i, row);
+}
+
+// Level-synchronous construction of a vantage-point tree over the implicit
+// complete binary shape: at each level every node picks a vantage point, and
+// its range of positions is sorted by distance to it (one stable sort of
+// (node, distance) keys for the whole level), so its nearer half becomes its
+// first child. The same steps on every backend, the same tree.
+template <int W, class MemorySpace>
+struct VpBuildLevel {
+  ImplicitBinaryTopology<MemorySpace> topology;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> input;
+  Kokkos::View<Index*, MemorySpace> position_point; // input point at each position
+  Kokkos::View<std::uint64_t*, MemorySpace>
+      farthest; // per node of the level: (distance bits, ~position)
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> vantage;
+  Kokkos::View<Coordinate*, MemorySpace> distance;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  int level;
+
+  KOKKOS_FUNCTION Index node_of(Index p) const {
+    // The j-th node of this level owns positions [floor(j n / 2^l), floor((j + 1) n / 2^l)).
+    return static_cast<Index>((((static_cast<std::int64_t>(p) + 1) << level) - 1) /
+                              topology.points);
+  }
+
+  // 1. The vantage point of each node: its point farthest from the node's
+  //    first point (ties: the first such position), found with atomic maxima.
+  struct Farthest {};
+  KOKKOS_FUNCTION void operator()(Farthest, Index p) const {
+    Index const j = node_of(p);
+    Coordinate a[W], b[W];
+    input_row<W>(input, position_point(p), a);
+    input_row<W>(input, position_point(topology.level_point(level, j)), b);
+    std::uint64_t const key =
+        std::uint64_t(float_bits(row_distance2<W>(a, b))) << 32 | ~static_cast<std::uint32_t>(p);
+    Kokkos::atomic_fetch_max(&farthest(j), key);
+  }
+
+  // 2. Each node's vantage row.
+  struct Vantage {};
+  KOKKOS_FUNCTION void operator()(Vantage, Index j) const {
+    Index const node = (Index(1) << level) - 1 + j;
+    Coordinate row[W] = {};
+    if (topology.level_point(level, j) < topology.level_point(level, j + 1))
+      input_row<W>(
+          input, position_point(static_cast<Index>(~static_cast<std::uint32_t>(farthest(j)))), row);
+    for (int k = 0; k < W; ++k)
+      vantage(node + 1, k) = row[k];
+  }
+
+  // 3. Sort keys: node, then distance to its vantage point.
+  struct Keys {};
+  KOKKOS_FUNCTION void operator()(Keys, Index p) const {
+    Index const j = node_of(p);
+    Coordinate a[W], v[W];
+    input_row<W>(input, position_point(p), a);
+    load_row<W>(&vantage((Index(1) << level) + j, 0), v);
+    Coordinate const d = math::sqrt(row_distance2<W>(a, v));
+    distance(p) = d;
+    keys(p) = std::uint64_t(j) << 32 | float_bits(d);
+  }
+};
+
+// Applies a level's sort: the positions' points and distances follow it.
+template <class MemorySpace>
+struct PermutePositions {
+  Kokkos::View<Index*, MemorySpace> sort, position_point, new_position_point;
+  Kokkos::View<Coordinate*, MemorySpace> distance, new_distance;
+  KOKKOS_FUNCTION void operator()(Index p) const {
+    new_position_point(p) = position_point(sort(p));
+    new_distance(p) = distance(sort(p));
+  }
+};
+
+// The distance shell [min, max] of each child of a level's nodes, around its
+// parent's vantage point: the first and last of its (sorted) distances,
+// widened for rounding. Empty children get an empty shell.
+template <class MemorySpace>
+struct Shells {
+  ImplicitBinaryTopology<MemorySpace> topology;
+  Kokkos::View<Coordinate*, MemorySpace> distance;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> shells;
+  Index level_first;
+  KOKKOS_FUNCTION void operator()(Index j) const {
+    for (Index child = 2 * (level_first + j) + 1; child <= 2 * (level_first + j) + 2; ++child) {
+      Index const begin = topology.point_begin(child), end = topology.point_end(child);
+      shells(child + 1, 0) =
+          begin < end ? distance(begin) * (1 - bound_slack) - bound_slack : infinity;
+      shells(child + 1, 1) = begin < end ? round_up_radius(distance(end - 1)) : -infinity;
+    }
+  }
+};
+
+} // namespace detail
+
+// Vantage-point tree for VP: each internal node picks a vantage point and
+// splits its points at the median distance to it (slot 0: the nearer half),
+// over the same implicit complete binary shape as the kd-tree. A child knows
+// the shell [min, max] of distances from its parent's vantage point to its
+// own points, which bounds the distance from any query. Built level by level
+// in the execution space that uses it (one sort per level), the same on every
+// backend.
 template <class MemorySpace>
 struct VpTree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "VpTree needs a Kokkos memory space");
   using memory_space = MemorySpace;
   static constexpr char const* name = "vp";
 
-  TreeTopology<2, MemorySpace> topology;
-  TreePoints<MemorySpace> points;
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> vantage;  // (nodes, d); internal nodes
-  Kokkos::View<Coordinate*, MemorySpace> shell_min;                      // (nodes)
-  Kokkos::View<Coordinate*, MemorySpace> shell_max;
+  ImplicitBinaryTopology<MemorySpace> topology;
+  PackedPoints<MemorySpace> points;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>
+      vantage; // row node + 1 (internal nodes)
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> shells; // row node + 1: [min, max]
 
   VpTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
-  VpTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference, int leaf_size = 8);
+  VpTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
+         int leaf_size = 8) {
+    static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                  "the tree lives in the execution space's memory space");
+    detail::check_build_arguments("vantage-point tree", reference.size(), leaf_size);
+    packed_width(reference.dimension());
+    Kokkos::Profiling::pushRegion("treetrav::VpTree::build");
+    std::string const label = "treetrav::VpTree";
+    auto const input = detail::points_for(space, reference, label);
+    Index const n = input.size();
+    topology = ImplicitBinaryTopology<MemorySpace>(
+        n, ImplicitBinaryTopology<MemorySpace>::levels_for(n, leaf_size));
+    int const width = packed_width(input.dimension());
+    auto const alloc = [&](std::string const& member) {
+      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::" + member);
+    };
+    // Zero-filled: leaves have no vantage point, row 0 is never a node's, and
+    // every byte of a tree is defined.
+    vantage = decltype(vantage)(Kokkos::view_alloc(space, label + "::vantage"), topology.size() + 1,
+                                width);
+    shells =
+        decltype(shells)(Kokkos::view_alloc(space, label + "::shells"), topology.size() + 1, 2);
+    Kokkos::View<Index*, MemorySpace> position_point(alloc("position_point"), n),
+        next_point(alloc("next_point"), n);
+    Kokkos::View<Coordinate*, MemorySpace> distance(alloc("distance"), n),
+        next_distance(alloc("next_distance"), n);
+    Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), n);
+    Kokkos::View<std::uint64_t*, MemorySpace> farthest(alloc("farthest"), topology.leaf_count());
+    Kokkos::parallel_for(label + "::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                         detail::Iota<MemorySpace>{position_point});
+    dispatch_width(width, [&](auto w) {
+      using Level = detail::VpBuildLevel<decltype(w)::value, MemorySpace>;
+      for (int level = 0; level < topology.levels; ++level) {
+        Index const nodes = Index(1) << level;
+        Level step{topology, input.coordinates, position_point, farthest,
+                   vantage,  distance,          keys,           level};
+        Kokkos::deep_copy(space, Kokkos::subview(farthest, std::make_pair(Index(0), nodes)), 0);
+        Kokkos::parallel_for(
+            label + "::farthest",
+            Kokkos::RangePolicy<ExecutionSpace, typename Level::Farthest>(space, 0, n), step);
+        Kokkos::parallel_for(
+            label + "::vantage",
+            Kokkos::RangePolicy<ExecutionSpace, typename Level::Vantage>(space, 0, nodes), step);
+        Kokkos::parallel_for(label + "::keys",
+                             Kokkos::RangePolicy<ExecutionSpace, typename Level::Keys>(space, 0, n),
+                             step);
+        auto const sort = detail::sort_permutation(space, keys, 32 + level, label);
+        Kokkos::parallel_for(label + "::permute", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                             detail::PermutePositions<MemorySpace>{sort, position_point, next_point,
+                                                                   distance, next_distance});
+        std::swap(position_point, next_point);
+        std::swap(distance, next_distance);
+        Kokkos::parallel_for(label + "::shells",
+                             Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes),
+                             detail::Shells<MemorySpace>{topology, distance, shells, nodes - 1});
+      }
+    });
+    points = detail::pack_points(space, input, position_point, label);
+    Kokkos::Profiling::popRegion();
+  }
 
-  template <class Queries>
-  KOKKOS_FUNCTION Coordinate min_distance2(Index node, Queries const& queries, Index q) const {
-    Index const parent = topology.parent(node);
-    if (parent < 0) return 0;
-    Coordinate const d = math::sqrt(distance2(vantage, parent, queries, q));
-    Coordinate gap = shell_min(node) - d;
-    if (d - shell_max(node) > gap) gap = d - shell_max(node);
+  KOKKOS_FUNCTION int width() const { return points.width(); }
+
+  // Distance gap between a query at distance d from a vantage point and the
+  // shell of `node` around it, squared.
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate shell_distance2(Index node, Coordinate d) const {
+    Coordinate const inner = shells(node + 1, 0) - d, outer = d - shells(node + 1, 1);
+    Coordinate const gap = inner > outer ? inner : outer;
     return gap > 0 ? gap * gap : Coordinate(0);
   }
 
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate vantage_distance(Index node,
+                                                          Coordinate const (&q)[W]) const {
+    Coordinate v[W];
+    detail::load_row<W>(&vantage(node + 1, 0), v);
+    return math::sqrt(detail::row_distance2<W>(v, q));
+  }
+
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate min_distance2(Index node, Coordinate const (&q)[W]) const {
+    if (node == 0)
+      return 0;
+    return shell_distance2(node, vantage_distance<W>(topology.parent(node), q));
+  }
+
+  // Both children's bounds from one distance to this node's vantage point.
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
+                                                       Coordinate (&bounds)[2]) const {
+    Coordinate const d = vantage_distance<W>(node, q);
+    bounds[0] = shell_distance2(2 * node + 1, d);
+    bounds[1] = shell_distance2(2 * node + 2, d);
+  }
+
   template <class F>
-  void for_each_node_field(F&& f) {
-    topology.for_each_node_field(f);
+  void for_each_field(F&& f) {
+    points.for_each_field(f);
     f(vantage);
-    f(shell_min);
-    f(shell_max);
+    f(shells);
   }
 };
 
-template <class ExecutionSpace, class MemorySpace>
-VpTree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& space, VpTree<MemorySpace> const& src) {
-  VpTree<typename ExecutionSpace::memory_space> dst;
-  dst.topology = detail::copy_topology(space, src.topology);
-  dst.points = detail::copy_tree_points(space, src.points);
-  dst.vantage = detail::copy_view(space, src.vantage);
-  dst.shell_min = detail::copy_view(space, src.shell_min);
-  dst.shell_max = detail::copy_view(space, src.shell_max);
-  return dst;
-}
-
-namespace detail {
-
-template <class ExecutionSpace>
-VpTree<Kokkos::HostSpace> build_vp_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
-                                        int leaf_size) {
-  check_build_arguments("vantage-point tree", points.size(), leaf_size);
-  Kokkos::Profiling::pushRegion("treetrav::VpTree::build");
-  auto coords = points.coordinates;
-  // Node data: the caller's index of the node's vantage point (-1 for leaves).
-  auto build = build_top_down<2>(
-      space, "treetrav::VpTree", points.size(), Index(-1),
-      [=](Index& vantage, int depth, Index* perm, Index begin, Index end, Index* child_end, Index* child_vantage) {
-        if (end - begin <= leaf_size || depth >= max_tree_depth - 1) return 0;
-        // The point farthest from the node's first point: a cheap, deterministic
-        // stand-in for a spread-maximising vantage point.
-        vantage = perm[begin];
-        Coordinate farthest = -1;
-        for (Index i = begin; i < end; ++i) {
-          Coordinate const d = distance2(coords, perm[i], coords, perm[begin]);
-          if (d > farthest) farthest = d, vantage = perm[i];
-        }
-        Index const v = vantage;
-        child_end[0] = split_at_median(perm, begin, end, [&](Index p) { return distance2(coords, p, coords, v); });
-        child_end[1] = end;
-        child_vantage[0] = child_vantage[1] = -1;
-        return 2;
-      });
-  VpTree<Kokkos::HostSpace> tree;
-  tree.topology = build.topology;
-  tree.points = gather_tree_points(space, "treetrav::VpTree", points, build.permutation);
-  Index const nodes = tree.topology.size();
-  int const dimension = points.dimension();
-  tree.vantage = allocate_like_nodes<decltype(tree.vantage)>("treetrav::VpTree::vantage", nodes, dimension);
-  tree.shell_min = allocate_like_nodes<decltype(tree.shell_min)>("treetrav::VpTree::shell_min", nodes);
-  tree.shell_max = allocate_like_nodes<decltype(tree.shell_max)>("treetrav::VpTree::shell_max", nodes);
-  for (Index node = 0; node < nodes; ++node)
-    for (int k = 0; k < dimension; ++k)
-      tree.vantage(node, k) = build.node_data[node] < 0 ? Coordinate(0) : coords(build.node_data[node], k);
-  auto t = tree;
-  Kokkos::parallel_for(
-      "treetrav::VpTree::shells",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, nodes), [=](Index node) {
-        Index const parent = t.topology.parent(node);
-        if (parent < 0) {
-          t.shell_min(node) = 0;
-          t.shell_max(node) = 0;
-          return;
-        }
-        auto const& x = t.points.points.coordinates;
-        Coordinate lo = std::numeric_limits<Coordinate>::max(), hi = 0;
-        for (Index i = t.topology.point_begin(node); i < t.topology.point_end(node); ++i) {
-          Coordinate const d = std::sqrt(distance2(x, i, t.vantage, parent));
-          lo = std::min(lo, d);
-          hi = std::max(hi, d);
-        }
-        t.shell_min(node) = lo * (1 - bound_slack) - bound_slack;
-        t.shell_max(node) = hi * (1 + bound_slack) + bound_slack;
-      });
-  space.fence();
-  Kokkos::Profiling::popRegion();
-  return tree;
-}
-
-}  // namespace detail
-
-template <class MemorySpace>
-template <class ExecutionSpace, class PointMemorySpace>
-VpTree<MemorySpace>::VpTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference, int leaf_size) {
-  *this = detail::build_on_host_for<MemorySpace>(space, [&](auto const& host) {
-    return detail::build_vp_tree(host, detail::host_points(reference), leaf_size);
-  });
-}
-
-}  // namespace treetrav
+} // namespace treetrav

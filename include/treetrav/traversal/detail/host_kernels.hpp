@@ -3,6 +3,8 @@
 #include <treetrav/traversal/strategies.hpp>
 #include <treetrav/traversal/visitor.hpp>
 
+#include <type_traits>
+
 namespace treetrav::detail {
 
 // Maps a thread's work item to the query it serves (identity when no order).
@@ -11,6 +13,26 @@ KOKKOS_FORCEINLINE_FUNCTION Index query_at(OrderView const& order, Index i) {
   return order.extent(0) == 0 ? i : order(i);
 }
 
+// Work items of a traversal: every query, or the ones `order` lists (an
+// order may name a subset of the queries, each at most once).
+template <class Visitor, class OrderView>
+Index work_count(Visitor const& visitor, OrderView const& order) {
+  return order.extent(0) == 0 ? visitor.query_count() : static_cast<Index>(order.extent(0));
+}
+
+// Keyed visitors (static constexpr bool keyed = true) give each child a key
+// when its parent is expanded (a lower bound on the distance, say) and judge
+// keys alone with prune(key, state); visit(node) is then prune(key of node) ||
+// process(node). Kernels that know this keep the key on the stack beside the
+// node, drop a popped node on its key without reading it, and push only
+// children that survive; others just call visit().
+template <class Visitor, class = void>
+struct is_keyed : std::false_type {};
+template <class Visitor>
+struct is_keyed<Visitor, std::enable_if_t<Visitor::keyed>> : std::true_type {};
+template <class Visitor>
+inline constexpr bool is_keyed_v = is_keyed<Visitor>::value;
+
 template <class Topology, class Visitor>
 struct RecursiveKernel {
   Topology topology;
@@ -18,11 +40,13 @@ struct RecursiveKernel {
   Kokkos::View<Index const*, typename Topology::memory_space> order;
 
   void walk(Index node, Index query, typename Visitor::state_type& state) const {
-    if (!visitor.visit(node, query, state) || topology.is_leaf(node)) return;
+    if (!visitor.visit(node, query, state) || topology.is_leaf(node))
+      return;
     int const first = Visitor::guided ? visitor.first_child(node, query, state) : 0;
     for (int rank = 0; rank < Topology::arity; ++rank) {
       Index const child = topology.child(node, child_slot(rank, first));
-      if (child >= 0) walk(child, query, state);
+      if (child >= 0)
+        walk(child, query, state);
     }
   }
 
@@ -48,20 +72,77 @@ struct AutoropesKernel {
     Index const query = query_at(order, i);
     typename Visitor::state_type state;
     visitor.initialize(query, state);
+    if constexpr (is_keyed_v<Visitor>)
+      walk_keyed(query, state);
+    else
+      walk(query, state);
+    visitor.finalize(query, state);
+  }
+
+  KOKKOS_FUNCTION void walk(Index query, typename Visitor::state_type& state) const {
     Index ropes[stack_capacity];
     int top = 0;
     ropes[top++] = Topology::root();
     while (top > 0) {
       Index const node = ropes[--top];
-      if (!visitor.visit(node, query, state) || topology.is_leaf(node)) continue;
+      if (!visitor.visit(node, query, state) || topology.is_leaf(node))
+        continue;
       int const first = Visitor::guided ? visitor.first_child(node, query, state) : 0;
       for (int rank = Topology::arity - 1; rank >= 0; --rank) {
         Index const child = topology.child(node, child_slot(rank, first));
-        if (child >= 0) ropes[top++] = child;
+        if (child >= 0)
+          ropes[top++] = child;
       }
     }
-    visitor.finalize(query, state);
+  }
+
+  // The same walk for keyed visitors: the nearest surviving child is taken
+  // next without a round trip through the stack, the others wait there with
+  // their keys (guided visitors: in key order; others: in slot order).
+  KOKKOS_FUNCTION void walk_keyed(Index query, typename Visitor::state_type& state) const {
+    constexpr int arity = Topology::arity;
+    Index ropes[stack_capacity];
+    Coordinate rope_keys[stack_capacity];
+    int top = 0;
+    Index node = Topology::root();
+    bool live = visitor.visit(node, query, state);
+    while (true) {
+      if (live && !topology.is_leaf(node)) {
+        Coordinate keys[arity];
+        visitor.child_keys(node, query, state, keys);
+        int rank_slot[arity];
+        for (int slot = 0; slot < arity; ++slot)
+          rank_slot[slot] = slot;
+        if constexpr (Visitor::guided)
+          for (int rank = 1; rank < arity; ++rank) // a stable insertion sort by key
+            for (int j = rank; j > 0 && keys[rank_slot[j]] < keys[rank_slot[j - 1]]; --j) {
+              int const t = rank_slot[j];
+              rank_slot[j] = rank_slot[j - 1];
+              rank_slot[j - 1] = t;
+            }
+        for (int rank = arity - 1; rank > 0; --rank) {
+          Index const child = topology.child(node, rank_slot[rank]);
+          if (child >= 0 && !visitor.prune(keys[rank_slot[rank]], state)) {
+            ropes[top] = child;
+            rope_keys[top++] = keys[rank_slot[rank]];
+          }
+        }
+        Index const nearest = topology.child(node, rank_slot[0]);
+        if (nearest >= 0 && !visitor.prune(keys[rank_slot[0]], state)) {
+          node = nearest;
+          live = visitor.process(node, query, state);
+          continue;
+        }
+      }
+      do {
+        if (top == 0)
+          return;
+        --top;
+      } while (visitor.prune(rope_keys[top], state));
+      node = ropes[top];
+      live = visitor.process(node, query, state);
+    }
   }
 };
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail

@@ -44,7 +44,7 @@ struct LockstepKernel {
   KOKKOS_FUNCTION void walk(Warp const& warp, Index warp_index) const {
     using State = LaneState<Visitor>;
     typename Warp::template PerLane<State> lanes;
-    Index const query_count = visitor.query_count();
+    Index const query_count = work_count(visitor, order);
     warp.for_each_lane(lanes, [&](int lane, State& s) {
       Index const i = warp_index * warp.size() + lane;
       s.valid = i < query_count;

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <treetrav/core/detail/bits.hpp>
+#include <treetrav/core/error.hpp>
+#include <treetrav/core/point_set.hpp>
+#include <treetrav/schedule/sfc_order.hpp>
+#include <treetrav/trees/packed_points.hpp>
+
+#include <string>
+
+namespace treetrav::detail {
+
+// What every search checks of its queries before any work.
+template <class Tree, class MemorySpace>
+void check_queries(Tree const& tree, PointSet<MemorySpace> const& queries, bool exclude_self) {
+  if (queries.dimension() != tree.points.dimension)
+    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
+                     " but the reference points have " + std::to_string(tree.points.dimension));
+  if (exclude_self && queries.size() != tree.points.size())
+    throw InputError("--self needs the queries to be the reference set");
+}
+
+// The walk order of a search: the caller's permutation when given, else the
+// one options ask for (sfc: sorted here, on the device, as part of the call).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<Index const*, MemorySpace>
+resolve_order(ExecutionSpace const& space, PointSet<MemorySpace> const& queries, QueryOrder wanted,
+              Kokkos::View<Index const*, MemorySpace> given) {
+  if (given.extent(0) != 0 || wanted == QueryOrder::none || queries.size() == 0)
+    return given;
+  return morton_order(space, queries);
+}
+
+} // namespace treetrav::detail

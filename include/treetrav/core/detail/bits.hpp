@@ -1,0 +1,32 @@
+#pragma once
+
+#include <treetrav/core/config.hpp>
+
+#include <cstdint>
+#include <cstring>
+
+namespace treetrav::detail {
+
+// The bits of a float as an unsigned integer, and back. For non-negative
+// floats the bits order like the values.
+KOKKOS_FORCEINLINE_FUNCTION std::uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION float bits_float(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
+} // namespace treetrav::detail
