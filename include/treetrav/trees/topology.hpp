@@ -61,8 +61,8 @@ auto copy_view(ExecutionSpace const& space, View const& src) {
 }
 
 template <class ExecutionSpace, int Arity, class MemorySpace>
-TreeTopology<Arity, typename ExecutionSpace::memory_space>
-copy_topology(ExecutionSpace const& space, TreeTopology<Arity, MemorySpace> const& src) {
+TreeTopology<Arity, typename ExecutionSpace::memory_space> copy_topology(
+    ExecutionSpace const& space, TreeTopology<Arity, MemorySpace> const& src) {
   TreeTopology<Arity, typename ExecutionSpace::memory_space> dst;
   dst.children = copy_view(space, src.children);
   dst.parent = copy_view(space, src.parent);
@@ -73,20 +73,19 @@ copy_topology(ExecutionSpace const& space, TreeTopology<Arity, MemorySpace> cons
 
 // A copy of a tree's shape that host code can read.
 template <int Arity, class MemorySpace>
-TreeTopology<Arity, Kokkos::HostSpace>
-host_topology(TreeTopology<Arity, MemorySpace> const& topology) {
+TreeTopology<Arity, Kokkos::HostSpace> host_topology(TreeTopology<Arity, MemorySpace> const& topology) {
   return copy_topology(Kokkos::DefaultHostExecutionSpace{}, topology);
 }
 
 template <class ExecutionSpace, class MemorySpace>
-TreePoints<typename ExecutionSpace::memory_space>
-copy_tree_points(ExecutionSpace const& space, TreePoints<MemorySpace> const& src) {
+TreePoints<typename ExecutionSpace::memory_space> copy_tree_points(
+    ExecutionSpace const& space, TreePoints<MemorySpace> const& src) {
   TreePoints<typename ExecutionSpace::memory_space> dst;
-  dst.points = PointSet<typename ExecutionSpace::memory_space>(
-      copy_view(space, src.points.coordinates), copy_view(space, src.points.ids));
+  dst.points = PointSet<typename ExecutionSpace::memory_space>(copy_view(space, src.points.coordinates),
+                                                               copy_view(space, src.points.ids));
   dst.original_index = copy_view(space, src.original_index);
   return dst;
 }
 
-} // namespace detail
-} // namespace treetrav
+}  // namespace detail
+}  // namespace treetrav
