@@ -102,6 +102,41 @@ void expect_permutation(Tree const& tree, Index n, std::string const& what) {
   EXPECT_EQ(*seen.rbegin(), n - 1) << what;
 }
 
+// The binary radix tree: children partition their parent's points at its
+// split, every internal node holds more than one point, parents are
+// consistent, and every point is reached from the root exactly once.
+template <class MemorySpace>
+void expect_valid_radix(RadixTopology<MemorySpace> const& t, Index n, int leaf_size,
+                        std::string const& what) {
+  EXPECT_EQ(t.size(), 2 * n - 1) << what;
+  EXPECT_EQ(t.point_begin(0), 0) << what;
+  EXPECT_EQ(t.point_end(0), n) << what;
+  EXPECT_EQ(t.parent(0), -1) << what;
+  Index covered = 0;
+  std::vector<Index> stack{0};
+  while (!stack.empty()) {
+    Index const node = stack.back();
+    stack.pop_back();
+    Index const size = t.point_end(node) - t.point_begin(node);
+    ASSERT_GT(size, 0) << what << " node " << node;
+    if (t.is_leaf(node)) {
+      EXPECT_LE(size, leaf_size) << what << " leaf " << node;
+      EXPECT_EQ(t.child(node, 0), -1) << what;
+      covered += size;
+      continue;
+    }
+    Index const left = t.child(node, 0), right = t.child(node, 1);
+    EXPECT_EQ(t.parent(left), node) << what;
+    EXPECT_EQ(t.parent(right), node) << what;
+    EXPECT_EQ(t.point_begin(left), t.point_begin(node)) << what;
+    EXPECT_EQ(t.point_end(left), t.point_begin(right)) << what;
+    EXPECT_EQ(t.point_end(right), t.point_end(node)) << what;
+    stack.push_back(left);
+    stack.push_back(right);
+  }
+  EXPECT_EQ(covered, n) << what;
+}
+
 // The packed rows are the input points (zero-padded) in a permutation.
 template <class MemorySpace>
 void expect_packed(PackedPoints<MemorySpace> const& packed, test::HostPoints const& input,
@@ -142,7 +177,7 @@ TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
     KdTree<Kokkos::HostSpace> kd(space, c.reference, c.leaf_size);
     BallTree<Kokkos::HostSpace> ball(space, c.reference, c.leaf_size);
     VpTree<Kokkos::HostSpace> vp(space, c.reference, c.leaf_size);
-    expect_valid_implicit(kd.topology, n, c.leaf_size, c.name + " kd");
+    expect_valid_radix(kd.topology, n, c.leaf_size, c.name + " kd");
     expect_packed(kd.points, c.reference, c.name + " kd");
     expect_packed(ball.points, c.reference, c.name + " ball");
     expect_valid_implicit(vp.topology, n, c.leaf_size, c.name + " vp");
@@ -158,10 +193,12 @@ TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
         EXPECT_LE(vp.shells(2 * node + 2, 1), vp.shells(2 * node + 3, 1))
             << c.name << " vp node " << node;
   }
-  // Leaf size 1 over a point count that is not a power of two: empty leaves.
+  // Leaf size 1: a vantage-point tree with empty leaves, a kd-tree down to points.
   auto reference = test::search_cases().front().reference;
-  KdTree<Kokkos::HostSpace> fine(space, reference, 1);
-  expect_valid_implicit(fine.topology, reference.size(), 1, "kd leaf 1");
+  VpTree<Kokkos::HostSpace> fine_vp(space, reference, 1);
+  expect_valid_implicit(fine_vp.topology, reference.size(), 1, "vp leaf 1");
+  KdTree<Kokkos::HostSpace> fine_kd(space, reference, 1);
+  expect_valid_radix(fine_kd.topology, reference.size(), 1, "kd leaf 1");
 }
 
 // Every field of a tree as bytes on the host.

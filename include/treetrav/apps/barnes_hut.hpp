@@ -12,10 +12,10 @@
 namespace treetrav {
 
 struct BarnesHutOptions {
-  Coordinate theta = 0.5f;      // opening angle: a cell of side s at distance d is
-                                // used whole when s < theta * d
-  Coordinate softening = 0.0f;  // Plummer softening length epsilon
-  Coordinate gravity = 1.0f;    // G
+  Coordinate theta = 0.5f;     // opening angle: a cell of side s at distance d is
+                               // used whole when s < theta * d
+  Coordinate softening = 0.0f; // Plummer softening length epsilon
+  Coordinate gravity = 1.0f;   // G
 };
 
 namespace detail {
@@ -29,7 +29,8 @@ namespace detail {
 // state (initialize, add, finalize).
 template <class MemorySpace, class Interaction>
 struct BarnesHutWalk {
-  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "BarnesHutWalk needs a Kokkos memory space");
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
+                "BarnesHutWalk needs a Kokkos memory space");
   using memory_space = MemorySpace;
   using state_type = typename Interaction::state_type;
   static constexpr bool guided = false;
@@ -57,18 +58,23 @@ struct BarnesHutWalk {
       interaction.add(s, dx, tree.mass(node));
       return false;
     }
-    if (!tree.topology.is_leaf(node)) return true;
+    if (!tree.topology.is_leaf(node))
+      return true;
     auto const& x = tree.points.points.coordinates;
     for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
-      if (tree.points.original_index(i) == body) continue;
-      Coordinate const dxi[3] = {x(i, 0) - bodies(body, 0), x(i, 1) - bodies(body, 1), x(i, 2) - bodies(body, 2)};
+      if (tree.points.original_index(i) == body)
+        continue;
+      Coordinate const dxi[3] = {x(i, 0) - bodies(body, 0), x(i, 1) - bodies(body, 1),
+                                 x(i, 2) - bodies(body, 2)};
       interaction.add(s, dxi, tree.body_mass(i));
     }
     return false;
   }
 
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
-  KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const { interaction.finalize(body, s); }
+  KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
+    interaction.finalize(body, s);
+  }
 };
 
 // Gravitational acceleration, Plummer-softened, summed in float.
@@ -82,20 +88,23 @@ struct Acceleration {
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations;
 
   KOKKOS_FUNCTION void initialize(state_type& s) const {
-    for (int k = 0; k < 3; ++k) s.acceleration[k] = 0;
+    for (int k = 0; k < 3; ++k)
+      s.acceleration[k] = 0;
   }
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3], Coordinate m) const {
     Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
     Coordinate const inv_r = 1 / math::sqrt(r2);
     Coordinate const factor = gravity * m * inv_r * inv_r * inv_r;
-    for (int k = 0; k < 3; ++k) s.acceleration[k] += factor * dx[k];
+    for (int k = 0; k < 3; ++k)
+      s.acceleration[k] += factor * dx[k];
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
-    for (int k = 0; k < 3; ++k) accelerations(body, k) = s.acceleration[k];
+    for (int k = 0; k < 3; ++k)
+      accelerations(body, k) = s.acceleration[k];
   }
 };
 
-}  // namespace detail
+} // namespace detail
 
 // Barnes-Hut gravitational acceleration of every body.
 template <class MemorySpace>
@@ -104,10 +113,11 @@ using BarnesHutVisitor = detail::BarnesHutWalk<MemorySpace, detail::Acceleration
 // Accelerations (bodies, 3) of the bodies the octree was built over, given in
 // the caller's order in `bodies`.
 template <class ExecutionSpace, class MemorySpace, class Strategy>
-Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerations(
-    ExecutionSpace const& space, Octree<MemorySpace> const& tree, PointSet<MemorySpace> const& bodies,
-    BarnesHutOptions const& options, Strategy strategy, Kokkos::View<Index const*, MemorySpace> order = {},
-    TraversalMetrics<MemorySpace> const& metrics = {}) {
+Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace>
+barnes_hut_accelerations(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+                         PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options,
+                         Strategy strategy, Kokkos::View<Index const*, MemorySpace> order = {},
+                         TraversalMetrics<MemorySpace> const& metrics = {}) {
   if (!(options.theta >= 0) || !std::isfinite(options.theta))
     throw InputError("--theta must be >= 0 (got " + std::to_string(options.theta) + ")");
   if (!(options.softening >= 0) || !std::isfinite(options.softening))
@@ -115,12 +125,14 @@ Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerat
   if (bodies.size() != tree.points.size() || bodies.dimension() != 3)
     throw InputError("Barnes-Hut: the bodies must be the octree's own 3-D bodies");
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::accelerations"), bodies.size(), 3);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::accelerations"),
+      bodies.size(), 3);
   BarnesHutVisitor<MemorySpace> visitor{
       tree, bodies.coordinates, options.theta * options.theta,
-      detail::Acceleration<MemorySpace>{options.softening * options.softening, options.gravity, accelerations}};
+      detail::Acceleration<MemorySpace>{options.softening * options.softening, options.gravity,
+                                        accelerations}};
   traverse(space, tree.topology, visitor, strategy, order, metrics);
   return accelerations;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -138,14 +138,15 @@ struct NeighborSearchVisitor {
     return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
   }
 
-  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s,
+  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s, Index (&children)[2],
                                   Coordinate (&keys)[2]) const {
-    tree.template child_min_distance2<W>(node, s.query, keys);
+    tree.template child_bounds<W>(node, s.query, children, keys);
   }
 
   KOKKOS_FUNCTION int first_child(Index node, Index query, state_type const& s) const {
+    Index children[2];
     Coordinate keys[2];
-    child_keys(node, query, s, keys);
+    child_keys(node, query, s, children, keys);
     return keys[1] < keys[0] ? 1 : 0;
   }
 

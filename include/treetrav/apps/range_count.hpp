@@ -90,9 +90,9 @@ struct RadiusVisitor {
     return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
   }
 
-  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s,
+  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s, Index (&children)[2],
                                   Coordinate (&keys)[2]) const {
-    tree.template child_min_distance2<W>(node, s.query, keys);
+    tree.template child_bounds<W>(node, s.query, children, keys);
   }
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
   KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const { counts(query) = s.count; }

@@ -4,6 +4,7 @@
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/strategies.hpp>
 #include <treetrav/trees/implicit_topology.hpp>
+#include <treetrav/trees/radix_topology.hpp>
 #include <treetrav/trees/topology.hpp>
 
 #include <cstdint>

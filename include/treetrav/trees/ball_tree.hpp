@@ -1,7 +1,7 @@
 #pragma once
 
 #include <treetrav/core/math.hpp>
-#include <treetrav/trees/detail/implicit_build.hpp>
+#include <treetrav/trees/detail/radix_build.hpp>
 
 namespace treetrav {
 
@@ -15,56 +15,48 @@ KOKKOS_FORCEINLINE_FUNCTION Coordinate round_up_radius(Coordinate r) {
   return r * (1 + bound_slack) + bound_slack;
 }
 
-// Ball of each node: centre = the centre of the node's box, radius = the
-// largest distance to one of its points (leaves), or to one of its children's
-// balls (internal nodes), rounded up.
+// Ball of each internal node, bottom-up: centre = the centre of the node's
+// box, radius = the largest distance to one of its children's balls (a single
+// point is a ball of radius 0), rounded up.
 template <int W, class MemorySpace>
-struct Balls {
-  ImplicitBinaryTopology<MemorySpace> topology;
+struct BallOfChildren {
+  RadixTopology<MemorySpace> topology;
   PackedPoints<MemorySpace> points;
   NodeBoxes<MemorySpace> boxes;
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> centers;
   Kokkos::View<Coordinate*, MemorySpace> radius;
-  Index level_first; // the level this launch computes
 
-  KOKKOS_FUNCTION void operator()(Index j) const {
-    Index const node = level_first + j;
-    if (topology.point_begin(node) == topology.point_end(node)) {
-      for (int k = 0; k < W; ++k)
-        centers(node + 1, k) = 0;
-      radius(node + 1) = -infinity; // an empty node is infinitely far from any query
-      return;
-    }
+  KOKKOS_FUNCTION void operator()(Index node) const {
     Coordinate center[W];
     for (int k = 0; k < W; ++k) {
-      center[k] = (boxes(node + 1, k) + boxes(node + 1, W + k)) * Coordinate(0.5);
-      centers(node + 1, k) = center[k];
+      center[k] = (boxes(node, k) + boxes(node, W + k)) * Coordinate(0.5);
+      centers(node, k) = center[k];
     }
     Coordinate r = 0;
-    if (topology.is_leaf(node)) {
-      for (Index p = topology.point_begin(node); p < topology.point_end(node); ++p) {
-        Coordinate const d = math::sqrt(points.template distance2<W>(p, center));
-        r = d > r ? d : r;
-      }
-    } else {
-      for (Index child = 2 * node + 1; child <= 2 * node + 2; ++child) {
-        if (!(radius(child + 1) >= 0))
-          continue;
-        Coordinate row[W];
+    for (int slot = 0; slot < 2; ++slot) {
+      Index const child = topology.child_of(topology.internal(node, 0), topology.internal(node, 1),
+                                            topology.internal(node, 2), slot);
+      Coordinate row[W], reach = 0;
+      if (topology.is_internal(child)) {
+        Coordinate const volatile* other = &centers(child, 0);
         for (int k = 0; k < W; ++k)
-          row[k] = centers(child + 1, k);
-        Coordinate const d = math::sqrt(row_distance2<W>(row, center)) + radius(child + 1);
-        r = d > r ? d : r;
+          row[k] = other[k];
+        reach = *static_cast<Coordinate const volatile*>(&radius(child));
+      } else {
+        for (int k = 0; k < W; ++k)
+          row[k] = points.rows(child - (topology.points - 1), k);
       }
+      Coordinate const d = math::sqrt(row_distance2<W>(row, center)) + reach;
+      r = d > r ? d : r;
     }
-    radius(node + 1) = round_up_radius(r);
+    radius(node) = round_up_radius(r);
   }
 };
 
 } // namespace detail
 
-// Ball tree for BT (kNN): the kd-tree's skeleton (Morton-sorted points in an
-// implicit complete binary tree), each node bounded by a ball instead of a
+// Ball tree for BT (kNN): the kd-tree's skeleton (a binary radix tree over
+// Morton-sorted points), each internal node bounded by a ball instead of a
 // box. Built in the execution space that uses it, the same on every backend.
 template <class MemorySpace>
 struct BallTree {
@@ -73,10 +65,10 @@ struct BallTree {
   using memory_space = MemorySpace;
   static constexpr char const* name = "ball";
 
-  ImplicitBinaryTopology<MemorySpace> topology;
+  RadixTopology<MemorySpace> topology;
   PackedPoints<MemorySpace> points;
-  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> centers; // row node + 1
-  Kokkos::View<Coordinate*, MemorySpace> radius; // [node + 1]; -inf: empty node
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> centers; // (internal nodes, W)
+  Kokkos::View<Coordinate*, MemorySpace> radius;                        // (internal nodes)
 
   BallTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
@@ -88,20 +80,20 @@ struct BallTree {
     packed_width(reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
     std::string const label = "treetrav::BallTree";
-    auto skeleton = detail::build_morton_skeleton(
-        space, detail::points_for(space, reference, label), leaf_size, label);
+    auto skeleton = detail::build_radix_skeleton(space, detail::points_for(space, reference, label),
+                                                 leaf_size, label);
     topology = skeleton.topology;
     points = skeleton.points;
-    // Zero-filled: row 0 is never a node's, and every byte of a tree is defined.
-    centers = decltype(centers)(Kokkos::view_alloc(space, label + "::centers"), topology.size() + 1,
-                                points.width());
-    radius = decltype(radius)(Kokkos::view_alloc(space, label + "::radius"), topology.size() + 1);
+    auto const alloc = [&](std::string const& member) {
+      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::" + member);
+    };
+    centers = decltype(centers)(alloc("centers"), topology.internal_count(), points.width());
+    radius = decltype(radius)(alloc("radius"), topology.internal_count());
     dispatch_width(points.width(), [&](auto width) {
-      for (int level = topology.levels; level >= 0; --level)
-        Kokkos::parallel_for(
-            label + "::balls", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Index(1) << level),
-            detail::Balls<decltype(width)::value, MemorySpace>{
-                topology, points, skeleton.boxes, centers, radius, (Index(1) << level) - 1});
+      detail::bottom_up(space, topology,
+                        detail::BallOfChildren<decltype(width)::value, MemorySpace>{
+                            topology, points, skeleton.boxes, centers, radius},
+                        label + "::balls");
     });
     Kokkos::Profiling::popRegion();
   }
@@ -110,21 +102,28 @@ struct BallTree {
 
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION Coordinate min_distance2(Index node, Coordinate const (&q)[W]) const {
+    if (!topology.is_internal(node))
+      return points.template distance2<W>(node - (topology.points - 1), q);
     Coordinate center[W];
-    detail::load_row<W>(&centers(node + 1, 0), center);
-    Coordinate const gap = math::sqrt(detail::row_distance2<W>(center, q)) - radius(node + 1);
+    detail::load_row<W>(&centers(node, 0), center);
+    Coordinate const gap = math::sqrt(detail::row_distance2<W>(center, q)) - radius(node);
     return gap > 0 ? gap * gap : Coordinate(0);
   }
 
   template <int W>
-  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
-                                                       Coordinate (&bounds)[2]) const {
-    bounds[0] = min_distance2<W>(2 * node + 1, q);
-    bounds[1] = min_distance2<W>(2 * node + 2, q);
+  KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
+                                                Index (&children)[2],
+                                                Coordinate (&bounds)[2]) const {
+    for (int slot = 0; slot < 2; ++slot) {
+      children[slot] = topology.child(node, slot);
+      bounds[slot] = min_distance2<W>(children[slot], q);
+    }
   }
 
   template <class F>
   void for_each_field(F&& f) {
+    f(topology.internal);
+    f(topology.point_parent);
     points.for_each_field(f);
     f(centers);
     f(radius);

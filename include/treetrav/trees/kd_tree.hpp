@@ -1,6 +1,6 @@
 #pragma once
 
-#include <treetrav/trees/detail/implicit_build.hpp>
+#include <treetrav/trees/detail/radix_build.hpp>
 
 namespace treetrav {
 
@@ -21,25 +21,58 @@ KOKKOS_FORCEINLINE_FUNCTION Coordinate box_distance2(Coordinate const (&q)[W],
   return sum;
 }
 
+// What one expansion of an internal node reads, in one row: both children's
+// boxes (W lower, W upper bounds each), then both children's node ids.
+template <int W>
+struct ChildRecord {
+  static constexpr int width = 4 * W + 4; // rows stay 16-byte aligned
+  static constexpr int ids = 4 * W;
+};
+
+template <int W, class MemorySpace>
+struct PackChildRecords {
+  RadixTopology<MemorySpace> topology;
+  PackedPoints<MemorySpace> points;
+  NodeBoxes<MemorySpace> boxes;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> records;
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    for (int slot = 0; slot < 2; ++slot) {
+      Index const child = topology.child_of(topology.internal(node, 0), topology.internal(node, 1),
+                                            topology.internal(node, 2), slot);
+      for (int k = 0; k < W; ++k) {
+        bool const internal = topology.is_internal(child);
+        Index const p = child - (topology.points - 1);
+        records(node, 2 * W * slot + k) = internal ? boxes(child, k) : points.rows(p, k);
+        records(node, 2 * W * slot + W + k) = internal ? boxes(child, W + k) : points.rows(p, k);
+      }
+      records(node, ChildRecord<W>::ids + slot) = bits_float(static_cast<std::uint32_t>(child));
+    }
+    records(node, ChildRecord<W>::ids + 2) = 0;
+    records(node, ChildRecord<W>::ids + 3) = 0;
+  }
+};
+
 } // namespace detail
 
-// kd-tree for PC, NN, kNN and radius searches: the reference points sorted
-// along a Morton curve and cut evenly into 2^levels leaves (an implicit,
-// complete binary tree: no child links), each node bounded by the tight box
-// of its points. Built in the execution space that uses it (on the GPU in
-// CUDA runs) by the same code on every backend, so every backend builds the
-// same tree. A node's record is its box, one row of 2W floats; a visit reads
-// nothing else.
+// kd-tree for PC, NN, kNN and radius searches: a binary radix tree over the
+// reference points sorted along a Morton curve (Karras 2012), so every split
+// is a spatial midpoint along one axis, each node bounded by the tight box of
+// its points; nodes of at most `leaf_size` points are leaves. Built in the
+// execution space that uses it (on the GPU in CUDA runs, in well under a
+// millisecond per million points) by the same code on every backend, so every
+// backend builds the same tree. An expansion reads one row: the boxes and ids
+// of both children.
 template <class MemorySpace>
 struct KdTree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "KdTree needs a Kokkos memory space");
   using memory_space = MemorySpace;
-  using topology_type = ImplicitBinaryTopology<MemorySpace>;
   static constexpr char const* name = "kd";
 
-  ImplicitBinaryTopology<MemorySpace> topology;
+  RadixTopology<MemorySpace> topology;
   PackedPoints<MemorySpace> points;
-  detail::NodeBoxes<MemorySpace> boxes; // row node + 1: W lower bounds, then W upper bounds
+  detail::NodeBoxes<MemorySpace> boxes; // own box of each internal node
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>
+      records; // ChildRecord of each internal node
 
   KdTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
@@ -50,12 +83,22 @@ struct KdTree {
     detail::check_build_arguments("kd-tree", reference.size(), leaf_size);
     packed_width(reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
-    auto skeleton = detail::build_morton_skeleton(
-        space, detail::points_for(space, reference, "treetrav::KdTree"), leaf_size,
-        "treetrav::KdTree");
+    std::string const label = "treetrav::KdTree";
+    auto skeleton = detail::build_radix_skeleton(space, detail::points_for(space, reference, label),
+                                                 leaf_size, label);
     topology = skeleton.topology;
     points = skeleton.points;
     boxes = skeleton.boxes;
+    dispatch_width(points.width(), [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      records = decltype(records)(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::records"),
+          topology.internal_count(), detail::ChildRecord<W>::width);
+      Kokkos::parallel_for(
+          label + "::records",
+          Kokkos::RangePolicy<ExecutionSpace>(space, 0, topology.internal_count()),
+          detail::PackChildRecords<W, MemorySpace>{topology, points, boxes, records});
+    });
     Kokkos::Profiling::popRegion();
   }
 
@@ -64,24 +107,37 @@ struct KdTree {
   // Lower bound of the squared distance from the query row q to any point of `node`.
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION Coordinate min_distance2(Index node, Coordinate const (&q)[W]) const {
+    if (!topology.is_internal(node))
+      return points.template distance2<W>(node - (topology.points - 1), q);
     Coordinate lo[W], hi[W];
-    detail::load_row<W>(&boxes(node + 1, 0), lo);
-    detail::load_row<W>(&boxes(node + 1, W), hi);
+    detail::load_row<W>(&boxes(node, 0), lo);
+    detail::load_row<W>(&boxes(node, W), hi);
     return detail::box_distance2<W>(q, lo, hi);
   }
 
-  // The bounds of both children of an internal node (one aligned 2-row block).
+  // Both children of an internal node and their bounds, from its one row.
   template <int W>
-  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
-                                                       Coordinate (&bounds)[2]) const {
-    bounds[0] = min_distance2<W>(2 * node + 1, q);
-    bounds[1] = min_distance2<W>(2 * node + 2, q);
+  KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
+                                                Index (&children)[2],
+                                                Coordinate (&bounds)[2]) const {
+    Coordinate const* row = &records(node, 0);
+    for (int slot = 0; slot < 2; ++slot) {
+      Coordinate lo[W], hi[W];
+      detail::load_row<W>(row + 2 * W * slot, lo);
+      detail::load_row<W>(row + 2 * W * slot + W, hi);
+      bounds[slot] = detail::box_distance2<W>(q, lo, hi);
+      children[slot] =
+          static_cast<Index>(detail::float_bits(row[detail::ChildRecord<W>::ids + slot]));
+    }
   }
 
   template <class F>
   void for_each_field(F&& f) {
+    f(topology.internal);
+    f(topology.point_parent);
     points.for_each_field(f);
     f(boxes);
+    f(records);
   }
 };
 

@@ -2,6 +2,8 @@
 
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/trees/ball_tree.hpp>
+#include <treetrav/trees/detail/pack.hpp>
+#include <treetrav/trees/implicit_topology.hpp>
 
 #include <cstdint>
 
@@ -215,13 +217,16 @@ struct VpTree {
     return shell_distance2(node, vantage_distance<W>(topology.parent(node), q));
   }
 
-  // Both children's bounds from one distance to this node's vantage point.
+  // Both children and their bounds, from one distance to this node's vantage point.
   template <int W>
-  KOKKOS_FORCEINLINE_FUNCTION void child_min_distance2(Index node, Coordinate const (&q)[W],
-                                                       Coordinate (&bounds)[2]) const {
+  KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
+                                                Index (&children)[2],
+                                                Coordinate (&bounds)[2]) const {
     Coordinate const d = vantage_distance<W>(node, q);
-    bounds[0] = shell_distance2(2 * node + 1, d);
-    bounds[1] = shell_distance2(2 * node + 2, d);
+    for (int slot = 0; slot < 2; ++slot) {
+      children[slot] = 2 * node + 1 + slot;
+      bounds[slot] = shell_distance2(children[slot], d);
+    }
   }
 
   template <class F>

@@ -20,9 +20,11 @@ Index work_count(Visitor const& visitor, OrderView const& order) {
   return order.extent(0) == 0 ? visitor.query_count() : static_cast<Index>(order.extent(0));
 }
 
-// Keyed visitors (static constexpr bool keyed = true) give each child a key
-// when its parent is expanded (a lower bound on the distance, say) and judge
-// keys alone with prune(key, state); visit(node) is then prune(key of node) ||
+// Keyed visitors (static constexpr bool keyed = true) name an internal node's
+// children and give each a key when the node is expanded, in one go
+// (child_keys(node, query, state, children, keys): a lower bound on the
+// distance, say, read from one node record), and judge keys alone with
+// prune(key, state); visit(node) is then !prune(key of node) &&
 // process(node). Kernels that know this keep the key on the stack beside the
 // node, drop a popped node on its key without reading it, and push only
 // children that survive; others just call visit().
@@ -108,8 +110,9 @@ struct AutoropesKernel {
     bool live = visitor.visit(node, query, state);
     while (true) {
       if (live && !topology.is_leaf(node)) {
+        Index children[arity];
         Coordinate keys[arity];
-        visitor.child_keys(node, query, state, keys);
+        visitor.child_keys(node, query, state, children, keys);
         int rank_slot[arity];
         for (int slot = 0; slot < arity; ++slot)
           rank_slot[slot] = slot;
@@ -121,13 +124,13 @@ struct AutoropesKernel {
               rank_slot[j - 1] = t;
             }
         for (int rank = arity - 1; rank > 0; --rank) {
-          Index const child = topology.child(node, rank_slot[rank]);
+          Index const child = children[rank_slot[rank]];
           if (child >= 0 && !visitor.prune(keys[rank_slot[rank]], state)) {
             ropes[top] = child;
             rope_keys[top++] = keys[rank_slot[rank]];
           }
         }
-        Index const nearest = topology.child(node, rank_slot[0]);
+        Index const nearest = children[rank_slot[0]];
         if (nearest >= 0 && !visitor.prune(keys[rank_slot[0]], state)) {
           node = nearest;
           live = visitor.process(node, query, state);
