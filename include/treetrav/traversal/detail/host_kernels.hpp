@@ -16,7 +16,7 @@ KOKKOS_FORCEINLINE_FUNCTION Index query_at(OrderView const& order, Index i) {
 // Work items of a traversal: every query, or the ones `order` lists (an
 // order may name a subset of the queries, each at most once).
 template <class Visitor, class OrderView>
-Index work_count(Visitor const& visitor, OrderView const& order) {
+KOKKOS_INLINE_FUNCTION Index work_count(Visitor const& visitor, OrderView const& order) {
   return order.extent(0) == 0 ? visitor.query_count() : static_cast<Index>(order.extent(0));
 }
 

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""treetrav beside the tools a user would pick instead, on identical data.
+
+For each size n: n reference points filling the box [0, a)^3 and n queries
+filling its inscribed sphere, a = n^(1/3) (ArborX's benchmark shape; for 1e6:
+[0, 100)^3 and a sphere of radius 50), k = 10 neighbours, radius r chosen for
+about 10 hits per query (1.336 at 1e6; the same density at every n). Every
+contender gets the same float32 files. Times are medians after warm-ups, each
+tool timing itself the way its authors do (events or fences); answers are
+checked against scipy's cKDTree (kNN distance rows; radius counts).
+
+Contenders (each optional; pass the paths you have):
+  --treetrav     perf/bench_search of a CUDA build   (GPU)
+  --treetrav-cpu perf/bench_search of an OpenMP build (CPU, all cores)
+  --cudakdtree   perf/peers/cudakdtree_driver built against your checkout
+  --arborx       perf/peers/arborx_driver built against your ArborX + Kokkos 4
+  jztree, pykdtree, scipy.spatial.cKDTree, torch: imported if installed
+
+Writes results.csv, results.md (the table at --headline n) and PNG plots of
+time against n per phase to --out.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+K = 10
+
+
+def shape(n, seed):
+    """ArborX's filled box / filled sphere pair, float32."""
+    rng = np.random.default_rng(seed)
+    a = n ** (1.0 / 3.0)
+    reference = (rng.random((n, 3)) * a).astype(np.float32)
+    v = rng.normal(size=(n, 3))
+    v /= np.linalg.norm(v, axis=1)[:, None]
+    r = (a / 2) * rng.random(n) ** (1.0 / 3.0)
+    queries = (a / 2 + v * r[:, None]).astype(np.float32)
+    # About 10 reference points within r: (4/3) pi r^3 = 10 (unit density).
+    radius = float((10 * 3 / (4 * np.pi)) ** (1.0 / 3.0))
+    return reference, queries, radius
+
+
+def median_ms(f, warmup=2, repeats=7):
+    runs = []
+    for i in range(warmup + repeats):
+        t = time.perf_counter()
+        f()
+        if i >= warmup:
+            runs.append(1e3 * (time.perf_counter() - t))
+    return float(np.median(runs))
+
+
+def run_json(cmd, log):
+    log.write("$ " + " ".join(cmd) + "\n")
+    log.flush()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    log.write(p.stdout + p.stderr)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} exited {p.returncode}")
+    start = p.stdout.find("{")
+    return json.loads(p.stdout[start:]) if start >= 0 else {}
+
+
+def read(path, dtype, shape_=None):
+    a = np.fromfile(path, dtype=dtype)
+    return a.reshape(shape_) if shape_ else a
+
+
+def check_knn(name, indices, reference, queries, ref_dist, rows, log):
+    """Distances of the reported neighbours, recomputed in float64, against
+    scipy's: equal rows up to float32 rounding; counts the rows that differ."""
+    idx = indices.reshape(-1, K)[rows]
+    d = np.sqrt(((reference[idx].astype(np.float64) - queries[rows, None, :]) ** 2).sum(-1))
+    d.sort(axis=1)
+    bad = int((np.abs(d - ref_dist[rows]) > 1e-5 * np.maximum(1.0, ref_dist[rows])).any(axis=1).sum())
+    log.write(f"check {name}: {bad} of {len(rows)} sampled kNN rows differ from scipy\n")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7])
+    ap.add_argument("--headline", type=float, default=1e6)
+    ap.add_argument("--treetrav")
+    ap.add_argument("--treetrav-cpu")
+    ap.add_argument("--cudakdtree")
+    ap.add_argument("--arborx")
+    ap.add_argument("--leaf-size", type=int, nargs="+", default=[8])
+    ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--work", default="/tmp/treetrav-compare")
+    ap.add_argument("--out", default="compare-out")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+    log = open(os.path.join(args.out, "compare.log"), "w")
+    rows = []  # (tool, n, phase, ms)
+
+    def add(tool, n, phase, ms):
+        rows.append((tool, n, phase, ms))
+        print(f"{tool:28s} n={n:>9d} {phase:28s} {ms:10.3f} ms", flush=True)
+
+    for n in map(int, args.sizes):
+        reference, queries, radius = shape(n, seed=n)
+        ref_path, q_path = f"{args.work}/ref-{n}.f32", f"{args.work}/q-{n}.f32"
+        reference.tofile(ref_path)
+        queries.tofile(q_path)
+        sample = np.random.default_rng(0).choice(n, size=min(n, 20000), replace=False)
+        try:
+            from scipy.spatial import cKDTree
+
+            tree = cKDTree(reference)
+            ref_dist, _ = tree.query(queries[sample], k=K)
+            ref_counts = tree.query_ball_point(queries[sample], radius, return_length=True)
+            if n <= args.cpu_max:
+                add("scipy cKDTree (all cores)", n, "build", median_ms(lambda: cKDTree(reference), 1, 3))
+                add("scipy cKDTree (all cores)", n, "knn",
+                    median_ms(lambda: tree.query(queries, k=K, workers=-1), 1, 3))
+        except ImportError:
+            sys.exit("scipy is needed for the reference answers")
+        try:
+            import pykdtree.kdtree as pk
+
+            if n <= args.cpu_max:
+                pt = pk.KDTree(reference)
+                add("pykdtree (all cores)", n, "build", median_ms(lambda: pk.KDTree(reference), 1, 3))
+                add("pykdtree (all cores)", n, "knn", median_ms(lambda: pt.query(queries, k=K), 1, 3))
+        except ImportError:
+            log.write("pykdtree not installed\n")
+
+        for label, binary in (("treetrav (GPU)", args.treetrav), ("treetrav (CPU)", args.treetrav_cpu)):
+            if not binary or (label.endswith("(CPU)") and n > args.cpu_max):
+                continue
+            for leaf in args.leaf_size:
+                tool = label if len(args.leaf_size) == 1 else f"{label} leaf {leaf}"
+                prefix = f"{args.work}/tt-{n}-{leaf}"
+                report = run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3",
+                                   "-k", str(K), "--radius", str(radius), "--leaf-size", str(leaf),
+                                   "--repeats", str(args.repeats if "GPU" in label else 5),
+                                   "--json", "/dev/stdout", "--dump", prefix], log)
+                for phase, v in report.get("phases", {}).items():
+                    add(tool, n, phase, v["median_ms"])
+                check_knn(tool, read(prefix + ".knn_indices.i32", np.int32), reference, queries, ref_dist, sample,
+                          log)
+                counts = read(prefix + ".counts.i64", np.int64)[sample]
+                log.write(f"check {tool}: {int((counts != ref_counts).sum())} sampled radius counts differ\n")
+
+        if args.cudakdtree:
+            prefix = f"{args.work}/cukd-{n}"
+            report = run_json([args.cudakdtree, ref_path, q_path, str(radius), prefix, str(args.repeats)], log)
+            for phase, ms in report.get("phases", {}).items():
+                add("cudaKDTree", n, phase, ms)
+            check_knn("cudaKDTree", read(prefix + ".knn_indices.i32", np.int32), reference, queries, ref_dist,
+                      sample, log)
+        if args.arborx:
+            prefix = f"{args.work}/arborx-{n}"
+            report = run_json([args.arborx, ref_path, q_path, str(K), str(radius), prefix, str(args.repeats)], log)
+            for phase, ms in report.get("phases", {}).items():
+                add("ArborX", n, phase, ms)
+            check_knn("ArborX", read(prefix + ".knn_indices.i32", np.int32), reference, queries, ref_dist, sample,
+                      log)
+        try:
+            import jax
+            import jax.numpy as jnp
+            import jztree
+
+            xr, xq = jnp.asarray(reference), jnp.asarray(queries)
+
+            def jz():
+                rnn, inn = jztree.knn(xr, K, part_query=xq)
+                jax.block_until_ready(inn)
+                return inn
+
+            inn = jz()
+            add("jztree", n, "end_to_end", median_ms(jz, 2, 7))
+            check_knn("jztree", np.asarray(inn, dtype=np.int32), reference, queries, ref_dist, sample, log)
+        except Exception as e:  # optional contender: report why it is missing
+            log.write(f"jztree: {type(e).__name__}: {e}\n")
+        try:
+            import torch
+
+            if torch.cuda.is_available() and n <= 1e5:
+                r_t = torch.from_numpy(reference).cuda()
+                q_t = torch.from_numpy(queries).cuda()
+
+                def brute():
+                    out = [torch.topk(torch.cdist(q_t[i:i + 8192], r_t), K, largest=False)
+                           for i in range(0, n, 8192)]
+                    torch.cuda.synchronize()
+                    return out
+
+                add("torch brute force", n, "knn", median_ms(brute, 1, 3))
+        except ImportError:
+            pass
+        log.flush()
+
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["tool", "n", "phase", "median_ms"])
+        w.writerows(rows)
+    headline = int(args.headline)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(f"Medians in ms, n = {headline} reference points and queries, k = {K}.\n\n")
+        f.write("| tool | phase | ms |\n| --- | --- | ---: |\n")
+        for tool, n, phase, ms in rows:
+            if n == headline:
+                f.write(f"| {tool} | {phase} | {ms:.3f} |\n")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        phases = ["build", "knn", "knn_sorted", "knn_unsorted", "end_to_end", "radius_count"]
+        fig, axes = plt.subplots(2, 3, figsize=(15, 9))
+        for ax, phase in zip(axes.flat, phases):
+            for tool in sorted({r[0] for r in rows}):
+                pts = sorted((n, ms) for t, n, p, ms in rows if t == tool and p.startswith(phase))
+                if pts:
+                    ax.loglog(*zip(*pts), marker="o", label=tool)
+            ax.set_title(phase)
+            ax.set_xlabel("points = queries")
+            ax.set_ylabel("ms")
+            ax.grid(True, which="both", alpha=0.3)
+        axes.flat[0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "cost-curves.png"), dpi=110)
+    except ImportError:
+        log.write("matplotlib missing: no plot\n")
+
+
+if __name__ == "__main__":
+    main()

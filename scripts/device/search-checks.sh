@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The GPU search engine on the lent GPU machine (the `device` tool), from the
+# repository root, with binaries built here and carried in .device/search/:
+#   bin-cuda/ (bench_search and tests of a CUDA build), bin-cpu/bench_search (OpenMP),
+#   peers/ (cudakdtree_driver, arborx_driver: built against your own checkouts),
+#   lib/ (shared libraries the image lacks), whl/ (pykdtree, jztree wheels).
+# Logs and tables go to $OUT.
+#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu]
+set -u
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+dir=.device/search
+cuda=$dir/bin-cuda
+export LD_LIBRARY_PATH=$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OMP_PROC_BIND=spread OMP_PLACES=threads
+if ls $dir/whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $dir/whl/*.whl &&
+    export PYTHONPATH=/tmp/site
+fi
+work=$(mktemp -d)
+steps=${*:-tests sanitize compare seven ncu}
+
+for step in $steps; do
+  case $step in
+  tests)
+    for t in test_trees test_search_apps test_sfc_order; do
+      echo "== $t (Cuda)"
+      timeout 600 "$cuda/$t" --gtest_filter='*Cuda*' --gtest_brief=1 2>&1 | tail -n 25
+      echo "rc=${PIPESTATUS[0]}"
+    done >"$out/gpu-tests.log" 2>&1
+    grep -E "^== |PASSED|FAILED|rc=" "$out/gpu-tests.log"
+    ;;
+  sanitize)
+    {
+      for tool in memcheck racecheck; do
+        echo "== compute-sanitizer --tool $tool test_trees (Cuda builds: sort, radix nodes, bottom-up boxes and balls)"
+        timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 "$cuda/test_trees" --gtest_filter='*Cuda*' 2>&1 | tail -n 8
+        echo "rc=${PIPESTATUS[0]}"
+      done
+      echo "== compute-sanitizer --tool memcheck test_search_apps radius lists (Cuda)"
+      timeout 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$cuda/test_search_apps" \
+        --gtest_filter='*Cuda*Radius*' 2>&1 | tail -n 8
+      echo "rc=${PIPESTATUS[0]}"
+    } >"$out/sanitizer.log" 2>&1
+    grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
+    ;;
+  compare)
+    peers=()
+    [[ -x $dir/peers/cudakdtree_driver ]] && peers+=(--cudakdtree $dir/peers/cudakdtree_driver)
+    [[ -x $dir/peers/arborx_driver ]] && peers+=(--arborx $dir/peers/arborx_driver)
+    PYTHONUNBUFFERED=1 timeout 560 python3 perf/peers/compare.py --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
+      --treetrav "$cuda/bench_search" --treetrav-cpu $dir/bin-cpu/bench_search "${peers[@]}" \
+      --leaf-size ${TREETRAV_LEAF_SIZES:-8} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
+    ;;
+  seven)
+    # The papers' 7-D sets, 200k references + 200k queries, k = 8.
+    for set in "uniform --dim 7" "clustered --dim 7 --clusters 64"; do
+      name=${set%% *}
+      # shellcheck disable=SC2086
+      "$cuda/treetrav" generate --dist $set -n 200000 --seed 1 -o "$work/$name-ref.h5" >/dev/null &&
+        "$cuda/treetrav" generate --dist $set -n 200000 --seed 2 -o "$work/$name-q.h5" >/dev/null
+      for leaf in ${TREETRAV_LEAF_SIZES:-8}; do
+        echo "== $name 7-D, 200k x 200k, k = 8, leaf $leaf"
+        "$cuda/bench_search" --reference "$work/$name-ref.h5" --queries "$work/$name-q.h5" -k 8 --radius 0.05 \
+          --leaf-size $leaf --phases build knn_sorted knn_unsorted --json "$out/seven-$name-$leaf.json"
+      done
+    done 2>&1 | tee "$out/seven.txt"
+    ;;
+  ncu)
+    # Global-memory sectors per request of the kNN kernel, sorted queries.
+    python3 - "$work" <<'EOF'
+import sys, numpy as np
+rng = np.random.default_rng(1); n = 1000000
+(rng.random((n, 3)) * 100).astype(np.float32).tofile(sys.argv[1] + "/r.f32")
+v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
+(50 + v * (50 * rng.random(n) ** (1 / 3))[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
+EOF
+    timeout 300 ncu --kernel-name-base demangled --kernel-name regex:AutoropesKernel --launch-skip 2 --launch-count 1 \
+      --metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
+      "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --phases knn_presorted \
+      --warmup 1 --repeats 2 >"$out/ncu.txt" 2>&1
+    echo "ncu: rc=$?"
+    grep -E "Autoropes|sectors|requests|hit_rate|bytes|warps_active|thread_inst|duration" "$out/ncu.txt" | head -20
+    ;;
+  esac
+done
+rm -rf "$work"
