@@ -17,9 +17,12 @@ cache=${TREETRAV_CACHE:-$HOME/.cache/treetrav}
 jobs=${TREETRAV_JOBS:-$(nproc)}
 log() { echo "[bootstrap-kokkos] $*" >&2; }
 
+# The patch set names the cached source and builds, so a changed patch set
+# builds afresh (beside the old one, which a running build may still use).
+patches=$(cat "$repo"/cmake/patches/kokkos-3.4.1/*.patch | sha256sum | cut -c1-8)
 case "$config" in
-cpu) prefix=$cache/kokkos-3.4.1-cpu ;;
-cuda) prefix=$cache/kokkos-3.4.1-cuda-$arch ;;
+cpu) prefix=$cache/kokkos-3.4.1-$patches-cpu ;;
+cuda) prefix=$cache/kokkos-3.4.1-$patches-cuda-$arch ;;
 *)
   echo "usage: $0 cpu | cuda [ARCH]" >&2
   exit 2
@@ -32,21 +35,20 @@ if [[ -f $prefix/.treetrav-complete ]]; then
   exit 0
 fi
 
-# The patch set fixes the source; hashing it into the marker would be overkill,
-# but we do refuse to reuse a half-built prefix (no marker) and start clean.
+# A half-built prefix (no marker) is never reused: start clean.
 rm -rf "$prefix"
-src=$cache/src/kokkos-3.4.1
+src=$cache/src/kokkos-3.4.1-$patches
 if [[ ! -f $src/.treetrav-patched ]]; then
   "$repo/scripts/setup-apt.sh" source
-  rm -rf "$cache/src" && mkdir -p "$cache/src/dl"
+  unpack=$cache/src/unpack-$patches
+  rm -rf "$src" "$unpack" && mkdir -p "$unpack/dl" "$unpack/x"
   log "fetching Debian's trilinos source package"
-  (cd "$cache/src/dl" && apt-get source --download-only trilinos >&2)
-  tarballs=("$cache"/src/dl/trilinos_*.orig.tar.*)
+  (cd "$unpack/dl" && apt-get source --download-only trilinos >&2)
+  tarballs=("$unpack"/dl/trilinos_*.orig.tar.*)
   log "extracting packages/kokkos from $(basename "${tarballs[0]}")"
-  mkdir "$cache/src/x"
-  tar xf "${tarballs[0]}" -C "$cache/src/x" --wildcards '*/packages/kokkos/*'
-  mv "$cache"/src/x/*/packages/kokkos "$src"
-  rm -rf "$cache/src/x" "$cache/src/dl"
+  tar xf "${tarballs[0]}" -C "$unpack/x" --wildcards '*/packages/kokkos/*'
+  mv "$unpack"/x/*/packages/kokkos "$src"
+  rm -rf "$unpack"
   for p in "$repo"/cmake/patches/kokkos-3.4.1/*.patch; do
     log "applying $(basename "$p")"
     patch -d "$src" -p1 --forward --quiet <"$p"

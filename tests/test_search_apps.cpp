@@ -4,6 +4,7 @@
 #include "oracles.hpp"
 #include "test_inputs.hpp"
 
+#include <treetrav/apps/batch.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
@@ -134,6 +135,42 @@ TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
         }
       });
     }
+}
+
+// A batch in chunks (host queries moved a chunk at a time, results consumed
+// on a host thread) gives the answers of one call, whatever the chunk size.
+TYPED_TEST(SearchApps, ChunkedBatchesEqualOneCall) {
+  TypeParam space;
+  auto const c = test::search_cases()[2];  // clustered 7-D
+  KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+  NeighborOptions const options{5, false, QueryOrder::sfc};
+  auto whole = find_neighbors(space, tree, copy_points(space, c.queries, "test::queries"), options, Autoropes{});
+  auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, whole.indices);
+  for (Index chunk : {1, 37, 299, 300, 1000}) {
+    EXPECT_EQ(chunk_size(space, c.queries.size(), BatchOptions{chunk}, 64), std::min(chunk, c.queries.size()));
+    std::vector<Index> got(c.queries.size() * 5, -1);
+    Index chunks = 0, last_done = 0;
+    for_each_chunk(
+        space, c.queries, chunk,
+        [&](PointSet<typename TypeParam::memory_space> const& queries) {
+          return Kokkos::create_mirror_view_and_copy(
+              Kokkos::HostSpace{}, find_neighbors(space, tree, queries, options, Autoropes{}).indices);
+        },
+        [&](Index first, auto const& indices) {
+          ++chunks;
+          for (std::size_t q = 0; q < indices.extent(0); ++q)
+            for (int j = 0; j < 5; ++j) got[(first + q) * 5 + j] = indices(q, j);
+        },
+        [&](Index done, Index total) {
+          EXPECT_GT(done, last_done);
+          EXPECT_EQ(total, c.queries.size());
+          last_done = done;
+        });
+    EXPECT_EQ(chunks, (c.queries.size() + chunk - 1) / chunk) << chunk;
+    EXPECT_EQ(last_done, c.queries.size());
+    EXPECT_EQ(got, std::vector<Index>(expected.data(), expected.data() + expected.size())) << "chunk " << chunk;
+  }
+  EXPECT_THROW(chunk_size(space, 10, BatchOptions{-1}, 64), InputError);
 }
 
 TYPED_TEST(SearchApps, BadArgumentsAreInputErrors) {

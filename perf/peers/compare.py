@@ -64,7 +64,7 @@ def run_json(cmd, log):
     if p.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {p.returncode}")
     start = p.stdout.find("{")
-    return json.loads(p.stdout[start:]) if start >= 0 else {}
+    return json.loads(p.stdout[start:p.stdout.rfind("}") + 1]) if start >= 0 else {}
 
 
 def read(path, dtype, shape_=None):
@@ -78,7 +78,7 @@ def check_knn(name, indices, reference, queries, ref_dist, rows, log):
     idx = indices.reshape(-1, K)[rows]
     d = np.sqrt(((reference[idx].astype(np.float64) - queries[rows, None, :]) ** 2).sum(-1))
     d.sort(axis=1)
-    bad = int((np.abs(d - ref_dist[rows]) > 1e-5 * np.maximum(1.0, ref_dist[rows])).any(axis=1).sum())
+    bad = int((np.abs(d - ref_dist) > 1e-5 * np.maximum(1.0, ref_dist)).any(axis=1).sum())
     log.write(f"check {name}: {bad} of {len(rows)} sampled kNN rows differ from scipy\n")
     return bad
 
@@ -140,10 +140,12 @@ def main():
             for leaf in args.leaf_size:
                 tool = label if len(args.leaf_size) == 1 else f"{label} leaf {leaf}"
                 prefix = f"{args.work}/tt-{n}-{leaf}"
-                report = run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3",
-                                   "-k", str(K), "--radius", str(radius), "--leaf-size", str(leaf),
-                                   "--repeats", str(args.repeats if "GPU" in label else 5),
-                                   "--json", "/dev/stdout", "--dump", prefix], log)
+                run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3", "-k", str(K),
+                          "--radius", str(radius), "--leaf-size", str(leaf),
+                          "--repeats", str(args.repeats if "GPU" in label else 5), "--json", prefix + ".json",
+                          "--dump", prefix], log)
+                with open(prefix + ".json") as f:
+                    report = json.load(f)
                 for phase, v in report.get("phases", {}).items():
                     add(tool, n, phase, v["median_ms"])
                 check_knn(tool, read(prefix + ".knn_indices.i32", np.int32), reference, queries, ref_dist, sample,

@@ -4,14 +4,29 @@
 #   bin-cuda/ (bench_search and tests of a CUDA build), bin-cpu/bench_search (OpenMP),
 #   peers/ (cudakdtree_driver, arborx_driver: built against your own checkouts),
 #   lib/ (shared libraries the image lacks), whl/ (pykdtree, jztree wheels).
-# Logs and tables go to $OUT.
+# Any of these may come as DIR.tar.xz (unpacked here first). Logs and tables go to $OUT.
 #   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu]
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 dir=.device/search
 cuda=$dir/bin-cuda
-export LD_LIBRARY_PATH=$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for archive in "$dir"/*.tar.xz; do
+  [[ -e $archive ]] || continue
+  mkdir -p "${archive%.tar.xz}" && tar xJf "$archive" -C "${archive%.tar.xz}"
+done
+# Only the libraries the image lacks (ldd's "not found", followed three levels
+# down), so the image's own stay first for everything else.
+mkdir -p /tmp/tt-lib
+export LD_LIBRARY_PATH=/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for _ in 1 2 3; do
+  for binary in "$dir"/bin-cuda/* "$dir"/bin-cpu/*; do
+    for missing in $(ldd "$binary" 2>/dev/null | awk '/not found/ {print $1}'); do
+      cp -n "$dir/lib/$missing" /tmp/tt-lib/ 2>/dev/null
+    done
+  done
+done
+ldd "$dir"/bin-cuda/bench_search | grep "not found" && echo "missing libraries" >&2
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 if ls $dir/whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $dir/whl/*.whl &&
@@ -48,7 +63,7 @@ for step in $steps; do
     peers=()
     [[ -x $dir/peers/cudakdtree_driver ]] && peers+=(--cudakdtree $dir/peers/cudakdtree_driver)
     [[ -x $dir/peers/arborx_driver ]] && peers+=(--arborx $dir/peers/arborx_driver)
-    PYTHONUNBUFFERED=1 timeout 560 python3 perf/peers/compare.py --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
+    PYTHONUNBUFFERED=1 timeout 560 python3 ${TREETRAV_COMPARE:-perf/peers/compare.py} --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
       --treetrav "$cuda/bench_search" --treetrav-cpu $dir/bin-cpu/bench_search "${peers[@]}" \
       --leaf-size ${TREETRAV_LEAF_SIZES:-8} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
     ;;

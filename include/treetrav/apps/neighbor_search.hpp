@@ -15,61 +15,52 @@ namespace detail {
 
 // The k best candidates so far, ordered by (squared distance, index) packed
 // into one 64-bit key: the float's bits (distances are >= 0, so their bits
-// order like the values) above the index. One integer comparison then orders
-// candidates exactly as brute force does, ties broken by index, so the final
-// set does not depend on the visiting order. Up to 32 entries live in
-// registers (every access at a compile-time position); larger lists in local
-// memory.
+// order like the values) above the index plus one. One integer comparison
+// then orders candidates exactly as brute force does, ties broken by index,
+// so the final set does not depend on the visiting order.
+// The list always holds KMax ascending keys: KMax - k zeros (smaller than any
+// candidate) in front, then the k best, so the k-th best is always the last
+// entry. Every access is at a compile-time position: up to 32 entries stay in
+// registers (larger lists live in local memory).
 template <int KMax>
 struct KBest {
   static constexpr std::uint64_t empty = ~std::uint64_t(0);
-  std::uint64_t entry[KMax]; // ascending; entries at k and beyond are scratch
-  std::uint64_t kth;         // entry[k - 1], `empty` until k candidates are in
-  Coordinate bound;          // its squared distance, infinity until then
+  std::uint64_t entry[KMax];  // ascending: KMax - k zeros, then the k best so far
+  Coordinate bound;           // the k-th best's squared distance, infinity until k are in
 
   KOKKOS_FORCEINLINE_FUNCTION static std::uint64_t pack(Coordinate d2, Index i) {
-    return std::uint64_t(float_bits(d2)) << 32 | static_cast<std::uint32_t>(i);
+    return std::uint64_t(float_bits(d2)) << 32 | (static_cast<std::uint32_t>(i) + 1);
   }
   KOKKOS_FORCEINLINE_FUNCTION static Coordinate distance2_of(std::uint64_t key) {
     return bits_float(static_cast<std::uint32_t>(key >> 32));
   }
   KOKKOS_FORCEINLINE_FUNCTION static Index index_of(std::uint64_t key) {
-    return static_cast<Index>(static_cast<std::uint32_t>(key));
+    return static_cast<Index>(static_cast<std::uint32_t>(key) - 1);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void clear() {
+  KOKKOS_FORCEINLINE_FUNCTION void clear(int k) {
 #pragma unroll
-    for (int j = 0; j < KMax; ++j)
-      entry[j] = empty;
-    kth = empty;
+    for (int j = 0; j < KMax; ++j) entry[j] = j < KMax - k ? 0 : empty;
     bound = infinity;
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void insert(int k, std::uint64_t key) {
-    if (key >= kth)
-      return;
+  KOKKOS_FORCEINLINE_FUNCTION void insert(std::uint64_t key) {
+    if (key >= entry[KMax - 1]) return;
     if constexpr (KMax <= 32) {
-      // Branch-free insertion: the new key sinks to its place.
+      // Sorted insertion that drops the last entry, branch-free:
+      // new[j] = min(old[j], max(old[j - 1], key)), from the back.
 #pragma unroll
-      for (int j = 0; j < KMax; ++j) {
-        std::uint64_t const e = entry[j];
-        bool const before = key < e;
-        entry[j] = before ? key : e;
-        key = before ? e : key;
+      for (int j = KMax - 1; j > 0; --j) {
+        std::uint64_t const shifted = entry[j - 1] > key ? entry[j - 1] : key;
+        entry[j] = shifted < entry[j] ? shifted : entry[j];
       }
-#pragma unroll
-      for (int j = 0; j < KMax; ++j)
-        if (j == k - 1)
-          kth = entry[j];
+      entry[0] = key < entry[0] ? key : entry[0];
     } else {
-      int position = k - 1;
-      for (; position > 0 && key < entry[position - 1]; --position)
-        entry[position] = entry[position - 1];
+      int position = KMax - 1;
+      for (; position > 0 && key < entry[position - 1]; --position) entry[position] = entry[position - 1];
       entry[position] = key;
-      kth = entry[k - 1];
     }
-    if (kth != empty)
-      bound = distance2_of(kth);
+    if (entry[KMax - 1] != empty) bound = distance2_of(entry[KMax - 1]);
   }
 
   // f(j, key) for the k best, nearest first.
@@ -77,8 +68,7 @@ struct KBest {
   KOKKOS_FORCEINLINE_FUNCTION void for_each(int k, F const& f) const {
 #pragma unroll
     for (int j = 0; j < KMax; ++j)
-      if (j < k)
-        f(j, entry[j]);
+      if (j >= KMax - k) f(j - (KMax - k), entry[j]);
   }
 };
 
@@ -109,48 +99,47 @@ struct NeighborSearchVisitor {
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, memory_space> distances;
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
-  KOKKOS_FUNCTION void initialize(Index query, state_type& s) const {
+  KOKKOS_FORCEINLINE_FUNCTION void initialize(Index query, state_type& s) const {
     detail::load_query<W>(queries, query, s.query);
-    s.best.clear();
+    s.best.clear(k);
   }
 
-  KOKKOS_FUNCTION bool prune(Coordinate bound, state_type const& s) const {
+  KOKKOS_FORCEINLINE_FUNCTION bool prune(Coordinate bound, state_type const& s) const {
     return bound > s.best.bound;
   }
 
-  KOKKOS_FUNCTION bool process(Index node, Index query, state_type& s) const {
-    if (!tree.topology.is_leaf(node))
-      return true;
-    Index const end = tree.topology.point_end(node);
-    for (Index p = tree.topology.point_begin(node); p < end; ++p) {
+  KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type& s) const {
+    for (Index p = leaf.index; p < leaf.index + leaf.count; ++p) {
       Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
-      if (d2 > s.best.bound)
-        continue;
+      if (d2 > s.best.bound) continue;
       Index const original = tree.points.original_index(p);
-      if (exclude_self && original == query)
-        continue;
-      s.best.insert(k, detail::KBest<KMax>::pack(d2, original));
+      if (exclude_self && original == query) continue;
+      s.best.insert(detail::KBest<KMax>::pack(d2, original));
     }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    if (prune(tree.template min_distance2<W>(node, s.query), s)) return false;
+    NodeRef const ref = tree.topology.ref(node);
+    if (!ref.is_leaf()) return true;
+    process_leaf(ref, query, s);
     return false;
   }
 
-  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
-    return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
+  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const { return tree.topology.ref(tree.topology.root()); }
+  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s, NodeRef (&children)[2],
+                                              Coordinate (&keys)[2]) const {
+    tree.template child_bounds<W>(inner.index, s.query, children, keys);
   }
 
-  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s, Index (&children)[2],
-                                  Coordinate (&keys)[2]) const {
-    tree.template child_bounds<W>(node, s.query, children, keys);
-  }
-
-  KOKKOS_FUNCTION int first_child(Index node, Index query, state_type const& s) const {
-    Index children[2];
+  KOKKOS_FORCEINLINE_FUNCTION int first_child(Index node, Index query, state_type const& s) const {
+    NodeRef children[2];
     Coordinate keys[2];
-    child_keys(node, query, s, children, keys);
+    child_keys(NodeRef::inner(node), query, s, children, keys);
     return keys[1] < keys[0] ? 1 : 0;
   }
 
-  KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const {
+  KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const {
     s.best.for_each(k, [&](int j, std::uint64_t key) {
       indices(query, j) = detail::KBest<KMax>::index_of(key);
       distances(query, j) = math::sqrt(detail::KBest<KMax>::distance2_of(key));

@@ -14,7 +14,7 @@ namespace treetrav {
 // it: PC only counts; a radius search also writes the point (index and
 // distance) into the query's slot range [base, base + limit).
 struct CountOnly {
-  KOKKOS_FUNCTION void found(Index, Index, Coordinate, std::int64_t) const {}
+  KOKKOS_FORCEINLINE_FUNCTION void found(Index, Index, Coordinate, std::int64_t) const {}
 };
 
 template <class MemorySpace>
@@ -25,7 +25,7 @@ struct WriteNeighbors {
   Kokkos::View<std::int64_t const*, MemorySpace> offsets;
   Kokkos::View<Index*, MemorySpace> indices;
   Kokkos::View<Coordinate*, MemorySpace> distances2;
-  KOKKOS_FUNCTION void found(Index query, Index original, Coordinate d2, std::int64_t count) const {
+  KOKKOS_FORCEINLINE_FUNCTION void found(Index query, Index original, Coordinate d2, std::int64_t count) const {
     std::int64_t at;
     if (capacity > 0) {
       if (count >= capacity)
@@ -62,40 +62,39 @@ struct RadiusVisitor {
   Kokkos::View<std::int64_t*, memory_space> counts;
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
-  KOKKOS_FUNCTION void initialize(Index query, state_type& s) const {
+  KOKKOS_FORCEINLINE_FUNCTION void initialize(Index query, state_type& s) const {
     detail::load_query<W>(queries, query, s.query);
     s.count = 0;
   }
 
-  KOKKOS_FUNCTION bool prune(Coordinate bound, state_type const&) const { return bound > radius2; }
+  KOKKOS_FORCEINLINE_FUNCTION bool prune(Coordinate bound, state_type const&) const { return bound > radius2; }
 
-  KOKKOS_FUNCTION bool process(Index node, Index query, state_type& s) const {
-    if (!tree.topology.is_leaf(node))
-      return true;
-    Index const end = tree.topology.point_end(node);
-    for (Index p = tree.topology.point_begin(node); p < end; ++p) {
+  KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type& s) const {
+    for (Index p = leaf.index; p < leaf.index + leaf.count; ++p) {
       Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
-      if (d2 > radius2)
-        continue;
+      if (d2 > radius2) continue;
       Index const original = tree.points.original_index(p);
-      if (exclude_self && original == query)
-        continue;
+      if (exclude_self && original == query) continue;
       sink.found(query, original, d2, s.count);
       ++s.count;
     }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION bool visit(Index node, Index query, state_type& s) const {
+    if (prune(tree.template min_distance2<W>(node, s.query), s)) return false;
+    NodeRef const ref = tree.topology.ref(node);
+    if (!ref.is_leaf()) return true;
+    process_leaf(ref, query, s);
     return false;
   }
 
-  KOKKOS_FUNCTION bool visit(Index node, Index query, state_type& s) const {
-    return !prune(tree.template min_distance2<W>(node, s.query), s) && process(node, query, s);
-  }
-
-  KOKKOS_FUNCTION void child_keys(Index node, Index, state_type const& s, Index (&children)[2],
-                                  Coordinate (&keys)[2]) const {
-    tree.template child_bounds<W>(node, s.query, children, keys);
+  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const { return tree.topology.ref(tree.topology.root()); }
+  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s, NodeRef (&children)[2],
+                                              Coordinate (&keys)[2]) const {
+    tree.template child_bounds<W>(inner.index, s.query, children, keys);
   }
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
-  KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const { counts(query) = s.count; }
+  KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const { counts(query) = s.count; }
 };
 
 struct RangeCountOptions {

@@ -22,6 +22,29 @@ namespace treetrav {
 //
 // Queries are identified by their index in the caller's order; a query order
 // (a permutation) only changes which thread/lane takes which query.
+//
+// Keyed visitors (static constexpr bool keyed = true) also let a kernel walk
+// by node references and keys, reading each node once:
+//     KOKKOS_FUNCTION NodeRef root() const;
+//     // An inner node's children and a key for each (a lower bound on the
+//     // distance, say), from one read of the node's record.
+//     KOKKOS_FUNCTION void child_keys(NodeRef inner, Index query, state_type const&,
+//                                     NodeRef (&children)[arity], Coordinate (&keys)[arity]) const;
+//     KOKKOS_FUNCTION bool prune(Coordinate key, state_type const&) const;  // truncate on a key alone
+//     KOKKOS_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type&) const;
+// Such a kernel keeps each key on the stack beside its node, drops a popped
+// node on its key without reading it, and pushes only surviving children;
+// visit() stays what every other kernel calls.
+
+// A node as a keyed walk carries it: an inner node by its id (count < 0), a
+// leaf by the range of tree points it holds, [first, first + count).
+struct NodeRef {
+  Index index;  // inner: node id; leaf: first point
+  Index count;  // inner: -1; leaf: number of points (0: an empty leaf)
+  KOKKOS_FORCEINLINE_FUNCTION bool is_leaf() const { return count >= 0; }
+  KOKKOS_FORCEINLINE_FUNCTION static NodeRef inner(Index node) { return {node, -1}; }
+  KOKKOS_FORCEINLINE_FUNCTION static NodeRef leaf(Index first, Index count) { return {first, count}; }
+};
 
 namespace detail {
 

@@ -112,11 +112,12 @@ struct BallTree {
 
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
-                                                Index (&children)[2],
+                                                NodeRef (&children)[2],
                                                 Coordinate (&bounds)[2]) const {
     for (int slot = 0; slot < 2; ++slot) {
-      children[slot] = topology.child(node, slot);
-      bounds[slot] = min_distance2<W>(children[slot], q);
+      Index const child = topology.child(node, slot);
+      children[slot] = topology.ref(child);
+      bounds[slot] = min_distance2<W>(child, q);
     }
   }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/traversal/visitor.hpp>
 
 #include <cstdint>
 
@@ -21,6 +22,7 @@ struct ImplicitBinaryTopology {
                 "ImplicitBinaryTopology needs a Kokkos memory space");
   using memory_space = MemorySpace; // where the tree's node records live
   static constexpr int arity = 2;
+  static constexpr int max_depth = 31;  // leaves at depth <= log2(points) + 1 for 32-bit point counts
   Index points = 0;
   int levels = 0; // depth of the leaves
 
@@ -45,6 +47,10 @@ struct ImplicitBinaryTopology {
     return is_leaf(node) ? -1 : 2 * node + 1 + slot;
   }
   KOKKOS_FUNCTION Index parent(Index node) const { return node == 0 ? -1 : (node - 1) / 2; }
+  // How a keyed walk carries `node`.
+  KOKKOS_FUNCTION NodeRef ref(Index node) const {
+    return is_leaf(node) ? NodeRef::leaf(point_begin(node), point_end(node) - point_begin(node)) : NodeRef::inner(node);
+  }
   KOKKOS_FUNCTION static int depth(Index node) {
 #if defined(__CUDA_ARCH__)
     return 31 - __clz(node + 1);

@@ -22,11 +22,12 @@ KOKKOS_FORCEINLINE_FUNCTION Coordinate box_distance2(Coordinate const (&q)[W],
 }
 
 // What one expansion of an internal node reads, in one row: both children's
-// boxes (W lower, W upper bounds each), then both children's node ids.
+// boxes (W lower, W upper bounds each), then both children's references
+// (NodeRef: index, count), their bits stored as floats.
 template <int W>
 struct ChildRecord {
   static constexpr int width = 4 * W + 4; // rows stay 16-byte aligned
-  static constexpr int ids = 4 * W;
+  static constexpr int refs = 4 * W;
 };
 
 template <int W, class MemorySpace>
@@ -45,10 +46,10 @@ struct PackChildRecords {
         records(node, 2 * W * slot + k) = internal ? boxes(child, k) : points.rows(p, k);
         records(node, 2 * W * slot + W + k) = internal ? boxes(child, W + k) : points.rows(p, k);
       }
-      records(node, ChildRecord<W>::ids + slot) = bits_float(static_cast<std::uint32_t>(child));
+      NodeRef const ref = topology.ref(child);
+      records(node, ChildRecord<W>::refs + 2 * slot) = bits_float(static_cast<std::uint32_t>(ref.index));
+      records(node, ChildRecord<W>::refs + 2 * slot + 1) = bits_float(static_cast<std::uint32_t>(ref.count));
     }
-    records(node, ChildRecord<W>::ids + 2) = 0;
-    records(node, ChildRecord<W>::ids + 3) = 0;
   }
 };
 
@@ -60,7 +61,7 @@ struct PackChildRecords {
 // its points; nodes of at most `leaf_size` points are leaves. Built in the
 // execution space that uses it (on the GPU in CUDA runs, in well under a
 // millisecond per million points) by the same code on every backend, so every
-// backend builds the same tree. An expansion reads one row: the boxes and ids
+// backend builds the same tree. An expansion reads one row: the boxes and references
 // of both children.
 template <class MemorySpace>
 struct KdTree {
@@ -118,16 +119,18 @@ struct KdTree {
   // Both children of an internal node and their bounds, from its one row.
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
-                                                Index (&children)[2],
+                                                NodeRef (&children)[2],
                                                 Coordinate (&bounds)[2]) const {
     Coordinate const* row = &records(node, 0);
+    Coordinate refs[4];
+    detail::load_row<4>(row + detail::ChildRecord<W>::refs, refs);
     for (int slot = 0; slot < 2; ++slot) {
       Coordinate lo[W], hi[W];
       detail::load_row<W>(row + 2 * W * slot, lo);
       detail::load_row<W>(row + 2 * W * slot + W, hi);
       bounds[slot] = detail::box_distance2<W>(q, lo, hi);
-      children[slot] =
-          static_cast<Index>(detail::float_bits(row[detail::ChildRecord<W>::ids + slot]));
+      children[slot] = {static_cast<Index>(detail::float_bits(refs[2 * slot])),
+                        static_cast<Index>(detail::float_bits(refs[2 * slot + 1]))};
     }
   }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/traversal/visitor.hpp>
 
 #include <cstdint>
 
@@ -21,6 +22,9 @@ struct RadixTopology {
                 "RadixTopology needs a Kokkos memory space");
   using memory_space = MemorySpace;
   static constexpr int arity = 2;
+  // Each level down lengthens the common prefix of the keys (64-bit code,
+  // 32-bit position) by at least one bit.
+  static constexpr int max_depth = 96;
   enum Field { first_point, last_point, split_point, parent_node, fields };
 
   Index points = 0;
@@ -57,6 +61,10 @@ struct RadixTopology {
       return -1;
     return child_of(internal(node, first_point), internal(node, last_point),
                     internal(node, split_point), slot);
+  }
+  // How a keyed walk carries `node`.
+  KOKKOS_FUNCTION NodeRef ref(Index node) const {
+    return is_leaf(node) ? NodeRef::leaf(point_begin(node), point_end(node) - point_begin(node)) : NodeRef::inner(node);
   }
   KOKKOS_FUNCTION Index parent(Index node) const {
     return is_internal(node) ? internal(node, parent_node) : point_parent(node - (points - 1));

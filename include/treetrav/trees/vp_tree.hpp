@@ -220,12 +220,12 @@ struct VpTree {
   // Both children and their bounds, from one distance to this node's vantage point.
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION void child_bounds(Index node, Coordinate const (&q)[W],
-                                                Index (&children)[2],
+                                                NodeRef (&children)[2],
                                                 Coordinate (&bounds)[2]) const {
     Coordinate const d = vantage_distance<W>(node, q);
     for (int slot = 0; slot < 2; ++slot) {
-      children[slot] = 2 * node + 1 + slot;
-      bounds[slot] = shell_distance2(children[slot], d);
+      children[slot] = topology.ref(2 * node + 1 + slot);
+      bounds[slot] = shell_distance2(2 * node + 1 + slot, d);
     }
   }
 

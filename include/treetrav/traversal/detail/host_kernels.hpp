@@ -20,14 +20,17 @@ KOKKOS_INLINE_FUNCTION Index work_count(Visitor const& visitor, OrderView const&
   return order.extent(0) == 0 ? visitor.query_count() : static_cast<Index>(order.extent(0));
 }
 
-// Keyed visitors (static constexpr bool keyed = true) name an internal node's
-// children and give each a key when the node is expanded, in one go
-// (child_keys(node, query, state, children, keys): a lower bound on the
-// distance, say, read from one node record), and judge keys alone with
-// prune(key, state); visit(node) is then !prune(key of node) &&
-// process(node). Kernels that know this keep the key on the stack beside the
-// node, drop a popped node on its key without reading it, and push only
-// children that survive; others just call visit().
+// Keyed visitors (see visitor.hpp) may be walked by references and keys.
+// The deepest a tree of this shape can be: Topology::max_depth where the
+// shape says, else the builders' max_tree_depth.
+template <class Topology, class = void>
+struct depth_limit : std::integral_constant<int, max_tree_depth> {};
+template <class Topology>
+struct depth_limit<Topology, std::void_t<decltype(Topology::max_depth)>>
+    : std::integral_constant<int, Topology::max_depth> {};
+template <class Topology>
+inline constexpr int tree_depth_limit = depth_limit<Topology>::value;
+
 template <class Visitor, class = void>
 struct is_keyed : std::false_type {};
 template <class Visitor>
@@ -64,7 +67,7 @@ struct RecursiveKernel {
 template <class Topology, class Visitor>
 struct AutoropesKernel {
   // Depth-first pushes leave at most arity - 1 siblings per level on the stack.
-  static constexpr int stack_capacity = max_tree_depth * (Topology::arity - 1) + 1;
+  static constexpr int stack_capacity = tree_depth_limit<Topology> * (Topology::arity - 1) + 1;
 
   Topology topology;
   Visitor visitor;
@@ -81,7 +84,7 @@ struct AutoropesKernel {
     visitor.finalize(query, state);
   }
 
-  KOKKOS_FUNCTION void walk(Index query, typename Visitor::state_type& state) const {
+  KOKKOS_FORCEINLINE_FUNCTION void walk(Index query, typename Visitor::state_type& state) const {
     Index ropes[stack_capacity];
     int top = 0;
     ropes[top++] = Topology::root();
@@ -98,52 +101,53 @@ struct AutoropesKernel {
     }
   }
 
-  // The same walk for keyed visitors: the nearest surviving child is taken
-  // next without a round trip through the stack, the others wait there with
-  // their keys (guided visitors: in key order; others: in slot order).
-  KOKKOS_FUNCTION void walk_keyed(Index query, typename Visitor::state_type& state) const {
+  // The same walk for keyed visitors, in "while-while" form (Aila & Laine
+  // 2009): a lane first descends through inner nodes until it holds a leaf
+  // (the nearest surviving child taken next without a round trip through the
+  // stack, the others waiting there with their keys: guided visitors in key
+  // order, others in slot order), and only then scans it, so the lanes of a
+  // GPU warp scan their leaves together rather than one branch at a time.
+  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(Index query, typename Visitor::state_type& state) const {
     constexpr int arity = Topology::arity;
-    Index ropes[stack_capacity];
+    NodeRef ropes[stack_capacity];
     Coordinate rope_keys[stack_capacity];
     int top = 0;
-    Index node = Topology::root();
-    bool live = visitor.visit(node, query, state);
+    // The next surviving node from the stack; false when none is left.
+    auto const pop = [&](NodeRef& ref) {
+      do {
+        if (top == 0) return false;
+        --top;
+      } while (visitor.prune(rope_keys[top], state));
+      ref = ropes[top];
+      return true;
+    };
+    NodeRef ref = visitor.root();
     while (true) {
-      if (live && !topology.is_leaf(node)) {
-        Index children[arity];
+      while (!ref.is_leaf()) {
+        NodeRef children[arity];
         Coordinate keys[arity];
-        visitor.child_keys(node, query, state, children, keys);
+        visitor.child_keys(ref, query, state, children, keys);
         int rank_slot[arity];
-        for (int slot = 0; slot < arity; ++slot)
-          rank_slot[slot] = slot;
+        for (int slot = 0; slot < arity; ++slot) rank_slot[slot] = slot;
         if constexpr (Visitor::guided)
-          for (int rank = 1; rank < arity; ++rank) // a stable insertion sort by key
+          for (int rank = 1; rank < arity; ++rank)  // a stable insertion sort by key
             for (int j = rank; j > 0 && keys[rank_slot[j]] < keys[rank_slot[j - 1]]; --j) {
               int const t = rank_slot[j];
               rank_slot[j] = rank_slot[j - 1];
               rank_slot[j - 1] = t;
             }
-        for (int rank = arity - 1; rank > 0; --rank) {
-          Index const child = children[rank_slot[rank]];
-          if (child >= 0 && !visitor.prune(keys[rank_slot[rank]], state)) {
-            ropes[top] = child;
+        for (int rank = arity - 1; rank > 0; --rank)
+          if (!visitor.prune(keys[rank_slot[rank]], state)) {
+            ropes[top] = children[rank_slot[rank]];
             rope_keys[top++] = keys[rank_slot[rank]];
           }
-        }
-        Index const nearest = children[rank_slot[0]];
-        if (nearest >= 0 && !visitor.prune(keys[rank_slot[0]], state)) {
-          node = nearest;
-          live = visitor.process(node, query, state);
-          continue;
-        }
-      }
-      do {
-        if (top == 0)
+        if (!visitor.prune(keys[rank_slot[0]], state))
+          ref = children[rank_slot[0]];
+        else if (!pop(ref))
           return;
-        --top;
-      } while (visitor.prune(rope_keys[top], state));
-      node = ropes[top];
-      live = visitor.process(node, query, state);
+      }
+      visitor.process_leaf(ref, query, state);
+      if (!pop(ref)) return;
     }
   }
 };

@@ -32,7 +32,7 @@ struct LaneState {
 template <class Topology, class Visitor, bool Fsm, bool Measure>
 struct LockstepKernel {
   static_assert(!Visitor::guided || Topology::arity == 2, "the child-order vote is for binary trees");
-  static constexpr int stack_capacity = max_tree_depth * (Topology::arity - 1) + 1;
+  static constexpr int stack_capacity = tree_depth_limit<Topology> * (Topology::arity - 1) + 1;
   using memory_space = typename Topology::memory_space;
 
   Topology topology;
