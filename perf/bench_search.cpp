@@ -105,6 +105,7 @@ void run(CLI::App const&, std::string const& reference_path, std::string const& 
   auto const reference = copy_points(space, host_reference, "bench::reference");
   auto const queries = copy_points(space, host_queries, "bench::queries");
   report["device"] = describe_execution_space<Space>();
+  report["threads"] = space.concurrency();
   report["n_reference"] = reference.size();
   report["n_queries"] = queries.size();
   report["dimension"] = reference.dimension();

@@ -56,10 +56,10 @@ def median_ms(f, warmup=2, repeats=7):
     return float(np.median(runs))
 
 
-def run_json(cmd, log):
+def run_json(cmd, log, env=None):
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     log.write(p.stdout + p.stderr)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {p.returncode}")
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--cudakdtree")
     ap.add_argument("--arborx")
     ap.add_argument("--leaf-size", type=int, nargs="+", default=[8])
+    ap.add_argument("--strategies", nargs="+", default=["autoropes"], help="treetrav strategies (GPU runs)")
     ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--work", default="/tmp/treetrav-compare")
@@ -137,15 +138,20 @@ def main():
         for label, binary in (("treetrav (GPU)", args.treetrav), ("treetrav (CPU)", args.treetrav_cpu)):
             if not binary or (label.endswith("(CPU)") and n > args.cpu_max):
                 continue
-            for leaf in args.leaf_size:
-                tool = label if len(args.leaf_size) == 1 else f"{label} leaf {leaf}"
-                prefix = f"{args.work}/tt-{n}-{leaf}"
+            gpu = "GPU" in label
+            for strategy, leaf in [(s, l) for s in (args.strategies if gpu else ["autoropes"]) for l in args.leaf_size]:
+                tool = label + (f" {strategy}" if strategy != "autoropes" else "") + (
+                    f" leaf {leaf}" if len(args.leaf_size) > 1 else "")
+                prefix = f"{args.work}/tt-{n}-{leaf}-{strategy}"
                 run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3", "-k", str(K),
-                          "--radius", str(radius), "--leaf-size", str(leaf),
-                          "--repeats", str(args.repeats if "GPU" in label else 5), "--json", prefix + ".json",
-                          "--dump", prefix], log)
+                          "--strategy", strategy,
+                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 3),
+                          "--warmup", "3" if gpu else "1", "--json", prefix + ".json", "--dump", prefix]
+                         + ([] if gpu else ["--phases", "build", "knn_sorted", "knn_unsorted", "radius_count"]), log,
+                         env=None if gpu else dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count())))
                 with open(prefix + ".json") as f:
                     report = json.load(f)
+                log.write(f"{tool}: {report.get('device')}, {report.get('threads')} threads\n")
                 for phase, v in report.get("phases", {}).items():
                     add(tool, n, phase, v["median_ms"])
                 check_knn(tool, read(prefix + ".knn_indices.i32", np.int32), reference, queries, ref_dist, sample,

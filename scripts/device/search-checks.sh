@@ -60,24 +60,38 @@ for step in $steps; do
     grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
     ;;
   compare)
+    echo "nproc $(nproc), OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}"
     peers=()
     [[ -x $dir/peers/cudakdtree_driver ]] && peers+=(--cudakdtree $dir/peers/cudakdtree_driver)
     [[ -x $dir/peers/arborx_driver ]] && peers+=(--arborx $dir/peers/arborx_driver)
     PYTHONUNBUFFERED=1 timeout 560 python3 ${TREETRAV_COMPARE:-perf/peers/compare.py} --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
       --treetrav "$cuda/bench_search" --treetrav-cpu $dir/bin-cpu/bench_search "${peers[@]}" \
-      --leaf-size ${TREETRAV_LEAF_SIZES:-8} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
+      --leaf-size ${TREETRAV_LEAF_SIZES:-8} --strategies ${TREETRAV_STRATEGIES:-autoropes} --cpu-max ${TREETRAV_CPU_MAX:-1e6} \
+      --repeats ${TREETRAV_REPEATS:-20} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
     ;;
   seven)
-    # The papers' 7-D sets, 200k references + 200k queries, k = 8.
-    for set in "uniform --dim 7" "clustered --dim 7 --clusters 64"; do
-      name=${set%% *}
-      # shellcheck disable=SC2086
-      "$cuda/treetrav" generate --dist $set -n 200000 --seed 1 -o "$work/$name-ref.h5" >/dev/null &&
-        "$cuda/treetrav" generate --dist $set -n 200000 --seed 2 -o "$work/$name-q.h5" >/dev/null
+    # The papers' 7-D shapes, 200k references + 200k queries, k = 8: uniform
+    # (Rand_Dim7) and a 64-cluster Gaussian mixture in the unit cube.
+    python3 - "$work" <<'PY'
+import sys, numpy as np
+for name, seed in (("uniform", 1), ("clustered", 2)):
+    rng = np.random.default_rng(seed)
+    centres, widths = rng.random((64, 7)), 0.02 + 0.08 * rng.random(64)
+    for part in ("ref", "q"):
+        n = 200000
+        if name == "uniform":
+            x = rng.random((n, 7))
+        else:
+            c = rng.integers(0, 64, n)
+            x = centres[c] + rng.normal(size=(n, 7)) * widths[c, None]
+        x.astype(np.float32).tofile(f"{sys.argv[1]}/{name}-{part}.f32")
+PY
+    for name in uniform clustered; do
       for leaf in ${TREETRAV_LEAF_SIZES:-8}; do
         echo "== $name 7-D, 200k x 200k, k = 8, leaf $leaf"
-        "$cuda/bench_search" --reference "$work/$name-ref.h5" --queries "$work/$name-q.h5" -k 8 --radius 0.05 \
-          --leaf-size $leaf --phases build knn_sorted knn_unsorted --json "$out/seven-$name-$leaf.json"
+        "$cuda/bench_search" --reference "$work/$name-ref.f32" --queries "$work/$name-q.f32" --dimension 7 -k 8 \
+          --radius 0.05 --leaf-size $leaf --phases build knn_sorted knn_presorted knn_unsorted \
+          --json "$out/seven-$name-$leaf.json"
       done
     done 2>&1 | tee "$out/seven.txt"
     ;;

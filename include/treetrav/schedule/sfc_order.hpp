@@ -2,6 +2,8 @@
 
 #include <treetrav/trees/detail/morton.hpp>
 
+#include <algorithm>
+
 namespace treetrav {
 
 // Which order the queries of a search walk in: as given, or along a
@@ -23,7 +25,10 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space,
     return {};
   Kokkos::Profiling::pushRegion("treetrav::morton_order");
   auto const box = detail::bounding_box(space, points, "treetrav::morton_order");
-  auto order = detail::morton_permutation(space, points, box, "treetrav::morton_order");
+  // Locality is all an order needs: a coarse curve (at most 32 bits, so one
+  // 32-bit radix sort) orders as well as a fine one.
+  int const bits = std::max(1, std::min(16, 32 / points.dimension()));
+  auto order = detail::morton_permutation(space, points, box, bits, "treetrav::morton_order");
   Kokkos::Profiling::popRegion();
   return order;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,10 +37,11 @@ struct Iota {
 // are compared (higher bits must be zero). `keys` may be reordered.
 //   Cuda: CUB's radix sort (stable); host spaces: sorts of (key, index) pairs
 //   in parallel chunks, then pairwise merges.
-template <class ExecutionSpace, class MemorySpace>
+template <class ExecutionSpace, class MemorySpace, class Key>
 Kokkos::View<Index*, MemorySpace> sort_permutation(ExecutionSpace const& space,
-                                                   Kokkos::View<std::uint64_t*, MemorySpace> keys,
-                                                   int key_bits, std::string const& label) {
+                                                   Kokkos::View<Key*, MemorySpace> keys, int key_bits,
+                                                   std::string const& label) {
+  static_assert(std::is_unsigned_v<Key>, "sort keys are unsigned integers");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the execution space must reach the keys");
   Index const n = static_cast<Index>(keys.extent(0));
@@ -47,7 +49,7 @@ Kokkos::View<Index*, MemorySpace> sort_permutation(ExecutionSpace const& space,
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::permutation"), n);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    Kokkos::View<std::uint64_t*, MemorySpace> sorted_keys(
+    Kokkos::View<Key*, MemorySpace> sorted_keys(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sorted_keys"), n);
     Kokkos::View<Index*, MemorySpace> identity(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::identity"), n);
@@ -67,7 +69,7 @@ Kokkos::View<Index*, MemorySpace> sort_permutation(ExecutionSpace const& space,
 #endif
   } else {
     static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible);
-    using Pair = std::pair<std::uint64_t, Index>;
+    using Pair = std::pair<Key, Index>;
     std::vector<Pair> pairs(n), merged(n);
     for (Index i = 0; i < n; ++i)
       pairs[i] = {keys(i), i};

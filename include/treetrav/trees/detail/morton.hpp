@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/point_set.hpp>
 
@@ -8,39 +9,66 @@
 
 namespace treetrav::detail {
 
-// Per-dimension extent of a point set: box(k).min_val, box(k).max_val.
+// Per-dimension extent of a point set: box(k, 0) the least coordinate k,
+// box(k, 1) the greatest, both as order-preserving integers (see
+// ordered_bits) so that atomic minima and maxima compute them.
 template <class MemorySpace>
-using BoundingBox = Kokkos::View<Kokkos::MinMaxScalar<Coordinate>*, MemorySpace>;
+using BoundingBox = Kokkos::View<std::uint32_t* [2], MemorySpace>;
+
+// The bits of a float as an unsigned integer that orders like the float.
+KOKKOS_FORCEINLINE_FUNCTION std::uint32_t ordered_bits(Coordinate x) {
+  std::uint32_t const bits = float_bits(x);
+  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+KOKKOS_FORCEINLINE_FUNCTION Coordinate from_ordered_bits(std::uint32_t bits) {
+  return bits_float(bits & 0x80000000u ? bits & 0x7fffffffu : ~bits);
+}
 
 template <class MemorySpace>
-struct ColumnMinMax {
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates;
-  int column;
-  KOKKOS_FUNCTION void operator()(Index i, Kokkos::MinMaxScalar<Coordinate>& extent) const {
-    Coordinate const x = coordinates(i, column);
-    if (x < extent.min_val)
-      extent.min_val = x;
-    if (x > extent.max_val)
-      extent.max_val = x;
+struct EmptyBox {
+  BoundingBox<MemorySpace> box;
+  KOKKOS_FUNCTION void operator()(int k) const {
+    box(k, 0) = ordered_bits(infinity);
+    box(k, 1) = ordered_bits(-infinity);
   }
 };
 
-// The bounding box of `points`, computed in `space` without a host round trip
-// (each reduction writes straight into device memory).
+// Each work item bounds a run of points, then merges its bounds atomically:
+// one pass over the points for all dimensions, and exact (minima and maxima do
+// not depend on the order they are taken in).
+template <class MemorySpace>
+struct GrowBox {
+  static constexpr Index run = 256;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates;
+  BoundingBox<MemorySpace> box;
+  KOKKOS_FUNCTION void operator()(Index chunk) const {
+    Index const begin = chunk * run, size = static_cast<Index>(coordinates.extent(0));
+    Index const end = size - begin < run ? size : begin + run;
+    for (int k = 0; k < static_cast<int>(coordinates.extent(1)); ++k) {
+      Coordinate lo = coordinates(begin, k), hi = lo;
+      for (Index i = begin + 1; i < end; ++i) {
+        Coordinate const x = coordinates(i, k);
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+      }
+      Kokkos::atomic_fetch_min(&box(k, 0), ordered_bits(lo));
+      Kokkos::atomic_fetch_max(&box(k, 1), ordered_bits(hi));
+    }
+  }
+};
+
+// The bounding box of `points`, computed in `space` without a host round trip.
 template <class ExecutionSpace, class MemorySpace>
-BoundingBox<MemorySpace> bounding_box(ExecutionSpace const& space,
-                                      PointSet<MemorySpace> const& points,
+BoundingBox<MemorySpace> bounding_box(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
                                       std::string const& label) {
   int const dimension = points.dimension();
-  BoundingBox<MemorySpace> box(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::bounding_box"), dimension);
-  using Result =
-      Kokkos::View<Kokkos::MinMaxScalar<Coordinate>, MemorySpace, Kokkos::MemoryUnmanaged>;
-  for (int k = 0; k < dimension; ++k)
-    Kokkos::parallel_reduce(label + "::bounding_box",
-                            Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
-                            ColumnMinMax<MemorySpace>{points.coordinates, k},
-                            Kokkos::MinMax<Coordinate, MemorySpace>(Result(box.data() + k)));
+  BoundingBox<MemorySpace> box(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::bounding_box"),
+                               dimension);
+  Kokkos::parallel_for(label + "::empty_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, dimension),
+                       EmptyBox<MemorySpace>{box});
+  Index const chunks = (points.size() + GrowBox<MemorySpace>::run - 1) / GrowBox<MemorySpace>::run;
+  Kokkos::parallel_for(label + "::bounding_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, chunks),
+                       GrowBox<MemorySpace>{points.coordinates, box});
   return box;
 }
 
@@ -53,7 +81,7 @@ template <class MemorySpace>
 struct MortonEncoder {
   BoundingBox<MemorySpace> box;
   int dimension;
-  int bits;
+  int bits;  // per dimension; bits * dimension <= 64
 
   static int bits_per_dimension(int dimension) {
     return dimension > 21 ? 1 : 63 / dimension > 21 ? 21 : 63 / dimension;
@@ -65,7 +93,7 @@ struct MortonEncoder {
     Coordinate const top = static_cast<Coordinate>((std::uint32_t(1) << bits) - 1);
     std::uint32_t cell[max_dimension];
     for (int k = 0; k < dimension; ++k) {
-      Coordinate const lo = box(k).min_val, extent = box(k).max_val - box(k).min_val;
+      Coordinate const lo = from_ordered_bits(box(k, 0)), extent = from_ordered_bits(box(k, 1)) - lo;
       Coordinate const scaled = extent > 0 ? (x(i, k) - lo) / extent * top : Coordinate(0);
       cell[k] = static_cast<std::uint32_t>(scaled < 0     ? Coordinate(0)
                                            : scaled > top ? top
@@ -79,30 +107,31 @@ struct MortonEncoder {
   }
 };
 
-template <class MemorySpace>
+template <class MemorySpace, class Key>
 struct MortonCodes {
   MortonEncoder<MemorySpace> encode;
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates;
-  Kokkos::View<std::uint64_t*, MemorySpace> codes;
-  KOKKOS_FUNCTION void operator()(Index i) const { codes(i) = encode(coordinates, i); }
+  Kokkos::View<Key*, MemorySpace> codes;
+  KOKKOS_FUNCTION void operator()(Index i) const { codes(i) = static_cast<Key>(encode(coordinates, i)); }
 };
 
-// The permutation that orders `points` along the Morton curve of `box`; ties
-// (equal codes) keep index order, the same on every backend.
+// The permutation that orders `points` along the Morton curve of `box` at
+// `bits` per dimension; ties (equal codes) keep index order, the same on
+// every backend. Codes of up to 32 bits are sorted as 32-bit keys.
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<Index*, MemorySpace>
-morton_permutation(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
-                   BoundingBox<MemorySpace> const& box, std::string const& label) {
-  int const dimension = points.dimension();
-  MortonEncoder<MemorySpace> encode{box, dimension,
-                                    MortonEncoder<MemorySpace>::bits_per_dimension(dimension)};
-  Kokkos::View<std::uint64_t*, MemorySpace> codes(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::morton_codes"),
-      points.size());
-  Kokkos::parallel_for(label + "::morton_codes",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
-                       MortonCodes<MemorySpace>{encode, points.coordinates, codes});
-  return sort_permutation(space, codes, encode.key_bits(), label);
+Kokkos::View<Index*, MemorySpace> morton_permutation(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
+                                                     BoundingBox<MemorySpace> const& box, int bits,
+                                                     std::string const& label) {
+  MortonEncoder<MemorySpace> encode{box, points.dimension(), bits};
+  auto sorted = [&](auto key) {
+    using Key = decltype(key);
+    Kokkos::View<Key*, MemorySpace> codes(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::morton_codes"),
+                                          points.size());
+    Kokkos::parallel_for(label + "::morton_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
+                         MortonCodes<MemorySpace, Key>{encode, points.coordinates, codes});
+    return sort_permutation(space, codes, encode.key_bits(), label);
+  };
+  return encode.key_bits() <= 32 ? sorted(std::uint32_t{}) : sorted(std::uint64_t{});
 }
 
-} // namespace treetrav::detail
+}  // namespace treetrav::detail

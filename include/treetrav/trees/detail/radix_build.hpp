@@ -190,7 +190,7 @@ RadixSkeleton<MemorySpace> build_radix_skeleton(ExecutionSpace const& space,
   Kokkos::View<std::uint64_t*, MemorySpace> codes(alloc("morton_codes"), n),
       sorted_codes(alloc("sorted_codes"), n);
   Kokkos::parallel_for(label + "::morton_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       MortonCodes<MemorySpace>{encode, points.coordinates, codes});
+                       MortonCodes<MemorySpace, std::uint64_t>{encode, points.coordinates, codes});
   auto const permutation = sort_permutation(space, codes, encode.key_bits(), label);
   Kokkos::parallel_for(label + "::sorted_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                        GatherCodes<MemorySpace>{codes, sorted_codes, permutation});
