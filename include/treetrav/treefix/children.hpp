@@ -96,7 +96,7 @@ ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space,
   Kokkos::parallel_for(
       "treetrav::children_csr::count", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
         if (v != root)
-          Kokkos::atomic_increment(&offsets(parents(v)));
+          Kokkos::atomic_add(&offsets(parents(v)), Index{1});
       });
   Kokkos::parallel_scan(
       "treetrav::children_csr::offsets", Policy(space, 0, n + 1),

@@ -260,8 +260,8 @@ struct AddLevelToParents {
     return {left.first, left.starts_segment, op.combine(left.sum, right.sum)};
   }
   KOKKOS_FUNCTION void init(value_type& value) const { value = {empty_range, 0, op.identity()}; }
-  // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
-  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& input) const {
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& update,
+                            TREETRAV_JOIN_ARGUMENT value_type const& input) const {
     auto& sum = const_cast<value_type&>(update);
     sum = merge(sum, const_cast<value_type const&>(input));
   }
@@ -332,7 +332,7 @@ std::vector<Index> level_offsets(ExecutionSpace const& space, RootedTree<MemoryS
   Kokkos::parallel_for(
       "treetrav::LevelSynchronousTreefix::count_levels",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size()),
-      KOKKOS_LAMBDA(Index v) { Kokkos::atomic_increment(&widths(depth(v))); });
+      KOKKOS_LAMBDA(Index v) { Kokkos::atomic_add(&widths(depth(v)), Index{1}); });
   auto const host_widths = Kokkos::create_mirror_view(Kokkos::HostSpace{}, widths);
   Kokkos::deep_copy(space, host_widths, widths);
   space.fence();

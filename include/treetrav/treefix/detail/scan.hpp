@@ -36,8 +36,8 @@ struct GatherScatterScan {
   Output output;
 
   KOKKOS_FUNCTION void init(value_type& value) const { value = op.identity(); }
-  // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
-  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& in) const {
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& update,
+                            TREETRAV_JOIN_ARGUMENT value_type const& in) const {
     auto& sum = const_cast<value_type&>(update);
     sum = op.combine(sum, const_cast<value_type const&>(in));
   }
