@@ -804,5 +804,32 @@ TEST(IoAtomicWrite, TargetThatIsADirectoryIsLeftAlone) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken"});
 }
 
+TEST(IoAtomicWrite, FollowsASymbolicLinkAndKeepsIt) {
+  TempDir dir;
+  write_points(dir.file("target.h5"), make_points(3, 2, false));
+  fs::create_symlink("target.h5", dir.file("link.h5"));
+  fs::create_symlink("created.h5", dir.file("dangling.h5"));
+  EXPECT_EQ(output_target(dir.file("link.h5")), dir.file("target.h5"));
+  write_points(dir.file("link.h5"), make_points(5, 2, false));
+  write_points(dir.file("dangling.h5"), make_points(4, 2, false));
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.h5")));
+  EXPECT_TRUE(fs::is_symlink(dir.file("dangling.h5")));
+  EXPECT_EQ(read_points(dir.file("target.h5")).size(), 5);
+  EXPECT_EQ(read_points(dir.file("created.h5")).size(), 4);
+  EXPECT_EQ(dir.entries(),
+            (std::vector<std::string>{"created.h5", "dangling.h5", "link.h5", "target.h5"}));
+}
+
+TEST(IoAtomicWrite, RefusesAFileWithOtherHardLinks) {
+  TempDir dir;
+  write_points(dir.file("one.h5"), make_points(3, 2, false));
+  fs::create_hard_link(dir.file("one.h5"), dir.file("two.h5"));
+  auto const before = file_bytes(dir.file("one.h5"));
+  expect_input_error([&] { write_points(dir.file("two.h5"), make_points(5, 2, false)); },
+                     dir.file("two.h5"), {"2 hard links"});
+  EXPECT_EQ(file_bytes(dir.file("one.h5")), before);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"one.h5", "two.h5"}));
+}
+
 }  // namespace
 }  // namespace treetrav::io

@@ -5,6 +5,7 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/generators/generators.hpp>
+#include <treetrav/io/hdf5.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/run.hpp>
 
@@ -62,34 +63,27 @@ struct TrajectoryOptions {
   CLI::Option* potential_theta;
 };
 
-void require_finite_at_least(double value, double minimum, bool inclusive, char const* option) {
-  if (!std::isfinite(value) || value < minimum || (!inclusive && value == minimum))
-    throw InputError(fmt::format("{} must be a finite number {} {:g} (got {:g})", option, inclusive ? ">=" : ">",
-                                 minimum, value));
-}
-
 void validate(NbodyOptions const& options, TrajectoryOptions const& given) {
   bool const restarting = !options.restart.empty();
-  int const sources = static_cast<int>(given.ics->count() > 0) + static_cast<int>(given.plummer->count() > 0);
-  if (sources > 1) throw InputError("--ics and --plummer exclude each other");
-  if (given.seed->count() > 0 && given.plummer->count() == 0) throw InputError("--seed applies to --plummer only");
+  bool const given_initial_conditions = given.ics->count() > 0 || given.plummer->count() > 0;
   if (!restarting) {
-    if (sources == 0) throw InputError("initial conditions needed: --ics FILE or --plummer N (or --restart DIR)");
+    if (!given_initial_conditions)
+      throw InputError("initial conditions needed: --ics FILE or --plummer N (or --restart DIR)");
     if (options.output.empty()) throw InputError("--output DIR is required (or --restart DIR)");
     if (given.dt->count() == 0) throw InputError("--dt is required (a restart takes it from the checkpoint)");
   } else if (!options.output.empty()) {
-    std::error_code error;
-    if (!fs::equivalent(options.output, options.restart, error))
+    if (!same_file(options.output, options.restart))
       throw InputError("--restart continues in its own directory; drop --output " + options.output);
   }
-  if (given.dt->count() > 0) require_finite_at_least(options.physics.dt, 0, false, "--dt");
-  require_finite_at_least(options.physics.forces.theta, 0, true, "--theta");
-  require_finite_at_least(options.physics.forces.softening, 0, true, "--softening");
-  require_finite_at_least(options.physics.potential_theta, 0, true, "--potential-theta");
-  if (!std::isfinite(options.physics.forces.gravity))
-    throw InputError(fmt::format("--gravity must be finite (got {})", options.physics.forces.gravity));
-  require_finite_at_least(options.checkpoint_seconds, 0, true, "--checkpoint-seconds");
-  require_finite_at_least(options.progress_seconds, 0, false, "--progress-seconds");
+  // No output replaces an input: the run directory and --timings against --ics.
+  if (given.ics->count() > 0) {
+    std::vector<FileOption> const ics{{"--ics", options.ics}};
+    refuse_inputs(restarting ? FileOption{"--restart", options.restart}
+                             : FileOption{"-o", options.output},
+                  ics);
+    if (!options.timings.empty())
+      refuse_inputs({"--timings", options.timings}, ics);
+  }
 }
 
 // After the run directory exists: --timings may point into it.
@@ -204,11 +198,10 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"momentum_drift", result.drift.momentum},
       {"angular_momentum_drift", result.drift.angular_momentum},
       {"treetrav_version", TREETRAV_VERSION_STRING}};
-  // Atomically, like every other output.
-  fs::path const target(path);
+  // Atomically, like every other output (and, like them, through a symbolic link).
+  fs::path const target = io::output_target(path);
   fs::path const temporary =
-      (target.has_parent_path() ? target.parent_path() : fs::path(".")) /
-      fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
   {
     std::ofstream out(temporary);
     out << json.dump(2) << '\n';
@@ -254,52 +247,87 @@ void add_nbody_command(CLI::App& app) {
   auto options = std::make_shared<NbodyOptions>();
   options->physics.forces.softening = 0.01f;
   TrajectoryOptions given{};
-  given.ics = command->add_option("--ics", options->ics, "Initial conditions: a SWIFT/GADGET snapshot (HDF5)");
-  given.plummer = command->add_option("--plummer", options->plummer, "Initial conditions: a Plummer sphere of N bodies")
-                      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+  given.ics =
+      command
+          ->add_option("--ics", options->ics, "Initial conditions: a SWIFT/GADGET snapshot (HDF5)")
+          ->check(file_name());
+  given.plummer = command
+                      ->add_option("--plummer", options->plummer,
+                                   "Initial conditions: a Plummer sphere of N bodies")
+                      ->check(at_least(Index{1}))
+                      ->excludes(given.ics);
   given.seed = command->add_option("--seed", options->seed, "Seed of --plummer")
                    ->capture_default_str()
-                   ->check(CLI::NonNegativeNumber);
-  command->add_option("-o,--output", options->output, "Run directory: snapshots and checkpoints (created)");
-  command->add_option("--restart", options->restart,
-                      "Continue the run in DIR from its last complete checkpoint (its configuration is kept)");
+                   ->check(at_least(std::uint64_t{0}))
+                   ->needs(given.plummer);
+  command
+      ->add_option("-o,--output", options->output,
+                   "Run directory: snapshots and checkpoints (created)")
+      ->check(file_name());
+  command
+      ->add_option(
+          "--restart", options->restart,
+          "Continue the run in DIR from its last complete checkpoint (its configuration is kept)")
+      ->check(file_name());
   command->add_option("--steps", options->steps, "Run until this step (a restart continues to it)")
       ->required()
-      ->check(CLI::NonNegativeNumber);
-  given.dt = command->add_option("--dt", options->physics.dt, "Time step (fixed)");
-  given.theta = command->add_option("--theta", options->physics.forces.theta, "Barnes-Hut opening angle")
-                    ->capture_default_str();
-  given.softening = command->add_option("--softening", options->physics.forces.softening, "Plummer softening length")
-                        ->capture_default_str();
-  given.gravity = command->add_option("--gravity", options->physics.forces.gravity, "Gravitational constant G")
-                      ->capture_default_str();
-  given.leaf_size = command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
-                        ->capture_default_str()
-                        ->check(CLI::PositiveNumber);
-  given.potential_theta = command->add_option(
-      "--potential-theta", options->physics.potential_theta,
-      fmt::format("Opening angle of the potential energy diagnostic (default: 0, exact, up to {} bodies; "
-                  "else --theta)",
-                  exact_potential_bodies));
+      ->check(at_least(std::int64_t{0}));
+  given.dt = command->add_option("--dt", options->physics.dt, "Time step (fixed)")
+                 ->check(positive<double>());
+  given.theta =
+      command->add_option("--theta", options->physics.forces.theta, "Barnes-Hut opening angle")
+          ->capture_default_str()
+          ->check(at_least<Coordinate>(0));
+  given.softening =
+      command
+          ->add_option("--softening", options->physics.forces.softening, "Plummer softening length")
+          ->capture_default_str()
+          ->check(at_least<Coordinate>(0));
+  given.gravity =
+      command->add_option("--gravity", options->physics.forces.gravity, "Gravitational constant G")
+          ->capture_default_str()
+          ->check(finite<Coordinate>());
+  given.leaf_size =
+      command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
+          ->capture_default_str()
+          ->check(at_least(1));
+  given.potential_theta =
+      command
+          ->add_option("--potential-theta", options->physics.potential_theta,
+                       fmt::format("Opening angle of the potential energy diagnostic "
+                                   "(default: 0, exact, up to {} bodies; else --theta)",
+                                   exact_potential_bodies))
+          ->check(at_least<Coordinate>(0));
   command->add_option("--strategy", options->strategy,
                       "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
                           " (recursive: host backends only); all give the same forces")
       ->capture_default_str();
-  command->add_option("--snapshot-every", options->snapshot_every,
-                      "Snapshot every K steps (0: only the first and the last state)")
+  command
+      ->add_option("--snapshot-every", options->snapshot_every,
+                   "Snapshot every K steps (0: only the first and the last state)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--checkpoint-every", options->checkpoint_every, "Checkpoint every M steps (0: never by count)")
+      ->check(at_least(std::int64_t{0}));
+  command
+      ->add_option("--checkpoint-every", options->checkpoint_every,
+                   "Checkpoint every M steps (0: never by count)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--checkpoint-seconds", options->checkpoint_seconds,
-                      "Checkpoint after a step once T seconds have passed since the last (0: never by time)")
-      ->capture_default_str();
-  command->add_option("--timings", options->timings, "Write per-phase timings and the drifts as JSON to FILE");
+      ->check(at_least(std::int64_t{0}));
+  command
+      ->add_option(
+          "--checkpoint-seconds", options->checkpoint_seconds,
+          "Checkpoint after a step once T seconds have passed since the last (0: never by time)")
+      ->capture_default_str()
+      ->check(at_least(0.0));
+  command
+      ->add_option("--timings", options->timings,
+                   "Write per-phase timings and the drifts as JSON to FILE")
+      ->check(file_name());
   command->add_flag("-q,--quiet", options->quiet, "No progress line and no per-snapshot log");
-  command->add_option("--progress-seconds", options->progress_seconds,
-                      "Seconds between progress lines when stderr is not a terminal")
-      ->capture_default_str();
+  command
+      ->add_option("--progress-seconds", options->progress_seconds,
+                   "Seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str()
+      ->check(positive<double>());
   add_runtime_options(*command, options->runtime);
   command->footer(
       "Files in the run directory, named by step: snapshot_NNNNNN.h5 (SWIFT/GADGET: /Header Time, "

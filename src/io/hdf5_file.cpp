@@ -24,6 +24,38 @@ std::string hdf5_library_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
+std::string output_target(std::string const& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  if (path.empty() || !target.has_filename())
+    throw InputError("'" + path + "': not a file name");
+  std::error_code error;
+  // Follow the chain of links, even a dangling one (its target is created).
+  for (int links = 0; fs::is_symlink(target, error); ++links) {
+    if (links == 40)
+      throw InputError(path + ": too many levels of symbolic links");
+    fs::path const next = fs::read_symlink(target, error);
+    if (error)
+      throw InputError(fmt::format("{}: cannot read the link: {}", path, error.message()));
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  std::string const via =
+      target == fs::path(path) ? "" : fmt::format(" (the link leads to {})", target.string());
+  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(directory, error))
+    throw InputError(
+        fmt::format("{}: directory '{}' does not exist{}", path, directory.string(), via));
+  if (fs::is_directory(target, error))
+    throw InputError(fmt::format("{} is a directory{}", path, via));
+  auto const links = fs::exists(target, error) ? fs::hard_link_count(target, error) : 1;
+  if (!error && links > 1)
+    throw InputError(fmt::format("{}{} has {} hard links: replacing it would leave the other names "
+                                 "with the old contents; remove it "
+                                 "or choose another name",
+                                 path, via, links));
+  return (directory / target.filename()).string();
+}
+
 namespace detail {
 namespace {
 
@@ -382,23 +414,18 @@ void FileWriter::write_metadata(std::string const& group, Metadata const& metada
 void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
   namespace fs = std::filesystem;
   QuietErrors const quiet;
-  fs::path const target(path);
-  if (!target.has_filename()) throw InputError(path + ": not a file name");
-  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(directory, error))
-    throw InputError(fmt::format("{}: directory {} does not exist", path, directory.string()));
-
+  fs::path const target = output_target(path);
   // Same directory as the target, so the final rename never crosses file systems.
   fs::path const temporary =
-      directory / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
   Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
+  std::error_code error;
   try {
     FileWriter writer(file.get(), path);
     fill(writer);
     if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
-    if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    if (std::rename(temporary.c_str(), target.c_str()) != 0)
       throw InputError(fmt::format("{}: cannot replace it: {}", path, std::strerror(errno)));
   } catch (...) {
     file.close();

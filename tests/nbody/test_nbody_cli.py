@@ -212,7 +212,7 @@ expect_failure("restart without checkpoints", "no complete checkpoint", ["--rest
 expect_failure("no initial conditions", "--ics FILE or --plummer N", ["--dt", 0.1, "--steps", 5, "-o", empty], empty)
 expect_failure("missing ICs file", "does not exist",
                ["--ics", work / "missing.h5", "--dt", 0.1, "--steps", 5, "-o", empty], empty)
-expect_failure("non-positive dt", "--dt must be", ["--plummer", 10, "--dt", 0, "--steps", 5, "-o", empty], empty)
+expect_failure("non-positive dt", "--dt: must be a finite number > 0", ["--plummer", 10, "--dt", 0, "--steps", 5, "-o", empty], empty)
 
 diverging = work / "diverging"
 result = nbody("--plummer", 50, "--dt", 1e30, "--softening", 0, "--steps", 5, "-o", diverging, "--quiet")

@@ -15,6 +15,14 @@ enum class FileKind { points, results, snapshot, unknown };
 FileKind detect_file_kind(std::string const& path);
 char const* to_string(FileKind kind);
 
+// The file every writer replaces when asked to write `path` (atomically: a
+// temporary in that file's directory, renamed over it): `path` itself or, when
+// `path` is a symbolic link, the file the link points to, so the link stays and
+// leads to the new contents. Throws InputError naming `path` when that cannot
+// be done: the directory does not exist, the target is a directory, or it has
+// other hard links (they would keep the old contents).
+std::string output_target(std::string const& path);
+
 // The /RunMetadata attributes of a file written by any treetrav writer
 // (empty when the group is absent).
 Metadata read_metadata(std::string const& path);
