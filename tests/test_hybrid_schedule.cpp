@@ -1,7 +1,10 @@
 // The hybrid schedulers always return a permutation, whatever the matrix, and
 // group queries that behaved alike; the profile itself is checked through the
 // application suites, which run every application under Hybrid.
+#include "test_inputs.hpp"
+
 #include <treetrav/schedule/hybrid.hpp>
+#include <treetrav/trees/kd_tree.hpp>
 
 #include <gtest/gtest.h>
 
@@ -233,6 +236,28 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
   for (Index q = 0; q < 100; ++q)
     same.sequence(q, 0) = same.sequence(q, 1) = 2;
   expect_permutation(guided_schedule(host(), same, 8), 100);
+}
+
+// A tree's top-tree column map is computed once per depth and found again by
+// the tree's node arrays; another tree or depth gets its own.
+TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
+  auto& cache = detail::TopTreeColumnCache<Kokkos::HostSpace>::instance();
+  KdTree<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
+  KdTree<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
+  int columns = 0, again = 0;
+  auto const map = cache.get(host(), tree.topology, 3, columns);
+  auto const fresh = detail::top_tree_columns(tree.topology, 3, again);
+  EXPECT_EQ(columns, 8);
+  EXPECT_EQ(again, columns);
+  ASSERT_EQ(map.extent(0), fresh.extent(0));
+  for (std::size_t node = 0; node < map.extent(0); ++node)
+    ASSERT_EQ(map(node), fresh(node)) << node;
+  EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data());
+  EXPECT_EQ(again, columns);
+  EXPECT_NE(cache.get(host(), tree.topology, 4, again).data(), map.data());
+  EXPECT_EQ(again, 16);
+  EXPECT_NE(cache.get(host(), other.topology, 3, again).data(), map.data());
+  EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data()); // still cached
 }
 
 } // namespace

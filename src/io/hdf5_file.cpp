@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 namespace treetrav::io {
@@ -58,6 +61,17 @@ std::string output_target(std::string const& path) {
 
 namespace detail {
 namespace {
+
+// The test hooks of write_atomically (see io/hdf5.hpp): say so, then sleep.
+void pause_if_testing(char const* variable, char const* where,
+                      std::filesystem::path const& target) {
+  char const* const name = std::getenv(variable);
+  if (name == nullptr || target.filename() != name)
+    return;
+  std::fprintf(stderr, "treetrav: test hook: paused %s the write of %s\n", where, name);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+}
 
 // C++ type -> HDF5 memory type and the explicit little-endian type on disk.
 template <class T>
@@ -418,12 +432,14 @@ void write_atomically(std::string const& path, std::function<void(FileWriter&)> 
   // Same directory as the target, so the final rename never crosses file systems.
   fs::path const temporary =
       target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  pause_if_testing("TREETRAV_TEST_PAUSE_BEFORE_WRITE", "before", target);
   Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
   std::error_code error;
   try {
     FileWriter writer(file.get(), path);
     fill(writer);
+    pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", target);
     if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
     if (std::rename(temporary.c_str(), target.c_str()) != 0)
       throw InputError(fmt::format("{}: cannot replace it: {}", path, std::strerror(errno)));

@@ -21,6 +21,14 @@ char const* to_string(FileKind kind);
 // leads to the new contents. Throws InputError naming `path` when that cannot
 // be done: the directory does not exist, the target is a directory, or it has
 // other hard links (they would keep the old contents).
+//
+// Test hooks, so that a test can kill the process at a file boundary
+// (tests/nbody/test_nbody_cli.py): with TREETRAV_TEST_PAUSE_BEFORE_WRITE=<file
+// name> in the environment, the writer of a file of that name prints
+// "treetrav: test hook: paused before the write of <name>" to stderr and sleeps
+// 60 s before it creates the temporary; with TREETRAV_TEST_PAUSE_IN_WRITE, the
+// same ("inside") once the temporary holds every dataset but is not yet closed
+// and renamed.
 std::string output_target(std::string const& path);
 
 // The /RunMetadata attributes of a file written by any treetrav writer
