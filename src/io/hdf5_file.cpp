@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -356,6 +358,42 @@ void require_positive(FileReader const& reader, std::string const& dataset,
     if (!(array.values[i] > 0))
       reader.fail(dataset, fmt::format("{} is not positive ({})", element_name(array.shape, i),
                                        array.values[i]));
+}
+
+void require_attribute_agrees(FileReader const& reader, std::string const& object,
+                              std::string const& name, std::size_t index, double expected,
+                              std::string const& what) {
+  if (!reader.has_attribute(object, name))
+    return;
+  auto const values = reader.read_numbers(object, name);
+  if (index >= values.size())
+    reader.fail(object, fmt::format("attribute {} has {} values, not the {} expected", name,
+                                    values.size(), index + 1));
+  if (values[index] != expected)
+    reader.fail(object,
+                fmt::format("attribute {}{} is {} but {} is {}: the file contradicts itself", name,
+                            values.size() > 1 ? fmt::format("[{}]", index) : "", values[index],
+                            what, expected));
+}
+
+void require_unique(FileReader const& reader, std::string const& dataset,
+                    Array<std::int64_t> const& ids) {
+  auto const& id = ids.values;
+  std::vector<std::size_t> rows(id.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  // Equal ids end up adjacent in row order; the second row of each run repeats its first.
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](std::size_t a, std::size_t b) { return id[a] < id[b]; });
+  std::size_t repeat = id.size(), original = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (id[rows[i]] == id[rows[i - 1]] && rows[i] < repeat &&
+        (i == 1 || id[rows[i - 2]] != id[rows[i]])) {
+      repeat = rows[i];
+      original = rows[i - 1];
+    }
+  if (repeat < id.size())
+    reader.fail(dataset, fmt::format("id {} appears at rows {} and {}: particle ids must differ",
+                                     id[repeat], original, repeat));
 }
 
 // ---------------------------------------------------------------- writing

@@ -112,6 +112,7 @@ Checkpoint read_checkpoint(std::string const& path) {
   io::detail::require_positive(in, masses, mass);
   auto const id = in.read<ParticleId>(ids, 1);
   io::detail::require_rows(in, ids, id, n, coordinates);
+  io::detail::require_unique(in, ids, id);
   auto const acceleration = in.read<float>(accelerations, 2);
   io::detail::require_rows(in, accelerations, acceleration, n, coordinates);
   io::detail::require_columns(in, accelerations, acceleration, 3);

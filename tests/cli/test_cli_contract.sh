@@ -127,6 +127,24 @@ refused "nbody --timings = --ics" "$in/bodies.h5" \
   fail "nbody: a refused --timings left the run directory"
 rm -rf "${failures:?}"/*
 
+# --- files checked against themselves -------------------------------------------------
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  cp "$points" "$work/contradicts.h5"
+  /usr/bin/python3 -c "import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f: f['Points'].attrs['NumPoints'] = 1000" "$work/contradicts.h5"
+  expect_failure "a points file whose NumPoints contradicts its rows" "NumPoints is 1000" \
+    tt knn --reference "$work/contradicts.h5" --self "${output[@]}"
+  cp "$in/bodies.h5" "$work/same-ids.h5"
+  /usr/bin/python3 -c "import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f: f['PartType1/ParticleIDs'][7] = f['PartType1/ParticleIDs'][3]" \
+    "$work/same-ids.h5"
+  expect_failure "a snapshot with a repeated particle id" "appears at rows 3 and 7" \
+    tt nbody --ics "$work/same-ids.h5" --dt 0.01 --steps 1 -o "$failures/run"
+  expect_failure "inspect: the same file" "appears at rows 3 and 7" tt inspect "$work/same-ids.h5"
+else
+  echo "SKIP: self-consistency checks need /usr/bin/python3 with h5py"
+fi
+
 # --- an output that is a link ------------------------------------------------------
 results=$work/results
 mkdir "$results"
