@@ -1,7 +1,10 @@
 // The hybrid schedulers always return a permutation, whatever the matrix, and
 // group queries that behaved alike; the profile itself is checked through the
 // application suites, which run every application under Hybrid.
+#include "test_inputs.hpp"
+
 #include <treetrav/schedule/hybrid.hpp>
+#include <treetrav/trees/kd_tree.hpp>
 
 #include <gtest/gtest.h>
 
@@ -14,7 +17,11 @@ namespace {
 
 using namespace treetrav;
 
-Kokkos::DefaultHostExecutionSpace const host;
+// A function, not a global: Kokkos 4 refuses an execution-space instance made
+// before Kokkos::initialize (main's ScopeGuard).
+Kokkos::DefaultHostExecutionSpace host() {
+  return {};
+}
 
 SchedulingMatrix unguided(Index queries, int columns) {
   SchedulingMatrix m;
@@ -46,7 +53,7 @@ void expect_permutation(std::vector<Index> const& order, Index n) {
 
 TEST(SandpileSchedule, AllEmptyRowsKeepTheOriginalOrder) {
   auto m = unguided(100, 40);
-  auto order = sandpile_schedule(host, m);
+  auto order = sandpile_schedule(host(), m);
   expect_permutation(order, 100);
   for (Index i = 0; i < 100; ++i)
     EXPECT_EQ(order[i], i);
@@ -56,7 +63,7 @@ TEST(SandpileSchedule, IdenticalRowsAndOneGiantBucket) {
   auto m = unguided(1000, 70);
   for (Index q = 0; q < 1000; ++q)
     set(m, q, 65); // everyone in one bucket
-  auto order = sandpile_schedule(host, m);
+  auto order = sandpile_schedule(host(), m);
   expect_permutation(order, 1000);
   for (Index i = 0; i < 1000; ++i)
     EXPECT_EQ(order[i], i); // stable
@@ -70,7 +77,7 @@ TEST(SandpileSchedule, GroupsQueriesThatReachTheSameColumns) {
     set(m, q, q % 2 == 0 ? 1 : 5);
     set(m, q, q % 2 == 0 ? 2 : 6);
   }
-  auto order = sandpile_schedule(host, m);
+  auto order = sandpile_schedule(host(), m);
   expect_permutation(order, 64);
   int changes = 0;
   for (Index i = 1; i < 64; ++i)
@@ -98,7 +105,7 @@ TEST(SandpileSchedule, EqualsColumnByColumnPartitionJoin) {
       for (int c = 0; c < columns; ++c)
         if (random() % 3 == 0)
           set(m, q, c);
-    ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m)) << "trial " << trial;
+    ASSERT_EQ(sandpile_schedule(host(), m), partition_join_reference(m)) << "trial " << trial;
   }
 }
 
@@ -115,7 +122,7 @@ TEST(SandpileSchedule, EqualsPartitionJoinOnLargeSparseProfiles) {
     for (int i = 0; i < 1 + behaviour % 5; ++i)
       set(m, q, (behaviour * 37 + i * 101 + (random() % 4 == 0)) % columns);
   }
-  ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
+  ASSERT_EQ(sandpile_schedule(host(), m), partition_join_reference(m));
 }
 
 TEST(SandpileSchedule, EqualsPartitionJoinOnLongSharedPrefixes) {
@@ -139,12 +146,12 @@ TEST(SandpileSchedule, EqualsPartitionJoinOnLongSharedPrefixes) {
       for (int w = 0; w < 9; ++w)
         m.reached(q, w) = w == 2 ? 0u : 0x9249249u;
   }
-  ASSERT_EQ(sandpile_schedule(host, m), partition_join_reference(m));
+  ASSERT_EQ(sandpile_schedule(host(), m), partition_join_reference(m));
 }
 
 TEST(SandpileSchedule, NoQueriesAndNoColumns) {
-  EXPECT_TRUE(sandpile_schedule(host, unguided(0, 5)).empty());
-  expect_permutation(sandpile_schedule(host, unguided(10, 0)), 10);
+  EXPECT_TRUE(sandpile_schedule(host(), unguided(0, 5)).empty());
+  expect_permutation(sandpile_schedule(host(), unguided(10, 0)), 10);
 }
 
 // Figure 9's intent, literally: bucket by the first visit (ended sequences
@@ -171,7 +178,7 @@ TEST(GuidedSchedule, RowsOfDifferentLengthsAndEmptyRows) {
     for (int i = 0; i < length; ++i)
       m.sequence(q, i) = 1 + (q * 31 + i * 7) % 16;
   }
-  auto order = guided_schedule(host, m, 4);
+  auto order = guided_schedule(host(), m, 4);
   expect_permutation(order, 500);
   // Empty rows (sequence ended at once) come first, in query order.
   for (Index i = 0; i < 72; ++i)
@@ -186,7 +193,7 @@ TEST(GuidedSchedule, BucketsByFirstVisitedColumn) {
   auto m = guided(300, 3, 4);
   for (Index q = 0; q < 300; ++q)
     m.sequence(q, 0) = 1 + (q * 7) % 3;
-  auto order = guided_schedule(host, m, 32);
+  auto order = guided_schedule(host(), m, 32);
   expect_permutation(order, 300);
   // Three buckets, in column order, each contiguous.
   for (Index i = 0; i < 300; ++i)
@@ -209,7 +216,7 @@ TEST(GuidedSchedule, EqualsRecursiveBucketing) {
     std::vector<Index> expected(n);
     std::iota(expected.begin(), expected.end(), 0);
     bucket_reference(m, cutoff, expected, 0);
-    ASSERT_EQ(guided_schedule(host, m, cutoff), expected) << "trial " << trial;
+    ASSERT_EQ(guided_schedule(host(), m, cutoff), expected) << "trial " << trial;
   }
 }
 
@@ -220,7 +227,7 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
     m.sequence(q, 1) = 1 + q % 4; // split by the second visit
     m.sequence(q, 2) = 1 + q / 64;
   }
-  auto order = guided_schedule(host, m, 32);
+  auto order = guided_schedule(host(), m, 32);
   expect_permutation(order, 256);
   for (Index i = 1; i < 256; ++i)
     EXPECT_LE(m.sequence(order[i - 1], 1), m.sequence(order[i], 1)) << i;
@@ -228,7 +235,29 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
   auto same = guided(100, 2, 2);
   for (Index q = 0; q < 100; ++q)
     same.sequence(q, 0) = same.sequence(q, 1) = 2;
-  expect_permutation(guided_schedule(host, same, 8), 100);
+  expect_permutation(guided_schedule(host(), same, 8), 100);
+}
+
+// A tree's top-tree column map is computed once per depth and found again by
+// the tree's node arrays; another tree or depth gets its own.
+TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
+  auto& cache = detail::TopTreeColumnCache<Kokkos::HostSpace>::instance();
+  KdTree<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
+  KdTree<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
+  int columns = 0, again = 0;
+  auto const map = cache.get(host(), tree.topology, 3, columns);
+  auto const fresh = detail::top_tree_columns(tree.topology, 3, again);
+  EXPECT_EQ(columns, 8);
+  EXPECT_EQ(again, columns);
+  ASSERT_EQ(map.extent(0), fresh.extent(0));
+  for (std::size_t node = 0; node < map.extent(0); ++node)
+    ASSERT_EQ(map(node), fresh(node)) << node;
+  EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data());
+  EXPECT_EQ(again, columns);
+  EXPECT_NE(cache.get(host(), tree.topology, 4, again).data(), map.data());
+  EXPECT_EQ(again, 16);
+  EXPECT_NE(cache.get(host(), other.topology, 3, again).data(), map.data());
+  EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data()); // still cached
 }
 
 } // namespace

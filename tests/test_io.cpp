@@ -187,6 +187,23 @@ std::vector<T> read_attribute(std::string const& path, std::string const& object
   return values;
 }
 
+// Writes (or replaces) an int64 attribute of `object`: a scalar for one value, else 1-D.
+void write_raw_attribute(std::string const& path, std::string const& object,
+                         std::string const& name, std::vector<std::int64_t> const& values) {
+  Handle const file = open_or_create(path);
+  ASSERT_TRUE(file.valid());
+  if (H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT);
+  hsize_t const count = values.size();
+  Handle const space(
+      values.size() == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr), H5Sclose);
+  Handle const attribute(H5Acreate_by_name(file.get(), object.c_str(), name.c_str(), H5T_STD_I64LE,
+                                           space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                         H5Aclose);
+  ASSERT_TRUE(attribute.valid());
+  ASSERT_GE(H5Awrite(attribute.get(), H5T_NATIVE_INT64, values.data()), 0);
+}
+
 bool has_attribute(std::string const& path, std::string const& object, std::string const& name) {
   Handle const file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   return H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
@@ -736,6 +753,75 @@ TEST(IoFileKind, DetectsEachLayout) {
   expect_input_error([&] { detect_file_kind(dir.file("none.h5")); }, dir.file("none.h5"));
 }
 
+// ============================================================== files checked against themselves
+
+TEST(IoSelfConsistency, PointsAttributesMustAgreeWithTheCoordinates) {
+  TempDir dir;
+  auto const path = dir.file("points.h5");
+  write_points(path, make_points(200, 3, true));
+  EXPECT_EQ(read_points(path).size(), 200);
+  write_raw_attribute(path, "/Points", "NumPoints", {1000});
+  expect_input_error([&] { read_points(path); }, path,
+                     {"/Points", "NumPoints is 1000", "rows of /Points/Coordinates is 200"});
+  write_raw_attribute(path, "/Points", "NumPoints", {-1});
+  expect_input_error([&] { read_points(path); }, path, {"NumPoints is -1"});
+  write_raw_attribute(path, "/Points", "NumPoints", {200});
+  write_raw_attribute(path, "/Points", "Dimension", {2});
+  expect_input_error([&] { read_points(path); }, path,
+                     {"Dimension is 2", "columns of /Points/Coordinates is 3"});
+}
+
+TEST(IoSelfConsistency, DuplicateIdsAreRefusedNamingTheFirstRepeat) {
+  TempDir dir;
+  auto points = make_points(20, 2, true);
+  points.ids(12) = points.ids(1);
+  points.ids(5) = points.ids(2); // the first repeat in row order
+  write_points(dir.file("twice.h5"), points);
+  auto const message =
+      expect_input_error([&] { read_points(dir.file("twice.h5")); }, dir.file("twice.h5"),
+                         {"/Points/ParticleIDs", "appears at rows 2 and 5"});
+  EXPECT_NE(message.find(std::to_string(points.ids(2))), std::string::npos) << message;
+  for (Index i = 0; i < points.size(); ++i)
+    points.ids(i) = 7;
+  write_points(dir.file("equal.h5"), points);
+  expect_input_error([&] { read_points(dir.file("equal.h5")); }, dir.file("equal.h5"),
+                     {"id 7 appears at rows 0 and 1"});
+
+  auto snapshot = make_snapshot(30, false);
+  snapshot.ids(29) = snapshot.ids(0);
+  write_snapshot(dir.file("snapshot.h5"), snapshot);
+  expect_input_error([&] { read_snapshot(dir.file("snapshot.h5")); }, dir.file("snapshot.h5"),
+                     {"/PartType1/ParticleIDs", "id 1000 appears at rows 0 and 29"});
+}
+
+TEST(IoSelfConsistency, SnapshotHeaderMustAgreeWithTheBodies) {
+  TempDir dir;
+  auto const path = dir.file("snapshot.h5");
+  auto const reset = [&] { write_snapshot(path, make_snapshot(50, false)); };
+  reset();
+  EXPECT_EQ(read_snapshot(path).size(), 50u);
+  write_raw_attribute(path, "/Header", "NumPart_Total", {0, 1000, 0, 0, 0, 0});
+  expect_input_error([&] { read_snapshot(path); }, path,
+                     {"/Header", "NumPart_Total[1] is 1000", "is 50"});
+  reset();
+  write_raw_attribute(path, "/Header", "NumPart_ThisFile", {0, 49, 0, 0, 0, 0});
+  expect_input_error([&] { read_snapshot(path); }, path, {"NumPart_ThisFile[1] is 49"});
+  reset();
+  write_raw_attribute(path, "/Header", "NumPart_Total_HighWord", {0, 1, 0, 0, 0, 0});
+  expect_input_error([&] { read_snapshot(path); }, path, {"NumPart_Total_HighWord[1] is 1"});
+  reset();
+  write_raw_attribute(path, "/Header", "Dimension", {2});
+  expect_input_error([&] { read_snapshot(path); }, path, {"Dimension is 2"});
+  reset();
+  write_raw_attribute(path, "/Header", "NumFilesPerSnapshot", {4});
+  expect_input_error([&] { read_snapshot(path); }, path, {"NumFilesPerSnapshot is 4"});
+  reset();
+  write_raw_attribute(path, "/Header", "NumPart_Total", {0, 50}); // two types only: fine
+  EXPECT_EQ(read_snapshot(path).size(), 50u);
+  write_raw_attribute(path, "/Header", "NumPart_Total", {50});
+  expect_input_error([&] { read_snapshot(path); }, path, {"NumPart_Total has 1 values"});
+}
+
 // ============================================================== atomic writes
 
 TEST(IoAtomicWrite, LeavesNoTemporaryFilesAfterSuccess) {
@@ -813,6 +899,33 @@ TEST(IoAtomicWrite, TargetThatIsADirectoryIsLeftAlone) {
   EXPECT_TRUE(fs::is_directory(path));
   EXPECT_TRUE(fs::exists(dir.file("taken/keep.txt")));
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken"});
+}
+
+TEST(IoAtomicWrite, FollowsASymbolicLinkAndKeepsIt) {
+  TempDir dir;
+  write_points(dir.file("target.h5"), make_points(3, 2, false));
+  fs::create_symlink("target.h5", dir.file("link.h5"));
+  fs::create_symlink("created.h5", dir.file("dangling.h5"));
+  EXPECT_EQ(output_target(dir.file("link.h5")), dir.file("target.h5"));
+  write_points(dir.file("link.h5"), make_points(5, 2, false));
+  write_points(dir.file("dangling.h5"), make_points(4, 2, false));
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.h5")));
+  EXPECT_TRUE(fs::is_symlink(dir.file("dangling.h5")));
+  EXPECT_EQ(read_points(dir.file("target.h5")).size(), 5);
+  EXPECT_EQ(read_points(dir.file("created.h5")).size(), 4);
+  EXPECT_EQ(dir.entries(),
+            (std::vector<std::string>{"created.h5", "dangling.h5", "link.h5", "target.h5"}));
+}
+
+TEST(IoAtomicWrite, RefusesAFileWithOtherHardLinks) {
+  TempDir dir;
+  write_points(dir.file("one.h5"), make_points(3, 2, false));
+  fs::create_hard_link(dir.file("one.h5"), dir.file("two.h5"));
+  auto const before = file_bytes(dir.file("one.h5"));
+  expect_input_error([&] { write_points(dir.file("two.h5"), make_points(5, 2, false)); },
+                     dir.file("two.h5"), {"2 hard links"});
+  EXPECT_EQ(file_bytes(dir.file("one.h5")), before);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"one.h5", "two.h5"}));
 }
 
 }  // namespace

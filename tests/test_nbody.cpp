@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -411,8 +412,28 @@ TEST(NBodyDiagnostics, TwoBodies) {
   EXPECT_NEAR(change.energy, 0.01, 1e-15);
   EXPECT_NEAR(change.momentum, 0.01, 1e-15);
   EXPECT_EQ(change.angular_momentum, 0);
+  EXPECT_EQ(nbody::describe(change, d).find("absolute"), std::string::npos);
   s.potentials(1) = std::nan("");
   EXPECT_FALSE(nbody::measure(s).finite());
+}
+
+// Against an initial value or scale of 0 (one body at rest, E0 = 0) the drifts
+// are the absolute changes, never NaN, and say so.
+TEST(NBodyDiagnostics, DriftsFromZeroAreAbsolute) {
+  nbody::Diagnostics const rest{};
+  EXPECT_EQ(nbody::drift(rest, rest).energy, 0);
+  EXPECT_EQ(nbody::drift(rest, rest).momentum, 0);
+  EXPECT_EQ(nbody::drift(rest, rest).angular_momentum, 0);
+  auto moved = rest;
+  moved.kinetic_energy = 0.5;
+  moved.momentum = {0, 3, 4};
+  auto const change = nbody::drift(rest, moved);
+  EXPECT_EQ(change.energy, 0.5);
+  EXPECT_EQ(change.momentum, 5);
+  EXPECT_EQ(change.angular_momentum, 0);
+  std::string const text = nbody::describe(change, rest);
+  EXPECT_NE(text.find("energy drift +5.000e-01 (absolute"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
 }
 
 // A fresh temporary directory, removed with the object.
@@ -483,7 +504,8 @@ TEST(NBodyCheckpoint, RestartTakesTheNewestReadableOne) {
   dir.write(".checkpoint_000050.h5.tmp.4242", "half written");
   dir.write(".snapshot_000050.h5.tmp.4242", "half written");
   std::vector<std::string> warnings;
-  auto const latest = nbody::read_latest_checkpoint(d, [&](std::string const& w) { warnings.push_back(w); });
+  auto const latest =
+      *nbody::read_latest_checkpoint(d, [&](std::string const& w) { warnings.push_back(w); });
   EXPECT_EQ(latest.step, 30);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("checkpoint_000040.h5"), std::string::npos);
@@ -496,20 +518,43 @@ TEST(NBodyCheckpoint, RestartTakesTheNewestReadableOne) {
   EXPECT_TRUE(fs::exists(nbody::checkpoint_path(d, 30)));
 
   TemporaryDirectory empty;
-  EXPECT_THROW(nbody::read_latest_checkpoint(empty.path.string(), [](std::string const&) {}), InputError);
+  EXPECT_FALSE(nbody::read_latest_checkpoint(empty.path.string(), [](std::string const&) {}));
+  EXPECT_FALSE(
+      nbody::read_latest_checkpoint((empty.path / "absent").string(), [](std::string const&) {}));
 }
 
-TEST(NBodyRunDirectory, AFreshRunRefusesAnEarlierRunsFiles) {
+TEST(NBodyRunDirectory, AFreshRunRefusesAnEarlierRunsFilesAndCreatesNothingWhenChecking) {
   TemporaryDirectory dir;
   std::string const run = (dir.path / "a" / "b").string();
-  nbody::prepare_fresh_directory(run);  // creates it
+  nbody::check_fresh_directory(run, "-o"); // to be created
+  EXPECT_FALSE(fs::exists(dir.path / "a"));
+  EXPECT_EQ(nbody::prepare_fresh_directory(run), 0); // creates it
   EXPECT_TRUE(fs::is_directory(run));
-  nbody::prepare_fresh_directory(run);  // still empty: fine
+  nbody::check_fresh_directory(run, "-o"); // still empty: fine
+  // Temporaries of interrupted writes and other files do not make it used.
+  std::ofstream(fs::path(run) / ".checkpoint_000000.h5.tmp.123") << "partial";
+  std::ofstream(fs::path(run) / "notes.txt") << "mine";
+  nbody::check_fresh_directory(run, "-o");
+  EXPECT_EQ(nbody::prepare_fresh_directory(run), 1);
+  EXPECT_TRUE(fs::exists(fs::path(run) / "notes.txt"));
   nbody::write_checkpoint(nbody::checkpoint_path(run, 0), small_checkpoint(0));
-  EXPECT_THROW(nbody::prepare_fresh_directory(run), InputError);
+  EXPECT_THROW(nbody::check_fresh_directory(run, "-o"), InputError);
   fs::remove(nbody::checkpoint_path(run, 0));
   io::write_snapshot(nbody::snapshot_path(run, 0), small_checkpoint(0).state);
-  EXPECT_THROW(nbody::prepare_fresh_directory(run), InputError);
+  EXPECT_THROW(nbody::check_fresh_directory(run, "-o"), InputError);
+  // A file where the directory would be, or above it.
+  std::ofstream(dir.path / "file") << "x";
+  EXPECT_THROW(nbody::check_fresh_directory((dir.path / "file").string(), "-o"), InputError);
+  EXPECT_THROW(nbody::check_fresh_directory((dir.path / "file" / "run").string(), "-o"),
+               InputError);
+}
+
+TEST(NBodyRunDirectory, RunFilesAreRecognisedByName) {
+  EXPECT_TRUE(nbody::is_run_file("snapshot_000000.h5"));
+  EXPECT_TRUE(nbody::is_run_file("checkpoint_1234567.h5"));
+  EXPECT_FALSE(nbody::is_run_file("snapshot_0.h5"));
+  EXPECT_FALSE(nbody::is_run_file(".checkpoint_000010.h5.tmp.99"));
+  EXPECT_FALSE(nbody::is_run_file("timings.json"));
 }
 
 std::string contents(std::FILE* file) {

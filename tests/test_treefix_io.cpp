@@ -122,6 +122,27 @@ TEST_F(TreeFiles, RejectBadWeightsAndMissingData) {
   expect_rejected(file("no-parents.h5"), {"/Tree/Parent", "missing"});
 }
 
+// NumVertices and Height restate the tree: a file that contradicts itself is refused.
+TEST_F(TreeFiles, RejectAttributesThatContradictTheTree) {
+  std::vector<std::int64_t> const parents{-1, 0, 0, 1}; // 4 vertices, height 2
+  auto const write_with = [&](std::string const& path, std::int64_t vertices, std::int64_t height) {
+    io::detail::write_atomically(path, [&](io::detail::FileWriter& out) {
+      auto const group = out.create_group("/Tree");
+      out.set_attribute(group.get(), "NumVertices", vertices);
+      out.set_attribute(group.get(), "Height", height);
+      out.write("/Tree/Parent", {parents.size()}, parents.data());
+    });
+  };
+  write_with(file("consistent.h5"), 4, 2);
+  EXPECT_EQ(io::read_tree(file("consistent.h5")).tree.size(), 4);
+  write_with(file("vertices.h5"), 1000, 2);
+  expect_rejected(file("vertices.h5"), {"/Tree", "NumVertices is 1000", "/Tree/Parent is 4"});
+  write_with(file("negative.h5"), -1, 2);
+  expect_rejected(file("negative.h5"), {"NumVertices is -1"});
+  write_with(file("height.h5"), 4, 3);
+  expect_rejected(file("height.h5"), {"Height is 3", "is 2"});
+}
+
 TEST_F(TreeFiles, TreefixResultsRoundTripAsValuesOrCounts) {
   io::TreefixResultFile values{
       "rootfix", Kokkos::View<double*, Kokkos::HostSpace>("values", 3), {}, {}};

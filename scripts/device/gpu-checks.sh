@@ -4,24 +4,32 @@
 # bin-cpu: the OpenMP build, lib: fallback shared libraries). Logs go to $OUT.
 # Env: TREETRAV_TESTS (test binaries to run; default all in bin-cuda),
 # TREETRAV_ONLY (bench apps), TREETRAV_MATRIX_DIR (bench output under $OUT),
-# TREETRAV_SWEEP_DEPTHS, TREETRAV_MATRIX_TIMEOUT, TREETRAV_BENCH_N.
-#   scripts/device/gpu-checks.sh [info] [tests] [sanitize] [hybrid-sanitize] [matrix] [hostbench]
+# TREETRAV_SWEEP_DEPTHS, TREETRAV_MATRIX_TIMEOUT, TREETRAV_BENCH_N,
+# TREETRAV_TREEFIX_BENCH_ARGS (perf/bench_treefix's options), SANITIZE_TIMEOUT,
+# TREETRAV_NBODY_N, TREETRAV_NBODY_STEPS.
+#   scripts/device/gpu-checks.sh [info] [tests] [sanitize] [hybrid-sanitize] [treefix-sanitize]
+#                                [treefix-bench] [nbody] [matrix] [hostbench]
+# Each step carries only what it runs: e.g. the treefix steps need test_treefix,
+# test_treefix_octree and bench_treefix in bin-cuda, not treetrav.
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 cuda=.device/bin-cuda
 cpu=.device/bin-cpu
 steps=${*:-info tests sanitize matrix hostbench}
-if ldd "$cuda/treetrav" | grep -q "not found"; then
+probe=$(find "$cuda" -maxdepth 1 -type f -perm -u+x | head -n 1)
+if ldd "$probe" | grep -q "not found"; then
   export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-ldd "$cuda/treetrav" | grep "not found" && echo "missing libraries" >&2
+ldd "$probe" | grep "not found" && echo "missing libraries" >&2
 # Libraries the device image never has (Debian's Google Benchmark).
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/.device/lib-extra
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 work=$(mktemp -d)
+nvidia-smi -L >"$out/device.log" 2>&1
 
 for step in $steps; do
+  started=$SECONDS
   case $step in
   info)
     {
@@ -86,6 +94,34 @@ for step in $steps; do
     } >"$out/hybrid-sanitizer.log" 2>&1
     grep -E "^== |ERROR SUMMARY|rc=" "$out/hybrid-sanitizer.log"
     ;;
+  treefix-sanitize)
+    # The treefix kernels (named functors, CUB's scan through the gather and
+    # scatter iterators) and the octree moments under memcheck.
+    for t in test_treefix test_treefix_octree; do
+      [[ -x $cuda/$t ]] || continue
+      echo "== compute-sanitizer --tool memcheck $t (Cuda)"
+      timeout "${SANITIZE_TIMEOUT:-400}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$cuda/$t" --gtest_filter='*Cuda*' --gtest_brief=1 2>&1 | tail -n 20
+      echo "rc=${PIPESTATUS[0]}"
+    done >"$out/treefix-sanitizer.log" 2>&1
+    grep -E "^== |ERROR SUMMARY|PASSED|FAILED|rc=" "$out/treefix-sanitizer.log"
+    ;;
+  treefix-bench)
+    mkdir -p "$out/treefix"
+    # shellcheck disable=SC2086
+    "$cuda/bench_treefix" --out "$out/treefix" ${TREETRAV_TREEFIX_BENCH_ARGS:-} >"$out/treefix/bench.log" 2>&1
+    echo "treefix-bench: rc=$?"
+    tail -n 5 "$out/treefix/bench.log"
+    ;;
+  nbody)
+    # One Plummer run on the GPU with per-phase timings (tree build, centre of
+    # mass, forces), e.g. to compare the moments' method.
+    "$cuda/treetrav" nbody --backend cuda --plummer "${TREETRAV_NBODY_N:-1000000}" --seed 1 --dt 0.001 \
+      --steps "${TREETRAV_NBODY_STEPS:-10}" --softening 0.01 --theta 0.5 -q -o "$work/nbody-run" \
+      --timings "$out/nbody-timings.json" >"$out/nbody.log" 2>&1
+    echo "nbody: rc=$?"
+    tail -n 3 "$out/nbody.log"
+    ;;
   matrix)
     # shellcheck disable=SC2086
     dir=$out/${TREETRAV_MATRIX_DIR:-.}
@@ -104,5 +140,6 @@ for step in $steps; do
     grep -E "median" "$out/host-bench.log" | head -40
     ;;
   esac
+  echo "$step: $((SECONDS - started)) s"
 done
 rm -rf "$work"

@@ -488,21 +488,26 @@ void add_bench_command(CLI::App& app) {
   auto s = std::make_shared<Settings>();
   auto runtime = std::make_shared<RuntimeOptions>();
   command->add_option("--n", s->n, "reference points = queries per search input")
+      ->check(at_least(Index{1}))
       ->capture_default_str();
-  command->add_option("--bodies", s->bodies, "bodies for Barnes-Hut")->capture_default_str();
+  command->add_option("--bodies", s->bodies, "bodies for Barnes-Hut")
+      ->check(at_least(Index{1}))
+      ->capture_default_str();
   command->add_option("--repeats", s->repeats, "timed runs per configuration (median reported)")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--out", s->out, "output directory")->capture_default_str();
+  command->add_option("--out", s->out, "output directory")
+      ->check(file_name())
+      ->capture_default_str();
   command->add_option("--only", s->only, "applications to run (default all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"pc", "nn", "knn", "vp", "bt", "bh"}));
-  command->add_option("--sweep-depths", s->sweep_depths,
-                      "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)");
+  command
+      ->add_option("--sweep-depths", s->sweep_depths,
+                   "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)")
+      ->check(in_range(1, max_tree_depth));
   add_runtime_options(*command, *runtime, false);
   command->callback([s, runtime] {
-    if (s->n < 1 || s->bodies < 1)
-      throw InputError("--n and --bodies must be >= 1");
     KokkosSession session(*runtime);
     std::vector<Row> rows, sweep;
     search_inputs(*s, rows, sweep);

@@ -101,20 +101,26 @@ void add_bh_force_command(CLI::App& app) {
   auto* command =
       app.add_subcommand("bh-force", "Barnes-Hut gravitational accelerations of the bodies of an N-body snapshot");
   auto options = std::make_shared<BarnesHutCommandOptions>();
-  command->add_option("--snapshot", options->snapshot, "SWIFT/GADGET snapshot (HDF5, /PartType1)")->required();
-  command->add_option("--theta", options->physics.theta, "Opening angle: a cell is used whole when size < theta * distance")
+  command->add_option("--snapshot", options->snapshot, "SWIFT/GADGET snapshot (HDF5, /PartType1)")
+      ->required()
+      ->check(file_name());
+  command
+      ->add_option("--theta", options->physics.theta,
+                   "Opening angle: a cell is used whole when size < theta * distance")
+      ->check(at_least<Coordinate>(0))
       ->capture_default_str();
-  command->add_option("--softening", options->physics.softening, "Plummer softening length")->capture_default_str();
-  command->add_option("--gravity", options->physics.gravity, "Gravitational constant G")->capture_default_str();
+  command->add_option("--softening", options->physics.softening, "Plummer softening length")
+      ->check(at_least<Coordinate>(0))
+      ->capture_default_str();
+  command->add_option("--gravity", options->physics.gravity, "Gravitational constant G")
+      ->check(finite<Coordinate>())
+      ->capture_default_str();
   add_run_options(*command, options->run);
   command->footer("Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body order.");
 
   command->callback([options] {
-    // theta and softening are checked by the library; G only here.
-    if (!std::isfinite(options->physics.gravity))
-      throw InputError(fmt::format("--gravity must be finite (got {})", options->physics.gravity));
     HostStrategy const strategy = strategy_from(options->run);
-    require_output_directory(options->run.output);
+    check_output_file({"-o", options->run.output}, {{"--snapshot", options->snapshot}});
     KokkosSession session(options->run.runtime);
 
     RunRecord record;

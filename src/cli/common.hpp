@@ -4,11 +4,97 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace treetrav::cli {
+
+// The exit codes of every subcommand (documented in the README).
+// 0: success, and --help and --version.
+inline constexpr int exit_bad_input = 2; // any parse, option or input error; nothing written
+inline constexpr int exit_internal_error = 3;
+
+namespace detail {
+
+// `text` as a T, whole: integers without a fraction or exponent, floating-point
+// values finite and within T's range; nothing otherwise.
+template <class T>
+std::optional<T> parse_number(std::string const& text) {
+  if constexpr (std::is_integral_v<T>) {
+    T value{};
+    char const* const end = text.data() + text.size();
+    auto const [stop, error] = std::from_chars(text.data(), end, value);
+    if (error != std::errc{} || stop != end)
+      return std::nullopt;
+    return value;
+  } else {
+    char* stop = nullptr;
+    double const value = std::strtod(text.c_str(), &stop);
+    if (text.empty() || stop != text.c_str() + text.size() || !std::isfinite(value) ||
+        std::abs(value) > static_cast<double>(std::numeric_limits<T>::max()))
+      return std::nullopt;
+    return static_cast<T>(value);
+  }
+}
+
+template <class T>
+char const* number_kind() {
+  return std::is_integral_v<T> ? "an integer" : "a finite number";
+}
+
+// A validator accepting the T values for which accepts(value) holds; its
+// message reads "must be <kind> <what> (got '<text>')".
+template <class T, class Accepts>
+CLI::Validator number_validator(std::string const& what, Accepts accepts) {
+  std::string const description =
+      what.empty() ? number_kind<T>() : fmt::format("{} {}", number_kind<T>(), what);
+  return CLI::Validator(
+      [description, accepts](std::string& text) -> std::string {
+        auto const value = parse_number<T>(text);
+        if (value && accepts(*value))
+          return {};
+        return fmt::format("must be {} (got '{}')", description, text);
+      },
+      what);
+}
+
+} // namespace detail
+
+// Validators of option values whose messages say, readably, what is accepted;
+// CLI11 puts the option's name first: "--threads: must be an integer >= 0 (got '-2')".
+// They also check the conversion, so that "abc" and "1.5" get the same message.
+template <class T>
+CLI::Validator at_least(T minimum) {
+  return detail::number_validator<T>(fmt::format(">= {}", minimum),
+                                     [minimum](T value) { return value >= minimum; });
+}
+template <class T>
+CLI::Validator in_range(T minimum, T maximum) {
+  return detail::number_validator<T>(fmt::format("in {}..{}", minimum, maximum),
+                                     [=](T value) { return minimum <= value && value <= maximum; });
+}
+// A finite number > 0.
+template <class T>
+CLI::Validator positive() {
+  return detail::number_validator<T>("> 0", [](T value) { return value > 0; });
+}
+// Any finite number.
+template <class T>
+CLI::Validator finite() {
+  return detail::number_validator<T>("", [](T) { return true; });
+}
+// A path that is not empty.
+CLI::Validator file_name();
 
 // Options every compute subcommand shares.
 struct RuntimeOptions {
@@ -17,6 +103,26 @@ struct RuntimeOptions {
 };
 
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
+
+// A file a subcommand reads or writes, and the option that names it.
+struct FileOption {
+  std::string option; // "--reference", "-o", ...
+  std::string path;
+};
+
+// Whether two paths name the same file: the same device and inode once links
+// are followed (so another spelling, a symbolic link or a hard link of a file
+// is that file). False when either does not exist.
+bool same_file(std::string const& a, std::string const& b);
+
+// Throws InputError naming both options when `output` is one of `inputs`.
+void refuse_inputs(FileOption const& output, std::vector<FileOption> const& inputs);
+
+// Before any work, so that a failing run creates and touches nothing: `output`
+// can be written atomically (io::output_target: its directory exists, it is no
+// directory and has no other hard link; a symbolic link is followed) and is
+// none of `inputs`. Throws InputError naming the options.
+void check_output_file(FileOption const& output, std::vector<FileOption> const& inputs);
 
 // Initialises Kokkos for the lifetime of a subcommand's run (after parsing, so
 // --threads takes effect and --help never starts a device).

@@ -10,9 +10,7 @@
 
 #include <fmt/core.h>
 
-#include <filesystem>
-#include <limits>
-#include <system_error>
+#include <cstdint>
 
 namespace treetrav::cli {
 namespace {
@@ -53,16 +51,6 @@ std::string distributions_help() {
                 "points on any thread count.";
 }
 
-// CLI11 reads "-1" into an unsigned integer as 2^64 - 1; refuse the sign instead.
-CLI::Validator unsigned_integer() {
-  return CLI::Validator(
-      [](std::string& value) {
-        return value.find('-') == std::string::npos ? std::string{}
-                                                    : "Value " + value + " is negative";
-      },
-      "NONNEGATIVE");
-}
-
 void reject_unless(bool applies, CLI::Option const* option, std::string const& distribution) {
   if (!applies && option->count() > 0)
     throw InputError(option->get_name() + " does not apply to --dist " + distribution);
@@ -74,17 +62,6 @@ void reject_inapplicable_options(ShapeOptions const& shape, std::string const& d
   reject_unless(is_uniform || is_clustered, shape.dimension, distribution);
   reject_unless(is_clustered, shape.clusters, distribution);
   reject_unless(is_clustered, shape.width, distribution);
-}
-
-// Fails before any work when the file could not be written anyway.
-void require_writable_destination(std::string const& path) {
-  namespace fs = std::filesystem;
-  fs::path const target(path);
-  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(directory, error))
-    throw InputError("-o " + path + ": directory '" + directory.string() + "' does not exist");
-  if (fs::is_directory(target, error)) throw InputError("-o " + path + " is a directory");
 }
 
 io::Metadata generator_metadata(GenerateOptions const& options) {
@@ -144,32 +121,35 @@ void add_generate_command(CLI::App& app) {
       ->check(CLI::IsMember(distribution_names()));
   command->add_option("-n", options->n, "Number of points or bodies")
       ->required()
-      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+      ->check(at_least(Index{1}));
   ShapeOptions shape;
   shape.dimension =
       command->add_option("--dim", options->dimension, "Dimension (uniform, clustered)")
           ->capture_default_str()
-          ->check(CLI::Range(1, max_dimension));
+          ->check(in_range(1, max_dimension));
   shape.clusters =
       command->add_option("--clusters", options->clusters, "Number of clusters (clustered)")
           ->capture_default_str()
-          ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+          ->check(at_least(1));
   shape.width = command
                     ->add_option("--width", options->width,
                                  "Largest cluster standard deviation (clustered); widths are "
                                  "log-uniform in [0.2, 1] x this")
                     ->capture_default_str()
-                    ->check(CLI::PositiveNumber);
+                    ->check(positive<double>());
   command->add_option("--seed", options->seed, "Random seed (any 64-bit unsigned integer)")
       ->capture_default_str()
-      ->check(unsigned_integer());
-  command->add_option("-o,--output", options->output, "Output HDF5 file (written atomically)")
-      ->required();
+      ->check(at_least(std::uint64_t{0}));
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output HDF5 file (written atomically; a symbolic link is followed)")
+      ->required()
+      ->check(file_name());
   add_runtime_options(*command, options->runtime, false);
 
   command->callback([options, shape] {
     reject_inapplicable_options(shape, options->distribution);
-    require_writable_destination(options->output);
+    check_output_file({"-o", options->output}, {});
     KokkosSession session(options->runtime);
     Kokkos::DefaultHostExecutionSpace host;
     if (options->distribution == "plummer")

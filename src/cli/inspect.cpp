@@ -117,7 +117,9 @@ void inspect_snapshot(std::string const& path) {
 void add_inspect_command(CLI::App& app) {
   auto* command = app.add_subcommand("inspect", "Validate and summarise a treetrav HDF5 file");
   auto path = std::make_shared<std::string>();
-  command->add_option("file", *path, "Points, results or snapshot file")->required();
+  command->add_option("file", *path, "Points, results or snapshot file")
+      ->required()
+      ->check(file_name());
   command->callback([path] {
     io::FileKind const kind = io::detect_file_kind(*path);
     if (kind == io::FileKind::unknown)

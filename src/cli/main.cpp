@@ -8,6 +8,21 @@
 #include <fmt/core.h>
 
 #include <exception>
+#include <string>
+
+namespace {
+
+// "knn " when the knn subcommand was given, "" otherwise: where --help helps.
+std::string command_path(CLI::App const& app) {
+  std::string path;
+  for (CLI::App const* command = &app; !command->get_subcommands().empty();) {
+    command = command->get_subcommands().front();
+    path += command->get_name() + " ";
+  }
+  return path;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"treetrav: repeated tree traversals (kNN, NN, PC, VP, BT, Barnes-Hut) on CPUs and GPUs"};
@@ -21,16 +36,31 @@ int main(int argc, char** argv) {
   treetrav::cli::add_search_commands(app);
   treetrav::cli::add_bh_force_command(app);
   treetrav::cli::add_nbody_command(app);
+  // One exit-code contract (README "Command line"): 0 on success and for --help
+  // and --version; 2 for every mistake in the command line or the input files,
+  // CLI11's own (conversion, range, missing, unknown, repeated or conflicting
+  // option) included, with one line naming the option; 3 for internal errors.
   try {
     app.parse(argc, argv);
-  } catch (CLI::ParseError const& e) {
+  } catch (CLI::Success const& e) {
     return app.exit(e);
+  } catch (CLI::ParseError const& e) {
+    // CLI11 reports "treetrav sideways" or "treetrav --bogus" as a missing
+    // subcommand: name the word instead.
+    auto const extra = app.remaining();
+    std::string const message =
+        app.get_subcommands().empty() && !extra.empty()
+            ? fmt::format("unknown {} '{}'", extra.front()[0] == '-' ? "option" : "subcommand",
+                          extra.front())
+            : e.what();
+    fmt::print(stderr, "treetrav: error: {} (see treetrav {}--help)\n", message, command_path(app));
+    return treetrav::cli::exit_bad_input;
   } catch (treetrav::InputError const& e) {
     fmt::print(stderr, "treetrav: error: {}\n", e.what());
-    return 2;
+    return treetrav::cli::exit_bad_input;
   } catch (std::exception const& e) {
     fmt::print(stderr, "treetrav: internal error: {}\n", e.what());
-    return 3;
+    return treetrav::cli::exit_internal_error;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/generators/generators.hpp>
+#include <treetrav/io/hdf5.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/run.hpp>
 
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <system_error>
 #include <variant>
 
@@ -62,43 +64,44 @@ struct TrajectoryOptions {
   CLI::Option* potential_theta;
 };
 
-void require_finite_at_least(double value, double minimum, bool inclusive, char const* option) {
-  if (!std::isfinite(value) || value < minimum || (!inclusive && value == minimum))
-    throw InputError(fmt::format("{} must be a finite number {} {:g} (got {:g})", option, inclusive ? ">=" : ">",
-                                 minimum, value));
-}
-
 void validate(NbodyOptions const& options, TrajectoryOptions const& given) {
   bool const restarting = !options.restart.empty();
-  int const sources = static_cast<int>(given.ics->count() > 0) + static_cast<int>(given.plummer->count() > 0);
-  if (sources > 1) throw InputError("--ics and --plummer exclude each other");
-  if (given.seed->count() > 0 && given.plummer->count() == 0) throw InputError("--seed applies to --plummer only");
   if (!restarting) {
-    if (sources == 0) throw InputError("initial conditions needed: --ics FILE or --plummer N (or --restart DIR)");
+    if (given.ics->count() == 0 && given.plummer->count() == 0)
+      throw InputError("initial conditions needed: --ics FILE or --plummer N (or --restart DIR)");
     if (options.output.empty()) throw InputError("--output DIR is required (or --restart DIR)");
     if (given.dt->count() == 0) throw InputError("--dt is required (a restart takes it from the checkpoint)");
   } else if (!options.output.empty()) {
-    std::error_code error;
-    if (!fs::equivalent(options.output, options.restart, error))
+    if (!same_file(options.output, options.restart))
       throw InputError("--restart continues in its own directory; drop --output " + options.output);
   }
-  if (given.dt->count() > 0) require_finite_at_least(options.physics.dt, 0, false, "--dt");
-  require_finite_at_least(options.physics.forces.theta, 0, true, "--theta");
-  require_finite_at_least(options.physics.forces.softening, 0, true, "--softening");
-  require_finite_at_least(options.physics.potential_theta, 0, true, "--potential-theta");
-  if (!std::isfinite(options.physics.forces.gravity))
-    throw InputError(fmt::format("--gravity must be finite (got {})", options.physics.forces.gravity));
-  require_finite_at_least(options.checkpoint_seconds, 0, true, "--checkpoint-seconds");
-  require_finite_at_least(options.progress_seconds, 0, false, "--progress-seconds");
+  // No output replaces an input: the run directory and --timings against --ics.
+  if (given.ics->count() > 0) {
+    std::vector<FileOption> const ics{{"--ics", options.ics}};
+    refuse_inputs(restarting ? FileOption{"--restart", options.restart}
+                             : FileOption{"-o", options.output},
+                  ics);
+    if (!options.timings.empty())
+      refuse_inputs({"--timings", options.timings}, ics);
+  }
 }
 
-// After the run directory exists: --timings may point into it.
-void require_timings_directory(std::string const& path) {
+// --timings FILE, before anything is created: it may lie in the run directory
+// (created by the run) but is none of the run's files; elsewhere its directory
+// must exist (check_output_file).
+void check_timings(std::string const& path, std::string const& run_directory) {
   if (path.empty()) return;
   fs::path const target(path);
   std::error_code error;
-  if (!fs::is_directory(target.has_parent_path() ? target.parent_path() : fs::path("."), error))
-    throw InputError("--timings " + path + ": its directory does not exist");
+  bool const in_run =
+      fs::weakly_canonical(target.has_parent_path() ? target.parent_path() : fs::path("."),
+                           error) == fs::weakly_canonical(run_directory, error);
+  if (in_run && nbody::is_run_file(target.filename().string()))
+    throw InputError("--timings " + path +
+                     " names a file of the run (snapshot_ or checkpoint_NNNNNN.h5): choose "
+                     "another name");
+  if (!in_run || fs::exists(run_directory, error))
+    check_output_file({"--timings", path}, {});
 }
 
 std::string describe_initial_conditions(NbodyOptions const& options, TrajectoryOptions const& given) {
@@ -204,11 +207,10 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"momentum_drift", result.drift.momentum},
       {"angular_momentum_drift", result.drift.angular_momentum},
       {"treetrav_version", TREETRAV_VERSION_STRING}};
-  // Atomically, like every other output.
-  fs::path const target(path);
+  // Atomically, like every other output (and, like them, through a symbolic link).
+  fs::path const target = io::output_target(path);
   fs::path const temporary =
-      (target.has_parent_path() ? target.parent_path() : fs::path(".")) /
-      fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
   {
     std::ofstream out(temporary);
     out << json.dump(2) << '\n';
@@ -225,15 +227,17 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
 void summarize(nbody::RunSettings const& settings, std::string const& strategy, nbody::RunResult const& result) {
   auto const& t = result.times;
   std::int64_t const steps = result.last_step - result.first_step;
-  fmt::print(
-      "nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, strategy {}: {:.3g} steps/s. Tree build {:.3g} s, "
-      "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} s, I/O {:.3g} s, wall "
-      "{:.3g} s. Energy drift {:+.3e}, momentum drift {:.2e}, angular momentum drift {:.2e}. Wrote {} snapshots "
-      "and {} checkpoints to {}.\n",
-      settings.configuration.bodies, result.first_step, result.last_step, result.time, settings.backend, strategy,
-      steps / result.wall_seconds, t.tree_build, t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io,
-      result.wall_seconds, result.drift.energy, result.drift.momentum, result.drift.angular_momentum,
-      result.snapshots, result.checkpoints, settings.output.directory);
+  fmt::print("nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, strategy {}: {:.3g} "
+             "steps/s. Tree build {:.3g} s, "
+             "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} "
+             "s, I/O {:.3g} s, wall "
+             "{:.3g} s. Since the start: {}. Wrote {} snapshots and {} checkpoints to {}.\n",
+             settings.configuration.bodies, result.first_step, result.last_step, result.time,
+             settings.backend, strategy,
+             result.wall_seconds > 0 ? steps / result.wall_seconds : 0.0, t.tree_build,
+             t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io, result.wall_seconds,
+             nbody::describe(result.drift, result.initial), result.snapshots, result.checkpoints,
+             settings.output.directory);
 }
 
 void warn(std::string const& message) { fmt::print(stderr, "treetrav: warning: {}\n", message); }
@@ -254,58 +258,102 @@ void add_nbody_command(CLI::App& app) {
   auto options = std::make_shared<NbodyOptions>();
   options->physics.forces.softening = 0.01f;
   TrajectoryOptions given{};
-  given.ics = command->add_option("--ics", options->ics, "Initial conditions: a SWIFT/GADGET snapshot (HDF5)");
-  given.plummer = command->add_option("--plummer", options->plummer, "Initial conditions: a Plummer sphere of N bodies")
-                      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+  given.ics =
+      command
+          ->add_option("--ics", options->ics, "Initial conditions: a SWIFT/GADGET snapshot (HDF5)")
+          ->check(file_name());
+  given.plummer = command
+                      ->add_option("--plummer", options->plummer,
+                                   "Initial conditions: a Plummer sphere of N bodies")
+                      ->check(at_least(Index{1}))
+                      ->excludes(given.ics);
   given.seed = command->add_option("--seed", options->seed, "Seed of --plummer")
                    ->capture_default_str()
-                   ->check(CLI::NonNegativeNumber);
-  command->add_option("-o,--output", options->output, "Run directory: snapshots and checkpoints (created)");
-  command->add_option("--restart", options->restart,
-                      "Continue the run in DIR from its last complete checkpoint (its configuration is kept)");
+                   ->check(at_least(std::uint64_t{0}))
+                   ->needs(given.plummer);
+  command
+      ->add_option("-o,--output", options->output,
+                   "Run directory: snapshots and checkpoints (created)")
+      ->check(file_name());
+  command
+      ->add_option(
+          "--restart", options->restart,
+          "Continue the run in DIR from its last complete checkpoint (its configuration is kept); "
+          "without one, start it there from the initial conditions and --dt given")
+      ->check(file_name());
   command->add_option("--steps", options->steps, "Run until this step (a restart continues to it)")
       ->required()
-      ->check(CLI::NonNegativeNumber);
-  given.dt = command->add_option("--dt", options->physics.dt, "Time step (fixed)");
-  given.theta = command->add_option("--theta", options->physics.forces.theta, "Barnes-Hut opening angle")
-                    ->capture_default_str();
-  given.softening = command->add_option("--softening", options->physics.forces.softening, "Plummer softening length")
-                        ->capture_default_str();
-  given.gravity = command->add_option("--gravity", options->physics.forces.gravity, "Gravitational constant G")
-                      ->capture_default_str();
-  given.leaf_size = command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
-                        ->capture_default_str()
-                        ->check(CLI::PositiveNumber);
-  given.potential_theta = command->add_option(
-      "--potential-theta", options->physics.potential_theta,
-      fmt::format("Opening angle of the potential energy diagnostic (default: 0, exact, up to {} bodies; "
-                  "else --theta)",
-                  exact_potential_bodies));
+      ->check(at_least(std::int64_t{0}));
+  given.dt = command->add_option("--dt", options->physics.dt, "Time step (fixed)")
+                 ->check(positive<double>());
+  given.theta =
+      command->add_option("--theta", options->physics.forces.theta, "Barnes-Hut opening angle")
+          ->capture_default_str()
+          ->check(at_least<Coordinate>(0));
+  given.softening =
+      command
+          ->add_option("--softening", options->physics.forces.softening, "Plummer softening length")
+          ->capture_default_str()
+          ->check(at_least<Coordinate>(0));
+  given.gravity =
+      command->add_option("--gravity", options->physics.forces.gravity, "Gravitational constant G")
+          ->capture_default_str()
+          ->check(finite<Coordinate>());
+  given.leaf_size =
+      command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
+          ->capture_default_str()
+          ->check(at_least(1));
+  given.potential_theta =
+      command
+          ->add_option("--potential-theta", options->physics.potential_theta,
+                       fmt::format("Opening angle of the potential energy diagnostic "
+                                   "(default: 0, exact, up to {} bodies; else --theta)",
+                                   exact_potential_bodies))
+          ->check(at_least<Coordinate>(0));
   command->add_option("--strategy", options->strategy,
                       "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
                           " (recursive: host backends only); all give the same forces")
       ->capture_default_str();
-  command->add_option("--snapshot-every", options->snapshot_every,
-                      "Snapshot every K steps (0: only the first and the last state)")
+  command
+      ->add_option("--snapshot-every", options->snapshot_every,
+                   "Snapshot every K steps (0: only the first and the last state)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--checkpoint-every", options->checkpoint_every, "Checkpoint every M steps (0: never by count)")
+      ->check(at_least(std::int64_t{0}));
+  command
+      ->add_option("--checkpoint-every", options->checkpoint_every,
+                   "Checkpoint every M steps (0: never by count)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--checkpoint-seconds", options->checkpoint_seconds,
-                      "Checkpoint after a step once T seconds have passed since the last (0: never by time)")
-      ->capture_default_str();
-  command->add_option("--timings", options->timings, "Write per-phase timings and the drifts as JSON to FILE");
+      ->check(at_least(std::int64_t{0}));
+  command
+      ->add_option(
+          "--checkpoint-seconds", options->checkpoint_seconds,
+          "Checkpoint after a step once T seconds have passed since the last (0: never by time)")
+      ->capture_default_str()
+      ->check(at_least(0.0));
+  command
+      ->add_option("--timings", options->timings,
+                   "Write per-phase timings and the drifts as JSON to FILE")
+      ->check(file_name());
   command->add_flag("-q,--quiet", options->quiet, "No progress line and no per-snapshot log");
-  command->add_option("--progress-seconds", options->progress_seconds,
-                      "Seconds between progress lines when stderr is not a terminal")
-      ->capture_default_str();
+  command
+      ->add_option("--progress-seconds", options->progress_seconds,
+                   "Seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str()
+      ->check(positive<double>());
   add_runtime_options(*command, options->runtime);
   command->footer(
       "Files in the run directory, named by step: snapshot_NNNNNN.h5 (SWIFT/GADGET: /Header Time, "
-      "/PartType1/Coordinates, Velocities, Masses, ParticleIDs, Potentials; diagnostics as /RunMetadata "
-      "attributes) and checkpoint_NNNNNN.h5 (the newest two kept). All are written atomically. A run killed at "
-      "any moment resumes with --restart DIR and ends bit-identical to an uninterrupted run on the same backend.");
+      "/PartType1/Coordinates, Velocities, Masses, ParticleIDs, Potentials; diagnostics as "
+      "/RunMetadata "
+      "attributes) and checkpoint_NNNNNN.h5 (the first before the first snapshot, the last, and by "
+      "--checkpoint-every "
+      "or --checkpoint-seconds; the newest two kept). All are written atomically. A run killed at "
+      "any moment resumes "
+      "with --restart DIR and ends bit-identical to an uninterrupted run on the same backend; "
+      "before its first "
+      "checkpoint was complete, --restart DIR needs the initial conditions and --dt again (give "
+      "--restart DIR with "
+      "every option in a job that may be requeued: it starts the run or continues it).");
 
   command->callback([options, given] {
     validate(*options, given);
@@ -317,32 +365,53 @@ void add_nbody_command(CLI::App& app) {
     settings.output.checkpoint_every = options->checkpoint_every;
     settings.output.checkpoint_seconds = options->checkpoint_seconds;
     settings.last_step = options->steps;
+    settings.warn = warn;
+    std::string const& directory = settings.output.directory;
+    check_timings(options->timings, directory);
     KokkosSession session(options->runtime);
     settings.backend = to_string(session.backend());
     nbody::Progress progress(stderr, !options->quiet, options->progress_seconds);
-    nbody::RunResult result;
+
+    // A restart continues from the newest complete checkpoint; without one (a
+    // run killed before its first checkpoint was complete) it starts from the
+    // initial conditions, which must then be given again, as a fresh run does.
+    std::optional<nbody::Checkpoint> checkpoint;
     if (restarting) {
-      require_timings_directory(options->timings);
-      if (int const removed = nbody::remove_abandoned_temporaries(settings.output.directory); removed > 0)
+      if (int const removed = nbody::remove_abandoned_temporaries(directory); removed > 0)
         warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
-      nbody::Checkpoint const checkpoint = nbody::read_latest_checkpoint(settings.output.directory, warn);
-      require_same_trajectory(*options, given, checkpoint);
-      if (checkpoint.backend != settings.backend)
-        warn(fmt::format("the checkpoint was written on backend {}: continuing on {} is valid but rounds "
-                         "differently from an uninterrupted run",
-                         checkpoint.backend, settings.backend));
-      if (options->steps <= checkpoint.step) {
-        fmt::print("nbody: the checkpoint in {} is at step {}, at or beyond --steps {}: nothing to do.\n",
-                   settings.output.directory, checkpoint.step, options->steps);
+      checkpoint = nbody::read_latest_checkpoint(directory, warn);
+      if (!checkpoint &&
+          (given.dt->count() == 0 || (given.ics->count() == 0 && given.plummer->count() == 0)))
+        throw InputError(
+            "--restart " + directory +
+            ": no complete checkpoint to resume from (the run was killed before its first "
+            "checkpoint "
+            "was complete, or never started): give its initial conditions (--ics or --plummer) and "
+            "--dt to start it from the beginning");
+    }
+    if (!checkpoint)
+      nbody::check_fresh_directory(directory, restarting ? "--restart" : "-o");
+
+    nbody::RunResult result;
+    if (checkpoint) {
+      require_same_trajectory(*options, given, *checkpoint);
+      if (checkpoint->backend != settings.backend)
+        warn(fmt::format(
+            "the checkpoint was written on backend {}: continuing on {} is valid but rounds "
+            "differently from an uninterrupted run",
+            checkpoint->backend, settings.backend));
+      if (options->steps <= checkpoint->step) {
+        fmt::print(
+            "nbody: the checkpoint in {} is at step {}, at or beyond --steps {}: nothing to do.\n",
+            directory, checkpoint->step, options->steps);
         return;
       }
-      settings.configuration = checkpoint.configuration;
-      progress.log(fmt::format("resuming from {}", nbody::checkpoint_path(settings.output.directory, checkpoint.step)));
-      result = run(session.backend(), strategy, settings, nullptr, &checkpoint, progress);
+      settings.configuration = checkpoint->configuration;
+      progress.log(
+          fmt::format("resuming from {}", nbody::checkpoint_path(directory, checkpoint->step)));
+      result = run(session.backend(), strategy, settings, nullptr, &*checkpoint, progress);
     } else {
       io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
-      nbody::prepare_fresh_directory(settings.output.directory);
-      require_timings_directory(options->timings);
       settings.configuration = options->physics;
       settings.configuration.initial_conditions = describe_initial_conditions(*options, given);
       settings.configuration.initial_time = initial_conditions.time;
@@ -350,6 +419,8 @@ void add_nbody_command(CLI::App& app) {
       if (given.potential_theta->count() == 0)
         settings.configuration.potential_theta =
             settings.configuration.bodies <= exact_potential_bodies ? 0.0f : options->physics.forces.theta;
+      if (restarting)
+        progress.log("no complete checkpoint in " + directory + ": starting from the beginning");
       result = run(session.backend(), strategy, settings, &initial_conditions, nullptr, progress);
     }
     std::string const strategy_name = std::visit([](auto tag) { return std::string(decltype(tag)::name); }, strategy);

@@ -3,8 +3,6 @@
 #include <treetrav/version.hpp>
 
 #include <cmath>
-#include <filesystem>
-#include <system_error>
 
 namespace treetrav::cli {
 namespace {
@@ -79,17 +77,25 @@ std::string parameters_text(io::Metadata const& parameters) {
 }  // namespace
 
 void add_run_options(CLI::App& command, RunOptions& options) {
-  command.add_option("-o,--output", options.output, "Results HDF5 file (written atomically)")->required();
+  command
+      .add_option("-o,--output", options.output,
+                  "Results HDF5 file (written atomically; a symbolic link is followed, an input is "
+                  "refused)")
+      ->required()
+      ->check(file_name());
   command
       .add_option("--strategy", options.strategy,
                   "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
                       " (recursive: host backends only)")
       ->capture_default_str();
-  command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")->capture_default_str();
+  command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
+      ->check(at_least(1))
+      ->capture_default_str();
   command
       .add_option("--profile-depth", options.profile_depth,
-                  "hybrid: depth of the profiled top tree (0: automatic, 8 for binary trees, 3 for octrees)")
-      ->check(CLI::Range(0, max_tree_depth))
+                  "hybrid: depth of the profiled top tree (0: automatic, 8 for binary trees, 3 for "
+                  "octrees)")
+      ->check(in_range(0, max_tree_depth))
       ->capture_default_str();
   command
       .add_option("--sort", options.sort,
@@ -104,16 +110,6 @@ HostStrategy strategy_from(RunOptions const& options) {
   HostStrategy strategy = parse_host_strategy(options.strategy);
   if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
   return strategy;
-}
-
-void require_output_directory(std::string const& path) {
-  namespace fs = std::filesystem;
-  fs::path const target(path);
-  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(directory, error))
-    throw InputError("-o " + path + ": directory '" + directory.string() + "' does not exist");
-  if (fs::is_directory(target, error)) throw InputError("-o " + path + " is a directory");
 }
 
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output) {

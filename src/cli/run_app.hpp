@@ -35,9 +35,6 @@ void add_run_options(CLI::App& command, RunOptions& options);
 // The --strategy tag, with its options (the hybrid profile depth) applied.
 HostStrategy strategy_from(RunOptions const& options);
 
-// Fails before any work when -o could not be written anyway.
-void require_output_directory(std::string const& path);
-
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
 struct RunRecord {

@@ -202,9 +202,11 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
   auto* sub = app.add_subcommand(command.name, command.description);
   auto options = std::make_shared<SearchOptions>();
   sub->add_option("--reference", options->reference, "Reference point set (HDF5 points file)")
-      ->required();
+      ->required()
+      ->check(file_name());
   auto* queries =
-      sub->add_option("--queries", options->queries, "Query point set (HDF5 points file)");
+      sub->add_option("--queries", options->queries, "Query point set (HDF5 points file)")
+          ->check(file_name());
   auto* self = sub->add_flag("--self", options->self,
                              "Query the reference set against itself; each point excludes itself "
                              "(so its own distance 0 or count is not reported)");
@@ -213,12 +215,14 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     options->k = 8;
     sub->add_option("-k", options->k,
                     "Neighbours per query (1.." + std::to_string(max_neighbors) + ")")
+        ->check(in_range(1, max_neighbors))
         ->capture_default_str();
   }
   if (takes_radius(command.kind))
     sub->add_option("-r,--radius", options->radius,
                     "Reference points within this distance count (inclusive)")
-        ->required();
+        ->required()
+        ->check(positive<Coordinate>());
   add_run_options(*sub, options->run);
   sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
               (command.kind == SearchKind::pc ? "/Results/Counts (n_queries)."
@@ -236,7 +240,10 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     if (options->queries.empty() && !options->self)
       throw InputError("give --queries FILE or --self");
     HostStrategy const strategy = strategy_from(options->run);
-    require_output_directory(options->run.output);
+    std::vector<FileOption> input_files{{"--reference", options->reference}};
+    if (!options->self)
+      input_files.push_back({"--queries", options->queries});
+    check_output_file({"-o", options->run.output}, input_files);
     KokkosSession session(options->run.runtime);
 
     RunRecord record;

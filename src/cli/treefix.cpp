@@ -11,10 +11,7 @@
 
 #include <fmt/core.h>
 
-#include <filesystem>
-#include <limits>
 #include <memory>
-#include <system_error>
 #include <vector>
 
 namespace treetrav::cli {
@@ -37,18 +34,6 @@ struct GenerateTreeOptions {
   std::string output;
   RuntimeOptions runtime;
 };
-
-// Fails before any work when the output could not be written anyway.
-void require_writable_destination(std::string const& path) {
-  namespace fs = std::filesystem;
-  fs::path const target(path);
-  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(directory, error))
-    throw InputError("-o " + path + ": directory '" + directory.string() + "' does not exist");
-  if (fs::is_directory(target, error))
-    throw InputError("-o " + path + " is a directory");
-}
 
 // Seconds taken by f, with the space drained before and after.
 template <class ExecutionSpace, class F>
@@ -122,7 +107,7 @@ io::TreefixResultFile run_treefix(ExecutionSpace const& space, TreefixOptions co
 }
 
 void treefix_command(TreefixOptions const& options) {
-  require_writable_destination(options.output);
+  check_output_file({"-o", options.output}, {{"--input", options.input}});
   KokkosSession session(options.runtime);
   auto const file = io::read_tree(options.input);
   Treefix const kind = options.treefix == "rootfix" ? Treefix::rootfix : Treefix::leaffix;
@@ -152,7 +137,7 @@ void generate_tree_command(GenerateTreeOptions const& options, CLI::Option const
   TreeShape const shape = shape_named(options.shape);
   if (arity->count() > 0 && shape != TreeShape::kary)
     throw InputError("--arity does not apply to --shape " + options.shape);
-  require_writable_destination(options.output);
+  check_output_file({"-o", options.output}, {});
   KokkosSession session(options.runtime);
   Kokkos::DefaultHostExecutionSpace const host;
   io::TreeFile file;
@@ -202,9 +187,14 @@ void add_treefix_commands(CLI::App& app) {
       ->check(CLI::IsMember({"bfs", "euler", "auto"}))
       ->capture_default_str();
   treefix->add_option("--input", options->input, "Tree file (/Tree/Parent, optional /Tree/Weight)")
-      ->required();
-  treefix->add_option("-o,--output", options->output, "Result file (HDF5, written atomically)")
-      ->required();
+      ->required()
+      ->check(file_name());
+  treefix
+      ->add_option(
+          "-o,--output", options->output,
+          "Result file (HDF5, written atomically; a symbolic link is followed, the input refused)")
+      ->required()
+      ->check(file_name());
   add_runtime_options(*treefix, options->runtime);
   treefix->callback([options] { treefix_command(*options); });
 
@@ -220,21 +210,23 @@ void add_treefix_commands(CLI::App& app) {
       ->check(CLI::IsMember(shape_names));
   generate->add_option("-n", generate_options->n, "Number of vertices")
       ->required()
-      ->check(CLI::Range(Index{1}, max_tree_vertices));
+      ->check(in_range(Index{1}, max_tree_vertices));
   generate->add_option("--seed", generate_options->seed, "Seed (random, grid, rgg)")
-      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()))
+      ->check(at_least(std::int64_t{0}))
       ->capture_default_str();
   auto* arity =
       generate->add_option("--arity", generate_options->arity, "Children per vertex (kary)")
-          ->check(CLI::PositiveNumber)
+          ->check(at_least(1))
           ->capture_default_str();
   generate
       ->add_option("--weights", generate_options->weights, "uniform in [0, 1) (float64), or none")
       ->check(CLI::IsMember({"uniform", "none"}))
       ->capture_default_str();
   generate
-      ->add_option("-o,--output", generate_options->output, "Tree file (HDF5, written atomically)")
-      ->required();
+      ->add_option("-o,--output", generate_options->output,
+                   "Tree file (HDF5, written atomically; a symbolic link is followed)")
+      ->required()
+      ->check(file_name());
   add_runtime_options(*generate, generate_options->runtime, false);
   generate->callback(
       [generate_options, arity] { generate_tree_command(*generate_options, arity); });

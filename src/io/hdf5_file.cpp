@@ -7,13 +7,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 namespace treetrav::io {
@@ -24,8 +29,51 @@ std::string hdf5_library_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
+std::string output_target(std::string const& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  if (path.empty() || !target.has_filename())
+    throw InputError("'" + path + "': not a file name");
+  std::error_code error;
+  // Follow the chain of links, even a dangling one (its target is created).
+  for (int links = 0; fs::is_symlink(target, error); ++links) {
+    if (links == 40)
+      throw InputError(path + ": too many levels of symbolic links");
+    fs::path const next = fs::read_symlink(target, error);
+    if (error)
+      throw InputError(fmt::format("{}: cannot read the link: {}", path, error.message()));
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  std::string const via =
+      target == fs::path(path) ? "" : fmt::format(" (the link leads to {})", target.string());
+  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(directory, error))
+    throw InputError(
+        fmt::format("{}: directory '{}' does not exist{}", path, directory.string(), via));
+  if (fs::is_directory(target, error))
+    throw InputError(fmt::format("{} is a directory{}", path, via));
+  auto const links = fs::exists(target, error) ? fs::hard_link_count(target, error) : 1;
+  if (!error && links > 1)
+    throw InputError(fmt::format("{}{} has {} hard links: replacing it would leave the other names "
+                                 "with the old contents; remove it "
+                                 "or choose another name",
+                                 path, via, links));
+  return (directory / target.filename()).string();
+}
+
 namespace detail {
 namespace {
+
+// The test hooks of write_atomically (see io/hdf5.hpp): say so, then sleep.
+void pause_if_testing(char const* variable, char const* where,
+                      std::filesystem::path const& target) {
+  char const* const name = std::getenv(variable);
+  if (name == nullptr || target.filename() != name)
+    return;
+  std::fprintf(stderr, "treetrav: test hook: paused %s the write of %s\n", where, name);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+}
 
 // C++ type -> HDF5 memory type and the explicit little-endian type on disk.
 template <class T>
@@ -312,6 +360,42 @@ void require_positive(FileReader const& reader, std::string const& dataset,
                                        array.values[i]));
 }
 
+void require_attribute_agrees(FileReader const& reader, std::string const& object,
+                              std::string const& name, std::size_t index, double expected,
+                              std::string const& what) {
+  if (!reader.has_attribute(object, name))
+    return;
+  auto const values = reader.read_numbers(object, name);
+  if (index >= values.size())
+    reader.fail(object, fmt::format("attribute {} has {} values, not the {} expected", name,
+                                    values.size(), index + 1));
+  if (values[index] != expected)
+    reader.fail(object,
+                fmt::format("attribute {}{} is {} but {} is {}: the file contradicts itself", name,
+                            values.size() > 1 ? fmt::format("[{}]", index) : "", values[index],
+                            what, expected));
+}
+
+void require_unique(FileReader const& reader, std::string const& dataset,
+                    Array<std::int64_t> const& ids) {
+  auto const& id = ids.values;
+  std::vector<std::size_t> rows(id.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  // Equal ids end up adjacent in row order; the second row of each run repeats its first.
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](std::size_t a, std::size_t b) { return id[a] < id[b]; });
+  std::size_t repeat = id.size(), original = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (id[rows[i]] == id[rows[i - 1]] && rows[i] < repeat &&
+        (i == 1 || id[rows[i - 2]] != id[rows[i]])) {
+      repeat = rows[i];
+      original = rows[i - 1];
+    }
+  if (repeat < id.size())
+    reader.fail(dataset, fmt::format("id {} appears at rows {} and {}: particle ids must differ",
+                                     id[repeat], original, repeat));
+}
+
 // ---------------------------------------------------------------- writing
 
 void FileWriter::fail(std::string const& object, std::string const& problem) const {
@@ -382,23 +466,20 @@ void FileWriter::write_metadata(std::string const& group, Metadata const& metada
 void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
   namespace fs = std::filesystem;
   QuietErrors const quiet;
-  fs::path const target(path);
-  if (!target.has_filename()) throw InputError(path + ": not a file name");
-  fs::path const directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(directory, error))
-    throw InputError(fmt::format("{}: directory {} does not exist", path, directory.string()));
-
+  fs::path const target = output_target(path);
   // Same directory as the target, so the final rename never crosses file systems.
   fs::path const temporary =
-      directory / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  pause_if_testing("TREETRAV_TEST_PAUSE_BEFORE_WRITE", "before", target);
   Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
+  std::error_code error;
   try {
     FileWriter writer(file.get(), path);
     fill(writer);
+    pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", target);
     if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
-    if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    if (std::rename(temporary.c_str(), target.c_str()) != 0)
       throw InputError(fmt::format("{}: cannot replace it: {}", path, std::strerror(errno)));
   } catch (...) {
     file.close();

@@ -129,6 +129,19 @@ template <class T>
 void require_positive(FileReader const& reader, std::string const& dataset,
                       Array<T> const& array);
 
+// Files are checked against themselves. An attribute that restates a count or
+// shape of the data (NumPoints, Dimension, NumPart_Total, NumVertices, ...) may
+// be absent; present, value `index` of it (a scalar's only value) must be
+// `expected`, else InputError naming the attribute and `what` ("the rows of
+// /Points/Coordinates").
+void require_attribute_agrees(FileReader const& reader, std::string const& object,
+                              std::string const& name, std::size_t index, double expected,
+                              std::string const& what);
+// Particle ids must differ: InputError naming the first id that repeats (in
+// row order) and both of its rows.
+void require_unique(FileReader const& reader, std::string const& dataset,
+                    Array<std::int64_t> const& ids);
+
 // Writes into an open (temporary) file; errors name the final path.
 class FileWriter {
  public:

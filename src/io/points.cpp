@@ -50,11 +50,16 @@ HostPointSet read_points(std::string const& path) {
     in.fail(coordinates_dataset, fmt::format("has {} columns: the dimension must be in 1..{}",
                                              coordinates.columns(), max_dimension));
   detail::require_finite(in, coordinates_dataset, coordinates);
+  detail::require_attribute_agrees(in, points_group, "NumPoints", 0, coordinates.rows(),
+                                   std::string("the number of rows of ") + coordinates_dataset);
+  detail::require_attribute_agrees(in, points_group, "Dimension", 0, coordinates.columns(),
+                                   std::string("the number of columns of ") + coordinates_dataset);
 
   HostPointSet points(detail::to_matrix(coordinates, "treetrav::io::points::coordinates"));
   if (in.exists(ids_dataset)) {
     auto const ids = in.read<ParticleId>(ids_dataset, 1);
     detail::require_rows(in, ids_dataset, ids, coordinates.rows(), coordinates_dataset);
+    detail::require_unique(in, ids_dataset, ids);
     points.ids = detail::to_vector(ids, "treetrav::io::points::ids");
   }
   return points;

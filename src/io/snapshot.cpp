@@ -165,6 +165,19 @@ Snapshot read_snapshot(std::string const& path) {
 
   auto const id = in.read<ParticleId>(ids.dataset, 1);
   detail::require_rows(in, ids.dataset, id, n, coordinates.dataset);
+  detail::require_unique(in, ids.dataset, id);
+  // The GADGET header's counts (when present) describe this file's bodies.
+  std::string const bodies = std::string("the number of rows of ") + coordinates.dataset;
+  detail::require_attribute_agrees(in, header_group, "NumPart_ThisFile", particle_type, n, bodies);
+  detail::require_attribute_agrees(in, header_group, "NumPart_Total", particle_type,
+                                   n & 0xffffffffu, "the low 32 bits of " + bodies);
+  detail::require_attribute_agrees(in, header_group, "NumPart_Total_HighWord", particle_type,
+                                   n >> 32, "the high 32 bits of " + bodies);
+  detail::require_attribute_agrees(in, header_group, "Dimension", 0, 3,
+                                   "the number of columns of " + std::string(coordinates.dataset));
+  detail::require_attribute_agrees(in, header_group, "NumFilesPerSnapshot", 0, 1,
+                                   "the number of files treetrav reads (one: a snapshot split into "
+                                   "several files is not read)");
 
   Snapshot snapshot;
   if (in.exists(potentials.dataset)) {

@@ -70,6 +70,10 @@ TreeFile read_tree(std::string const& path) {
   } catch (InputError const& error) {
     in.fail(parent_dataset, error.what());
   }
+  detail::require_attribute_agrees(in, tree_group, "NumVertices", 0, file.tree.size(),
+                                   std::string("the length of ") + parent_dataset);
+  detail::require_attribute_agrees(in, tree_group, "Height", 0, file.tree.height(),
+                                   std::string("the height of the tree of ") + parent_dataset);
   if (in.exists(weight_dataset)) {
     auto const weights = in.read<double>(weight_dataset, 1);
     detail::require_rows(in, weight_dataset, weights, parents.extent(0), parent_dataset);

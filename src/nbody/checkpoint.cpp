@@ -7,12 +7,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <system_error>
-#include <thread>
 
 namespace treetrav::nbody {
 namespace {
@@ -48,12 +45,6 @@ std::vector<std::int64_t> steps_of(std::string const& directory, char const* kin
   return steps;
 }
 
-void pause_if_testing(std::int64_t step) {
-  char const* const pause_step = std::getenv("TREETRAV_TEST_PAUSE_IN_CHECKPOINT");
-  if (pause_step != nullptr && std::to_string(step) == pause_step)
-    std::this_thread::sleep_for(std::chrono::seconds(60));
-}
-
 }  // namespace
 
 std::string snapshot_path(std::string const& directory, std::int64_t step) {
@@ -83,7 +74,6 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
     add_to_metadata(initial, checkpoint.initial);
     out.write_metadata(initial_group, initial);
     io::detail::write_matrix(out, coordinates, state.coordinates);
-    pause_if_testing(checkpoint.step);
     io::detail::write_matrix(out, velocities, state.velocities);
     io::detail::write_vector(out, masses, state.masses);
     io::detail::write_vector(out, ids, state.ids);
@@ -122,6 +112,7 @@ Checkpoint read_checkpoint(std::string const& path) {
   io::detail::require_positive(in, masses, mass);
   auto const id = in.read<ParticleId>(ids, 1);
   io::detail::require_rows(in, ids, id, n, coordinates);
+  io::detail::require_unique(in, ids, id);
   auto const acceleration = in.read<float>(accelerations, 2);
   io::detail::require_rows(in, accelerations, acceleration, n, coordinates);
   io::detail::require_columns(in, accelerations, acceleration, 3);
@@ -136,10 +127,14 @@ Checkpoint read_checkpoint(std::string const& path) {
   return checkpoint;
 }
 
-Checkpoint read_latest_checkpoint(std::string const& directory,
-                                  std::function<void(std::string const&)> const& warn) {
-  std::error_code error;
-  if (!fs::is_directory(directory, error)) throw InputError("--restart " + directory + ": not a directory");
+bool is_run_file(std::string const& file_name) {
+  static std::regex const pattern("(snapshot|checkpoint)_[0-9]{6,}\\.h5");
+  return std::regex_match(file_name, pattern);
+}
+
+std::optional<Checkpoint>
+read_latest_checkpoint(std::string const& directory,
+                       std::function<void(std::string const&)> const& warn) {
   auto const steps = steps_of(directory, "checkpoint");
   for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
     std::string const path = checkpoint_path(directory, *step);
@@ -151,7 +146,7 @@ Checkpoint read_latest_checkpoint(std::string const& directory,
       warn(fmt::format("skipping unreadable checkpoint: {}", e.what()));
     }
   }
-  throw InputError("--restart " + directory + ": no complete checkpoint to resume from");
+  return std::nullopt;
 }
 
 void remove_old_checkpoints(std::string const& directory, int keep) {
@@ -162,17 +157,38 @@ void remove_old_checkpoints(std::string const& directory, int keep) {
   }
 }
 
-void prepare_fresh_directory(std::string const& directory) {
+void check_fresh_directory(std::string const& directory, std::string const& option) {
+  std::error_code error;
+  if (!fs::exists(directory, error)) {
+    // It will be created with its parents: the nearest existing one must be a directory.
+    fs::path ancestor = fs::absolute(directory, error).parent_path();
+    while (!ancestor.empty() && !fs::exists(ancestor, error) && ancestor != ancestor.root_path())
+      ancestor = ancestor.parent_path();
+    if (!fs::is_directory(ancestor, error))
+      throw InputError(fmt::format("{} {}: cannot be created ({} is not a directory)", option,
+                                   directory, ancestor.string()));
+    return;
+  }
+  if (!fs::is_directory(directory, error))
+    throw InputError(option + " " + directory + " is not a directory");
+  if (!steps_of(directory, "checkpoint").empty())
+    throw InputError(option + " " + directory +
+                     " holds checkpoints of an earlier run: continue it with --restart " +
+                     directory + ", or choose another directory");
+  if (!steps_of(directory, "snapshot").empty())
+    throw InputError(
+        option + " " + directory +
+        " holds snapshots of an earlier run but no checkpoint to continue from: choose another "
+        "directory");
+}
+
+int prepare_fresh_directory(std::string const& directory) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (!fs::is_directory(directory, error))
-    throw InputError("--output " + directory + ": cannot create the directory");
-  if (!steps_of(directory, "checkpoint").empty())
-    throw InputError("--output " + directory +
-                     " holds checkpoints of an earlier run: continue it with --restart " + directory +
-                     ", or choose another directory");
-  if (!steps_of(directory, "snapshot").empty())
-    throw InputError("--output " + directory + " holds snapshots of an earlier run: choose another directory");
+    throw InputError(
+        fmt::format("{}: cannot create the directory ({})", directory, error.message()));
+  return remove_abandoned_temporaries(directory);
 }
 
 int remove_abandoned_temporaries(std::string const& directory) {

@@ -2,6 +2,8 @@
 
 #include "required_attributes.hpp"
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -51,12 +53,31 @@ Diagnostics measure(io::Snapshot const& snapshot) {
 }
 
 Drift drift(Diagnostics const& initial, Diagnostics const& now) {
+  // A change measured against a scale of 0 stays absolute (a body at rest, a system without
+  // energy).
+  auto const relative = [](double change, double scale) {
+    return scale != 0 ? change / scale : change;
+  };
   Drift drift;
-  drift.energy = (now.total_energy() - initial.total_energy()) / std::abs(initial.total_energy());
-  drift.momentum = norm(difference(now.momentum, initial.momentum)) / initial.momentum_scale;
+  drift.energy =
+      relative(now.total_energy() - initial.total_energy(), std::abs(initial.total_energy()));
+  drift.momentum =
+      relative(norm(difference(now.momentum, initial.momentum)), initial.momentum_scale);
   drift.angular_momentum =
-      norm(difference(now.angular_momentum, initial.angular_momentum)) / initial.angular_momentum_scale;
+      relative(norm(difference(now.angular_momentum, initial.angular_momentum)),
+               initial.angular_momentum_scale);
   return drift;
+}
+
+std::string describe(Drift const& drift, Diagnostics const& initial) {
+  auto const absolute = [](double scale) {
+    return scale != 0 ? "" : " (absolute: the initial scale is 0)";
+  };
+  return fmt::format(
+      "energy drift {:+.3e}{}, momentum drift {:.2e}{}, angular momentum drift {:.2e}{}",
+      drift.energy, absolute(initial.total_energy()), drift.momentum,
+      absolute(initial.momentum_scale), drift.angular_momentum,
+      absolute(initial.angular_momentum_scale));
 }
 
 void add_to_metadata(io::Metadata& metadata, Diagnostics const& d, std::string const& prefix) {

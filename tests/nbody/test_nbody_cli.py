@@ -3,22 +3,29 @@
 
     /usr/bin/python3 tests/nbody/test_nbody_cli.py TREETRAV PLOT_SCRIPT
 
-- kill and restart: a run SIGKILLed mid-checkpoint-write (a test hook pauses the
-  writer inside its temporary file), between steps, and at start-up, resumed
-  each time with --restart, ends with snapshots and checkpoint bit-identical
-  to an uninterrupted run (datasets and attributes compared with h5py);
+- kill and restart: a run SIGKILLed at start-up, then before and inside the
+  write of every file it makes (test hooks pause the writer there), resumed
+  each time with --restart (with the full options: the first kills come before
+  any checkpoint is complete), ends with snapshots and checkpoints
+  bit-identical to an uninterrupted run (datasets and attributes compared with
+  h5py);
 - snapshots read back with h5py carry the SWIFT/GADGET names and diagnostics;
-- mistakes and a diverging run fail with a message and write nothing;
+- mistakes fail with exit 2 and a message and leave no directory or file; a
+  diverging run says what it leaves (the files complete before it diverged);
+- no "nan" in any summary, log, timings or file of a valid run (one body at
+  rest, a Plummer sphere of one body: drifts from 0 are absolute);
 - the progress line: plain lines in a pipe, rewritten (\\r) on a terminal,
   none with --quiet; --timings JSON; ICs from a file; the plotting script.
 Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on failure.
 """
 
 import json
+import math
 import os
 import pathlib
 import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -93,63 +100,67 @@ check("snapshots at 0, 20, 40, 60 and the newest two checkpoints",
                              "snapshot_000020.h5", "snapshot_000040.h5", "snapshot_000060.h5", "timings.json"],
       listing(reference))
 check("--quiet: no progress on stderr", result.stderr == "", result.stderr)
-check("summary on stdout", "1500 bodies, steps 0 to 60" in result.stdout and "Energy drift" in result.stdout,
+check("summary on stdout", "1500 bodies, steps 0 to 60" in result.stdout and "energy drift" in result.stdout,
       result.stdout)
 
 # ------------------------------------------------------------ kill and restart
 run = work / "run"
+# The full options: before the first checkpoint is complete, --restart starts from the initial conditions.
+RESTART = ["--restart", run, *RUN]
+FILES = ["checkpoint_000000.h5", "snapshot_000000.h5", "checkpoint_000010.h5", "snapshot_000020.h5",
+         "checkpoint_000020.h5", "checkpoint_000030.h5", "snapshot_000040.h5", "checkpoint_000040.h5",
+         "checkpoint_000050.h5", "snapshot_000060.h5", "checkpoint_000060.h5"]
 
 
-def start(*args, pause_at=None):
+def start(*args, pause=None):
+    """Starts treetrav nbody; pause = (where, file name) arms a test hook ("BEFORE" or "IN")."""
     env = dict(ENV)
-    if pause_at is not None:
-        env["TREETRAV_TEST_PAUSE_IN_CHECKPOINT"] = str(pause_at)
+    if pause is not None:
+        env[f"TREETRAV_TEST_PAUSE_{pause[0]}_WRITE"] = pause[1]
     return subprocess.Popen([TREETRAV, "nbody", *map(str, args)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
-def kill_when(process, ready, timeout=60):
-    """SIGKILLs `process` as soon as ready() holds (or when it ends first); returns (killed, stderr)."""
+def kill_at_pause(process, timeout=60):
+    """SIGKILLs `process` once its test hook says it paused; returns (paused, stderr so far)."""
     deadline = time.monotonic() + timeout
-    while process.poll() is None and time.monotonic() < deadline:
-        if ready():
+    seen = ""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen += line
+        if "test hook: paused" in line:
             process.send_signal(signal.SIGKILL)
-            return True, process.communicate()[1]
-        time.sleep(0.002)
-    return False, process.communicate()[1]
+            process.wait()
+            return True, seen
+    process.kill()
+    return False, seen + process.communicate()[1]
 
 
-def temporary(step):
-    return lambda: any(run.glob(f".checkpoint_{step:06d}.h5.tmp.*"))
-
-
-def complete(step):
-    return lambda: (run / f"checkpoint_{step:06d}.h5").exists()
-
-
-# 1. Mid-write: the writer of checkpoint 20 pauses inside its temporary file.
-killed, _ = kill_when(start(*RUN, "--threads", 1, "-o", run, pause_at=20), temporary(20))
-check("killed inside the temporary file of checkpoint 20", killed)
-check("the killed write left only a temporary behind",
-      not (run / "checkpoint_000020.h5").exists() and temporary(20)(), listing(run))
-restart = ["--restart", run, "--steps", 60, "--snapshot-every", 20, "--checkpoint-every", 10]
-# 2. At start-up, before it could do anything.
-kill_when(start(*restart, "--threads", 1), lambda: True)
-# 3. Between steps: right after checkpoint 30 is complete.
-killed, stderr = kill_when(start(*restart, "--threads", 1), complete(30))
-check("killed after checkpoint 30", killed, stderr)
-check("the restart resumed from checkpoint 10 (20 was never completed)",
-      f"resuming from {run / 'checkpoint_000010.h5'}" in stderr, stderr)
-# 4. Wherever it is a third of a run later (stepping, or writing a snapshot or checkpoint).
-process = start(*restart, "--threads", 2)
-time.sleep(reference_seconds / 3)
-kill_when(process, lambda: True)
-# 5. To the end, on two threads (the state does not depend on the thread count).
-result = nbody(*restart, "--threads", 2)
+# At start-up, before it could do anything.
+process = start(*RESTART, "--threads", 1)
+process.send_signal(signal.SIGKILL)
+process.wait()
+check("killed at start-up: nothing to resume from", not run.exists() or not any(run.glob("checkpoint_*")))
+for index, name in enumerate(FILES):
+    threads = 1 + index % 2  # the state does not depend on the thread count
+    for where in ["BEFORE", "IN"]:
+        paused, stderr = kill_at_pause(start(*RESTART, "--threads", threads, pause=(where, name)))
+        check(f"killed {where.lower()} the write of {name}", paused, stderr)
+        temporaries = [p.name for p in run.glob(f".{name}.tmp.*")]
+        check(f"killed {where.lower()} {name}: {'a temporary only' if where == 'IN' else 'not started'}",
+              not (run / name).exists() and len(temporaries) == (1 if where == "IN" else 0), listing(run))
+        if index > 0 and where == "BEFORE":  # the instant after the previous file
+            check(f"killed after {FILES[index - 1]}: it is complete", (run / FILES[index - 1]).exists(), listing(run))
+result = nbody("--restart", run, "--steps", 60, "--threads", 2, "--quiet")
 check("the last restart completes", result.returncode == 0, result.stderr)
 check("no temporary left behind", not any(n.startswith(".") for n in listing(run)), listing(run))
 for name in ["snapshot_000000.h5", "snapshot_000020.h5", "snapshot_000040.h5", "snapshot_000060.h5",
-             "checkpoint_000060.h5"]:
+             "checkpoint_000050.h5", "checkpoint_000060.h5"]:
     differences = same_files(reference / name, run / name)
     check(f"{name} bit-identical to the uninterrupted run's", differences == "", differences)
 
@@ -192,6 +203,7 @@ check("--timings: per-phase seconds",
 
 
 def expect_failure(name, text, args, directory):
+    """Exit 2, `text` in stderr, and `directory` as it was (still absent if it was)."""
     before = listing(directory) if directory.exists() else None
     result = nbody(*args)
     check(f"{name}: exit 2", result.returncode == 2, result.stderr)
@@ -200,6 +212,12 @@ def expect_failure(name, text, args, directory):
     check(f"{name}: nothing written", before == after, (before, after))
 
 
+def generate_plummer(path, n, seed=9):
+    subprocess.run([TREETRAV, "generate", "--dist", "plummer", "-n", str(n), "--seed", str(seed), "-o", path],
+                   check=True, capture_output=True, env=ENV)
+
+
+SMALL = ["--plummer", 10, "--dt", 0.01, "--steps", 3, "--quiet"]
 expect_failure("restart with another --dt", "--dt 0.02 (the checkpoint has 0.01)",
                ["--restart", reference, "--steps", 80, "--dt", 0.02], reference)
 expect_failure("restart with other initial conditions", "initial conditions 'plummer n=1500 seed=6'",
@@ -208,23 +226,96 @@ expect_failure("fresh run over an earlier run", "holds checkpoints of an earlier
                [*RUN, "-o", reference], reference)
 empty = work / "empty"
 empty.mkdir()
-expect_failure("restart without checkpoints", "no complete checkpoint", ["--restart", empty, "--steps", 5], empty)
+expect_failure("restart without a checkpoint or initial conditions", "give its initial conditions",
+               ["--restart", empty, "--steps", 5], empty)
 expect_failure("no initial conditions", "--ics FILE or --plummer N", ["--dt", 0.1, "--steps", 5, "-o", empty], empty)
 expect_failure("missing ICs file", "does not exist",
                ["--ics", work / "missing.h5", "--dt", 0.1, "--steps", 5, "-o", empty], empty)
-expect_failure("non-positive dt", "--dt must be", ["--plummer", 10, "--dt", 0, "--steps", 5, "-o", empty], empty)
+expect_failure("non-positive dt", "--dt: must be a finite number > 0",
+               ["--plummer", 10, "--dt", 0, "--steps", 5, "-o", empty], empty)
+# Everything checkable is checked before the run directory is created.
+never = work / "never-created"
+expect_failure("--timings into a missing folder", "--timings", [*SMALL, "-o", never, "--timings",
+                                                                 work / "no-folder" / "t.json"], never)
+expect_failure("--timings naming a file of the run", "names a file of the run",
+               [*SMALL, "-o", never, "--timings", never / "checkpoint_000000.h5"], never)
+coincident = work / "coincident.h5"
+generate_plummer(coincident, 20)
+with h5py.File(coincident, "r+") as f:
+    f["PartType1/Coordinates"][1] = f["PartType1/Coordinates"][0]
+expect_failure("coincident bodies without softening: stopped at step 0", "step 0",
+               ["--ics", coincident, "--softening", 0, "--dt", 0.01, "--steps", 3, "-o", never], never)
+a_file = work / "a-file"
+a_file.write_text("not a directory")
+expect_failure("-o an existing file", "is not a directory", [*SMALL, "-o", a_file], never)
+check("-o an existing file: left as it was", a_file.read_text() == "not a directory")
 
+# A directory holding only the temporary of an interrupted first write is free for a fresh run.
+interrupted = work / "interrupted"
+interrupted.mkdir()
+(interrupted / ".checkpoint_000000.h5.tmp.12345").write_bytes(b"partial")
+result = nbody(*SMALL, "-o", interrupted)
+check("fresh run over an interrupted first write: runs", result.returncode == 0, result.stderr)
+check("fresh run over an interrupted first write: says it removed the temporary",
+      "removed 1 temporary file" in result.stderr, result.stderr)
+check("fresh run over an interrupted first write: the run's files only", listing(interrupted) ==
+      ["checkpoint_000000.h5", "checkpoint_000003.h5", "snapshot_000000.h5", "snapshot_000003.h5"],
+      listing(interrupted))
+
+# A run that diverges keeps what was complete before, and says so.
 diverging = work / "diverging"
 result = nbody("--plummer", 50, "--dt", 1e30, "--softening", 0, "--steps", 5, "-o", diverging, "--quiet")
 check("diverging run: exit 2", result.returncode == 2, result.stderr)
 check("diverging run: says why", "non-finite" in result.stderr and "step 1" in result.stderr, result.stderr)
-check("diverging run: only the valid initial snapshot", listing(diverging) == ["snapshot_000000.h5"],
+check("diverging run: says what stays", "keeps the snapshots and checkpoints completed before step 1" in
+      result.stderr, result.stderr)
+check("diverging run: the files of step 0 stay", listing(diverging) == ["checkpoint_000000.h5", "snapshot_000000.h5"],
       listing(diverging))
+
+# ------------------------------------------------------------ no nan in a valid run
+
+
+def non_finite(path):
+    """Names of the floating-point datasets and attributes of an HDF5 file that hold a NaN or infinity."""
+    return [k for k, v in flatten(path).items() if v.dtype.kind == "f" and not np.all(np.isfinite(v))]
+
+
+def json_non_finite(value):
+    if isinstance(value, dict):
+        return any(json_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(json_non_finite(v) for v in value)
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+one_body = work / "one-body.h5"
+generate_plummer(one_body, 1)  # centred: one body at rest at the origin, E = 0
+for index, (name, source) in enumerate([("--plummer 1", ["--plummer", 1]),
+                                        ("a 1-body snapshot at rest", ["--ics", one_body])]):
+    directory = work / f"one-body-{index}"  # (a name without "nan" in it)
+    timings = work / f"{directory.name}.json"
+    result = nbody(*source, "--dt", 0.1, "--steps", 4, "--snapshot-every", 2, "--progress-seconds", 1e-6,
+                   "-o", directory, "--timings", timings)
+    check(f"{name}: runs", result.returncode == 0, result.stderr)
+    text = (result.stdout + result.stderr).lower()
+    check(f"{name}: no nan in the summary and the log", not re.search(r"\b(-?nan|-?inf)\b", text), text)
+    check(f"{name}: drifts from 0 reported as absolute", "absolute" in result.stdout, result.stdout)
+    check(f"{name}: no nan in the timings", not json_non_finite(json.loads(timings.read_text())), timings.read_text())
+    for file in sorted(directory.iterdir()):
+        check(f"{name}: {file.name} all finite", non_finite(file) == [], non_finite(file))
+for file in sorted(reference.glob("*.h5")):
+    check(f"reference run: {file.name} all finite", non_finite(file) == [], non_finite(file))
+check("reference run: no nan in the timings",
+      not json_non_finite(json.loads((reference / "timings.json").read_text())))
+result = subprocess.run([TREETRAV, "bh-force", "--snapshot", one_body, "-o", work / "one-body-forces.h5"],
+                        capture_output=True, text=True, env=ENV)
+check("bh-force on one body: runs, no nan in its summary", result.returncode == 0 and "nan" not in
+      result.stdout.lower(), result.stdout + result.stderr)
+check("bh-force on one body: results all finite", non_finite(work / "one-body-forces.h5") == [])
 
 # ------------------------------------------------------------ ICs from a file
 ics = work / "ics.h5"
-subprocess.run([TREETRAV, "generate", "--dist", "plummer", "-n", "300", "--seed", "9", "-o", ics], check=True,
-               capture_output=True, env=ENV)
+generate_plummer(ics, 300)
 from_file = work / "from-file"
 result = nbody("--ics", ics, "--dt", 0.01, "--steps", 3, "-o", from_file, "--quiet")
 check("--ics: runs", result.returncode == 0, result.stderr)

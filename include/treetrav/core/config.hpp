@@ -23,3 +23,14 @@ inline constexpr Coordinate infinity = std::numeric_limits<Coordinate>::infinity
 inline constexpr int max_tree_depth = 64;
 
 }  // namespace treetrav
+
+// The qualifier of a reduction or scan functor's join() parameters: Kokkos
+// before 3.7 calls join() with volatile references only, Kokkos 4 refuses a
+// join() that takes them. Write join(TREETRAV_JOIN_ARGUMENT value_type& a,
+// TREETRAV_JOIN_ARGUMENT value_type const& b) and const_cast the qualifier away
+// (nothing else touches the values meanwhile).
+#if KOKKOS_VERSION >= 30700
+#define TREETRAV_JOIN_ARGUMENT
+#else
+#define TREETRAV_JOIN_ARGUMENT volatile
+#endif

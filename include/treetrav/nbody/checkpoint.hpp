@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,8 @@ struct Checkpoint {
 // with datasets Coordinates, Velocities (n, 3) double, Masses (n) double,
 // ParticleIDs (n) int64, Accelerations (n, 3) float; /Checkpoint/Configuration
 // and /Checkpoint/InitialDiagnostics hold their structs as attributes.
-//
-// Test hook: with TREETRAV_TEST_PAUSE_IN_CHECKPOINT=<step> in the environment,
-// the writer of that step's checkpoint sleeps (60 s) half-way through its
-// temporary file, so that a test can kill the run mid-write.
+// Written atomically like every file (io::output_target; test hook:
+// TREETRAV_TEST_PAUSE_IN_WRITE, see io/hdf5.hpp).
 void write_checkpoint(std::string const& path, Checkpoint const& checkpoint);
 // Validates shapes and finiteness; throws InputError naming the file.
 Checkpoint read_checkpoint(std::string const& path);
@@ -42,17 +41,29 @@ Checkpoint read_checkpoint(std::string const& path);
 std::string snapshot_path(std::string const& directory, std::int64_t step);
 std::string checkpoint_path(std::string const& directory, std::int64_t step);
 
+// Whether `file_name` is one a run writes: snapshot_NNNNNN.h5 or checkpoint_NNNNNN.h5.
+bool is_run_file(std::string const& file_name);
+
 // The newest checkpoint of `directory` that reads back; an unreadable one is
-// reported through `warn` and the next older tried. Throws InputError when none.
-Checkpoint read_latest_checkpoint(std::string const& directory,
-                                  std::function<void(std::string const&)> const& warn);
+// reported through `warn` and the next older tried. None when there is none
+// (a run killed before its first checkpoint was complete) or no directory.
+std::optional<Checkpoint>
+read_latest_checkpoint(std::string const& directory,
+                       std::function<void(std::string const&)> const& warn);
 
 // Deletes all but the newest `keep` checkpoints.
 void remove_old_checkpoints(std::string const& directory, int keep);
 
-// A fresh run's directory: created if missing; refused (InputError) when it
-// already holds snapshots or checkpoints of another run.
-void prepare_fresh_directory(std::string const& directory);
+// Whether a run may start from its initial conditions in `directory` (named by
+// `option` in the messages): one that does not exist yet (it will be created,
+// with its parents), or a directory that holds no snapshot or checkpoint of an
+// earlier run (other files stay; temporaries of interrupted writes are removed
+// when the run starts). Throws InputError otherwise; creates nothing.
+void check_fresh_directory(std::string const& directory, std::string const& option);
+
+// Creates `directory` for a run from its initial conditions and removes the
+// temporaries of interrupted writes in it; returns how many.
+int prepare_fresh_directory(std::string const& directory);
 
 // Deletes the temporaries of snapshots and checkpoints whose writers were
 // killed; returns how many.

@@ -28,13 +28,18 @@ struct Diagnostics {
 Diagnostics measure(io::Snapshot const& snapshot);
 
 // Changes since the start: energy relative to |E0|; momentum and angular
-// momentum as |P - P0| and |L - L0| over the initial scales above.
+// momentum as |P - P0| and |L - L0| over the initial scales above. Where the
+// initial value or scale is 0 (one body, a system at rest) the change stays
+// absolute: never NaN.
 struct Drift {
   double energy = 0;
   double momentum = 0;
   double angular_momentum = 0;
 };
 Drift drift(Diagnostics const& initial, Diagnostics const& now);
+// "energy drift +1.234e-05, momentum drift 1.20e-16, angular momentum drift
+// 3.40e-16", each marked "(absolute: ...)" where `initial` gives no scale.
+std::string describe(Drift const& drift, Diagnostics const& initial);
 
 // Attributes "<prefix>kinetic_energy", "<prefix>potential_energy",
 // "<prefix>total_energy", "<prefix>momentum_x" ... "<prefix>angular_momentum_z",

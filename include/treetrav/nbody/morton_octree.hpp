@@ -11,14 +11,14 @@
 //      `leaf_capacity` bodies splits into its non-empty octants, found by
 //      binary search of the sorted codes; children numbered by a prefix scan.
 //   4. (separately, so it can be timed) mass and centre of mass of every cell,
-//      bottom-up: leaves sum their bodies, parents their children, in double.
-//      (treefix/octree.hpp computes the same moments as a leaffix; the tests
-//      check both agree bit for bit.)
+//      bottom-up as a treefix leaffix: leaves sum their bodies, parents their
+//      children, in double.
 //
 // Everything is a pure function of the float positions and masses: codes,
 // ties (by body index), node numbering and summation orders are fixed, so equal
 // inputs give bit-identical trees on every run and thread count.
 #include <treetrav/core/backends.hpp>
+#include <treetrav/treefix/octree.hpp>
 #include <treetrav/trees/octree.hpp>
 
 #include <algorithm>
@@ -344,47 +344,18 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   return built;
 }
 
-// Step 4: mass and centre of mass of every cell, deepest level first. Sums in
-// double, in a fixed order (a leaf's bodies, then a parent's children by slot).
-// A direct loop rather than treefix's LevelSynchronousTreefix: with the BFS
-// kernels instantiated here and in the treefix command, the CUDA CLI's nbody
-// crashed on a null host call inside nvcc's extended-lambda wrapper of
-// expand_level (the single-file tests of both pass).
+// Step 4: mass and centre of mass of every cell, as a leaffix of (m, m x, m y,
+// m z) over the cells' parent array (treefix/octree.hpp), in double. The
+// level-synchronous method sums in a fixed order (a leaf's bodies, then a
+// parent's children by slot), so the moments stay a pure function of the input.
 template <class ExecutionSpace, class MemorySpace>
 void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
-  auto const tree = built.tree;
-  // (mass, mass-weighted position) per node, kept in double for the parents.
-  Kokkos::View<double* [4], MemorySpace> moments(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::moments"),
-      tree.topology.size());
-  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level) {
-    Kokkos::parallel_for(
-        "treetrav::MortonOctree::moments",
-        Kokkos::RangePolicy<ExecutionSpace>(space, built.level_begin[level], built.level_begin[level + 1]),
-        KOKKOS_LAMBDA(Index node) {
-          double sum[4] = {0, 0, 0, 0};
-          if (tree.topology.is_leaf(node)) {
-            auto const& x = tree.points.points.coordinates;
-            for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
-              double const m = tree.body_mass(i);
-              sum[0] += m;
-              for (int k = 0; k < 3; ++k) sum[k + 1] += m * x(i, k);
-            }
-          } else {
-            for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot)
-              for (int j = 0; j < 4; ++j) sum[j] += moments(tree.topology.child(node, slot), j);
-          }
-          for (int j = 0; j < 4; ++j) moments(node, j) = sum[j];
-          tree.mass(node) = static_cast<Coordinate>(sum[0]);
-          for (int k = 0; k < 3; ++k)
-            tree.center_of_mass(node, k) =
-                static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : tree.cell_center(node, k));
-        });
-  }
+  LevelSynchronousTreefix<MemorySpace> method(space, rooted_tree(space, built.tree.topology));
+  octree_moments(space, built.tree, method);
   space.fence();
   Kokkos::Profiling::popRegion();
 }

@@ -11,10 +11,19 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string>
 
 namespace treetrav::nbody {
 
+// The files of a run directory: snapshots of the first and the last state and
+// every `snapshot_every` steps; checkpoints of the first and the last step and
+// every `checkpoint_every` steps and/or after `checkpoint_seconds` of wall time.
+// The first checkpoint comes before the first snapshot (it records the initial
+// conditions and the configuration), every later one after its step's
+// snapshot, so a run killed at any moment has a checkpoint to resume from or
+// has written nothing yet.
 struct OutputOptions {
   std::string directory;
   std::int64_t snapshot_every = 0;    // 0: the first and the last state only
@@ -22,8 +31,6 @@ struct OutputOptions {
   double checkpoint_seconds = 0;      // 0: none by wall-clock time
   // The newest two: should the newest be unreadable, the run resumes from the other.
   static constexpr int checkpoints_kept = 2;
-
-  bool checkpointing() const { return checkpoint_every > 0 || checkpoint_seconds > 0; }
 };
 
 struct RunSettings {
@@ -31,6 +38,7 @@ struct RunSettings {
   OutputOptions output;
   std::int64_t last_step = 0;
   std::string backend;  // recorded in snapshots and checkpoints
+  std::function<void(std::string const&)> warn = [](std::string const&) {};
 };
 
 struct RunResult {
@@ -57,17 +65,33 @@ class RunLoop {
     result_.first_step = step;
   }
 
-  // Step 0 of a fresh run: its forces, the first snapshot (the reference of
-  // the drifts) and, when checkpointing, a checkpoint to resume from.
+  // Step 0 of a fresh run: its forces and diagnostics (the reference of the
+  // drifts), measured before anything is created, so that a run failing here
+  // leaves nothing; then the run directory, the first checkpoint and the first
+  // snapshot.
   void start() {
     simulation_.compute_accelerations();
-    result_.initial = measure_and_write_snapshot(nullptr);
-    if (settings_.output.checkpointing()) write_checkpoint();
+    Measured first = measure(nullptr);
+    if (int const removed = prepare_fresh_directory(settings_.output.directory); removed > 0)
+      settings_.warn(
+          fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
+    result_.initial = first.now;
+    write_checkpoint();
+    write_snapshot(first);
   }
 
+  // A run killed between its first checkpoint and its first snapshot resumes
+  // from step 0 without the snapshot: it is written here (its potentials need
+  // the octree, so the forces of step 0 are evaluated again: the same bits).
   void resume(Checkpoint const& checkpoint) {
-    simulation_.set_accelerations(checkpoint.accelerations);
     result_.initial = checkpoint.initial;
+    if (checkpoint.step == 0 &&
+        !std::filesystem::exists(snapshot_path(settings_.output.directory, 0))) {
+      simulation_.compute_accelerations();
+      write_snapshot(measure(nullptr));
+    } else {
+      simulation_.set_accelerations(checkpoint.accelerations);
+    }
   }
 
   RunResult advance() {
@@ -75,16 +99,27 @@ class RunLoop {
     std::int64_t const last_step = settings_.last_step;
     progress_.begin(simulation_.current_step(), last_step);
     while (simulation_.current_step() < last_step) {
-      simulation_.step();
-      std::int64_t const step = simulation_.current_step();
-      bool const last = step == last_step;
-      if (last || (output.snapshot_every > 0 && step % output.snapshot_every == 0))
-        measure_and_write_snapshot(&result_.initial);
-      // After the snapshot: a checkpoint of step s implies its snapshot is complete.
-      bool const checkpoint_due = (output.checkpoint_every > 0 && step % output.checkpoint_every == 0) ||
-                                  (output.checkpoint_seconds > 0 && since_checkpoint_.seconds() >= output.checkpoint_seconds);
-      if (output.checkpointing() && (last || checkpoint_due)) write_checkpoint();
-      progress_.update(step, simulation_.time());
+      std::int64_t const step = simulation_.current_step() + 1;
+      try {
+        simulation_.step();
+        bool const last = step == last_step;
+        if (last || (output.snapshot_every > 0 && step % output.snapshot_every == 0))
+          write_snapshot(measure(&result_.initial));
+        // After the snapshot: a checkpoint of step s > 0 implies its snapshot is complete.
+        bool const checkpoint_due =
+            (output.checkpoint_every > 0 && step % output.checkpoint_every == 0) ||
+            (output.checkpoint_seconds > 0 &&
+             since_checkpoint_.seconds() >= output.checkpoint_seconds);
+        if (last || checkpoint_due)
+          write_checkpoint();
+        progress_.update(step, simulation_.time());
+      } catch (InputError const& failure) {
+        // Divergence (or a failed write): what is complete stays, and the message says so.
+        throw InputError(
+            fmt::format("{}. {} keeps the snapshots and checkpoints completed before step {}: the "
+                        "results so far",
+                        failure.what(), settings_.output.directory, step));
+      }
     }
     progress_.finish(simulation_.current_step(), simulation_.time());
     result_.last_step = simulation_.current_step();
@@ -95,40 +130,55 @@ class RunLoop {
   }
 
  private:
-  // Writes the snapshot of the current state with its diagnostics and their
-  // drift from `initial` (none: this state is the reference) and returns them.
-  Diagnostics measure_and_write_snapshot(Diagnostics const* initial) {
-    std::int64_t const step = simulation_.current_step();
-    io::Snapshot snapshot = simulation_.state(true);
-    Kokkos::Timer timer;
-    Diagnostics const now = measure(snapshot);
-    if (!now.finite())
-      throw InputError(fmt::format("step {} (t = {:g}): the energy or momentum is not finite; nothing written", step,
-                                   simulation_.time()));
-    Drift const change = initial != nullptr ? drift(*initial, now) : Drift{};
-    snapshot.metadata = to_metadata(settings_.configuration);
-    snapshot.metadata.set("application", "nbody")
-        .set("treetrav_version", TREETRAV_VERSION_STRING)
-        .set("backend", settings_.backend)
-        .set("strategy", Strategy::name)
-        .set("step", static_cast<double>(step))
-        .set("initial_total_energy", initial != nullptr ? initial->total_energy() : now.total_energy());
-    add_to_metadata(snapshot.metadata, now);
-    add_to_metadata(snapshot.metadata, change);
-    simulation_.times().diagnostics += timer.seconds();
-    timer.reset();
-    std::string const path = snapshot_path(settings_.output.directory, step);
-    io::write_snapshot(path, snapshot);
-    simulation_.times().io += timer.seconds();
-    ++result_.snapshots;
-    result_.final = now;
-    result_.drift = change;
-    progress_.log(fmt::format("step {} t = {:.6g}: E = {:.10g} (drift {:+.3e}), momentum drift {:.2e}, angular "
-                              "momentum drift {:.2e} -> {}",
-                              step, snapshot.time, now.total_energy(), change.energy, change.momentum,
-                              change.angular_momentum, path));
-    return now;
-  }
+   // A snapshot of the current state with its diagnostics.
+   struct Measured {
+     io::Snapshot snapshot;
+     Diagnostics now;
+     Drift change; // from the reference (zero for the reference itself)
+   };
+
+   // The current state with potentials and its diagnostics, their drift from
+   // `initial` (none: this state is the reference) in the snapshot's metadata.
+   Measured measure(Diagnostics const* initial) {
+     std::int64_t const step = simulation_.current_step();
+     Measured measured{simulation_.state(true), {}, {}};
+     Kokkos::Timer timer;
+     measured.now = nbody::measure(measured.snapshot);
+     if (!measured.now.finite())
+       throw InputError(fmt::format(
+           "step {} (t = {:g}): the energy or momentum is not finite (bodies at one point "
+           "without --softening, or the integration diverged); nothing written for this step",
+           step, simulation_.time()));
+     if (initial != nullptr)
+       measured.change = drift(*initial, measured.now);
+     io::Metadata& metadata = measured.snapshot.metadata;
+     metadata = to_metadata(settings_.configuration);
+     metadata.set("application", "nbody")
+         .set("treetrav_version", TREETRAV_VERSION_STRING)
+         .set("backend", settings_.backend)
+         .set("strategy", Strategy::name)
+         .set("step", static_cast<double>(step))
+         .set("initial_total_energy",
+              initial != nullptr ? initial->total_energy() : measured.now.total_energy());
+     add_to_metadata(metadata, measured.now);
+     add_to_metadata(metadata, measured.change);
+     simulation_.times().diagnostics += timer.seconds();
+     return measured;
+   }
+
+   void write_snapshot(Measured const& measured) {
+     std::int64_t const step = simulation_.current_step();
+     Kokkos::Timer timer;
+     std::string const path = snapshot_path(settings_.output.directory, step);
+     io::write_snapshot(path, measured.snapshot);
+     simulation_.times().io += timer.seconds();
+     ++result_.snapshots;
+     result_.final = measured.now;
+     result_.drift = measured.change;
+     progress_.log(fmt::format("step {} t = {:.6g}: E = {:.10g}, {} -> {}", step,
+                               measured.snapshot.time, measured.now.total_energy(),
+                               describe(measured.change, result_.initial), path));
+   }
 
   void write_checkpoint() {
     Checkpoint checkpoint;
@@ -156,7 +206,9 @@ class RunLoop {
 
 }  // namespace detail
 
-// A fresh run from `initial_conditions` (step 0) to settings.last_step.
+// A fresh run from `initial_conditions` (step 0) to settings.last_step, in
+// settings.output.directory (created after step 0 is known to be finite; see
+// check_fresh_directory).
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                                       io::Snapshot const& initial_conditions, Progress& progress) {

@@ -28,25 +28,65 @@ struct ChildrenCsr {
 
 namespace detail {
 
+// children_csr's kernels (named functors: see rooted_tree.hpp).
+
+// offsets(parent) += 1 for every vertex but the root.
+template <class MemorySpace>
+struct CountChildren {
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Kokkos::View<Index*, MemorySpace> offsets;
+  Index root;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    if (v != root)
+      Kokkos::atomic_add(&offsets(parents(v)), Index{1});
+  }
+};
+
+// The counts, in place, into their exclusive prefix sums.
+template <class MemorySpace>
+struct CountsToOffsets {
+  using value_type = Index;
+
+  Kokkos::View<Index*, MemorySpace> offsets;
+
+  KOKKOS_FUNCTION void operator()(Index v, Index& before, bool final) const {
+    Index const count = offsets(v);
+    if (final)
+      offsets(v) = before;
+    before += count;
+  }
+};
+
 #if defined(KOKKOS_ENABLE_CUDA)
+// The sort keys: each vertex's parent, n for the root.
+template <class MemorySpace>
+struct ParentKeys {
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Kokkos::View<Index*, MemorySpace> keys;
+  Kokkos::View<Index*, MemorySpace> vertices;
+  Index root;
+  Index n;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    keys(v) = v == root ? n : parents(v);
+    vertices(v) = v;
+  }
+};
+
 // Thrust's stable radix sort of the vertices by parent; the root's key n sorts
 // it after every child, out of the returned range.
 template <class MemorySpace>
 Kokkos::View<Index*, MemorySpace> sort_children_by_parent(Kokkos::Cuda const& space,
                                                           RootedTree<MemorySpace> const& tree) {
   Index const n = tree.size();
-  Index const root = tree.root();
-  auto const& parents = tree.parents();
   Kokkos::View<Index*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::children_csr::keys"), n);
   Kokkos::View<Index*, MemorySpace> vertices(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::ChildrenCsr::children"), n);
-  Kokkos::parallel_for(
-      "treetrav::children_csr::keys", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, n),
-      KOKKOS_LAMBDA(Index v) {
-        keys(v) = v == root ? n : parents(v);
-        vertices(v) = v;
-      });
+  Kokkos::parallel_for("treetrav::children_csr::keys",
+                       Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, n),
+                       ParentKeys<MemorySpace>{tree.parents(), keys, vertices, tree.root(), n});
   thrust::stable_sort_by_key(thrust::cuda::par.on(space.cuda_stream()), keys.data(),
                              keys.data() + n, vertices.data());
   return Kokkos::subview(vertices, Kokkos::make_pair(Index{0}, n - 1));
@@ -86,26 +126,15 @@ ChildrenCsr<MemorySpace> children_csr(ExecutionSpace const& space,
   detail::ProfilingRegion const region("treetrav::children_csr");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   Index const n = tree.size();
-  Index const root = tree.root();
-  auto const& parents = tree.parents();
 
   ChildrenCsr<MemorySpace> csr;
   csr.offsets = Kokkos::View<Index*, MemorySpace>(
       Kokkos::view_alloc(space, "treetrav::ChildrenCsr::offsets"), n + 1);
   auto const offsets = csr.offsets;
-  Kokkos::parallel_for(
-      "treetrav::children_csr::count", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-        if (v != root)
-          Kokkos::atomic_increment(&offsets(parents(v)));
-      });
-  Kokkos::parallel_scan(
-      "treetrav::children_csr::offsets", Policy(space, 0, n + 1),
-      KOKKOS_LAMBDA(Index v, Index & before, bool final) {
-        Index const count = offsets(v);
-        if (final)
-          offsets(v) = before;
-        before += count;
-      });
+  Kokkos::parallel_for("treetrav::children_csr::count", Policy(space, 0, n),
+                       detail::CountChildren<MemorySpace>{tree.parents(), offsets, tree.root()});
+  Kokkos::parallel_scan("treetrav::children_csr::offsets", Policy(space, 0, n + 1),
+                        detail::CountsToOffsets<MemorySpace>{offsets});
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>)
     csr.children = detail::sort_children_by_parent(space, tree);

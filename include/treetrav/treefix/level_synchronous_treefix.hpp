@@ -31,6 +31,80 @@ struct IgnoreEdge {
 // slot finds its parent by walking the frontier's child counts.
 inline constexpr Index narrow_level = 64;
 
+// The kernels of expand_level below (named functors: see rooted_tree.hpp).
+
+// A narrow frontier: each output slot finds its parent by walking the
+// frontier's child counts.
+template <class MemorySpace, class Visit>
+struct ExpandNarrowFrontier {
+  ChildrenCsr<MemorySpace> csr;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Visit visit;
+  Index begin;
+  Index end;
+
+  KOKKOS_FUNCTION void operator()(Index slot) const {
+    Index parent = queue(begin), before = 0;
+    for (Index i = 1;; ++i) {
+      Index const count = csr.offsets(parent + 1) - csr.offsets(parent);
+      if (slot < before + count)
+        break;
+      before += count;
+      parent = queue(begin + i);
+    }
+    Index const child = csr.children(csr.offsets(parent) + slot - before);
+    queue(end + slot) = child;
+    visit(parent, child);
+  }
+};
+
+// An exclusive scan of the frontier's child counts: first_slot(i) is where the
+// children of frontier vertex i begin.
+template <class MemorySpace>
+struct FirstChildSlots {
+  using value_type = Index;
+
+  Kokkos::View<Index*, MemorySpace> offsets;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Kokkos::View<Index*, MemorySpace> first_slot;
+  Index begin;
+
+  KOKKOS_FUNCTION void operator()(Index i, Index& before, bool final) const {
+    Index const v = queue(begin + i);
+    if (final)
+      first_slot(i) = before;
+    before += offsets(v + 1) - offsets(v);
+  }
+};
+
+// A wide frontier: the last frontier vertex whose first slot is <= slot owns
+// it (binary search of first_slot).
+template <class MemorySpace, class Visit>
+struct ExpandFrontier {
+  ChildrenCsr<MemorySpace> csr;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Kokkos::View<Index*, MemorySpace> first_slot;
+  Visit visit;
+  Index begin;
+  Index end;
+  Index width;
+
+  KOKKOS_FUNCTION void operator()(Index slot) const {
+    Index low = 0, high = width;
+    while (high - low > 1) {
+      Index const middle = low + (high - low) / 2;
+      if (first_slot(middle) <= slot)
+        low = middle;
+      else
+        high = middle;
+    }
+    Index const parent = queue(begin + low);
+    Index const child = csr.children(csr.offsets(parent) + slot - first_slot(low));
+    queue(end + slot) = child;
+    visit(parent, child);
+  }
+};
+
 // One level of the breadth-first traversal: the frontier queue(begin..end-1)
 // expands into its children, appended at queue(end..next_end-1) in frontier
 // order, and visit(parent, child) runs on every new edge. Load-balanced as in
@@ -44,54 +118,20 @@ void expand_level(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& c
                   Kokkos::View<Index*, MemorySpace> const& first_slot, Index begin, Index end,
                   Index next_end, Visit const& visit) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  auto const& offsets = csr.offsets;
-  auto const& children = csr.children;
   Index const width = end - begin;
   if (next_end == end)
     return;
   if (width <= narrow_level) {
-    Kokkos::parallel_for(
-        "treetrav::LevelSynchronousTreefix::expand_narrow", Policy(space, 0, next_end - end),
-        KOKKOS_LAMBDA(Index slot) {
-          Index parent = queue(begin), before = 0;
-          for (Index i = 1;; ++i) {
-            Index const count = offsets(parent + 1) - offsets(parent);
-            if (slot < before + count)
-              break;
-            before += count;
-            parent = queue(begin + i);
-          }
-          Index const child = children(offsets(parent) + slot - before);
-          queue(end + slot) = child;
-          visit(parent, child);
-        });
+    Kokkos::parallel_for("treetrav::LevelSynchronousTreefix::expand_narrow",
+                         Policy(space, 0, next_end - end),
+                         ExpandNarrowFrontier<MemorySpace, Visit>{csr, queue, visit, begin, end});
     return;
   }
-  Kokkos::parallel_scan(
-      "treetrav::LevelSynchronousTreefix::scan_frontier", Policy(space, 0, width),
-      KOKKOS_LAMBDA(Index i, Index & before, bool final) {
-        Index const v = queue(begin + i);
-        if (final)
-          first_slot(i) = before;
-        before += offsets(v + 1) - offsets(v);
-      });
+  Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::scan_frontier", Policy(space, 0, width),
+                        FirstChildSlots<MemorySpace>{csr.offsets, queue, first_slot, begin});
   Kokkos::parallel_for(
       "treetrav::LevelSynchronousTreefix::expand", Policy(space, 0, next_end - end),
-      KOKKOS_LAMBDA(Index slot) {
-        // The last frontier vertex whose first slot is <= slot owns it.
-        Index low = 0, high = width;
-        while (high - low > 1) {
-          Index const middle = low + (high - low) / 2;
-          if (first_slot(middle) <= slot)
-            low = middle;
-          else
-            high = middle;
-        }
-        Index const parent = queue(begin + low);
-        Index const child = children(offsets(parent) + slot - first_slot(low));
-        queue(end + slot) = child;
-        visit(parent, child);
-      });
+      ExpandFrontier<MemorySpace, Visit>{csr, queue, first_slot, visit, begin, end, width});
 }
 
 // Runs of narrow levels (every frontier and its next level at most
@@ -159,7 +199,7 @@ struct ExpandNarrowLevels {
 
 // The bottom-up counterpart: one team adds the levels last, last - 1, ..,
 // first (each at most narrow_level wide) into their parents, a team barrier
-// between two levels; the same order of sums as add_runs_to_parents.
+// between two levels; the same order of sums as AddRunsToParents.
 template <class ExecutionSpace, class Operation, class Accumulators, class MemorySpace>
 struct AddNarrowLevelsToParents {
   using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -260,8 +300,8 @@ struct AddLevelToParents {
     return {left.first, left.starts_segment, op.combine(left.sum, right.sum)};
   }
   KOKKOS_FUNCTION void init(value_type& value) const { value = {empty_range, 0, op.identity()}; }
-  // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
-  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& input) const {
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& update,
+                            TREETRAV_JOIN_ARGUMENT value_type const& input) const {
     auto& sum = const_cast<value_type&>(update);
     sum = merge(sum, const_cast<value_type const&>(input));
   }
@@ -281,27 +321,82 @@ struct AddLevelToParents {
 // vertices have few children: one kernel without a scan, in which the last of
 // each run of siblings adds the run, left to right, into their parent. The
 // order of every sum is then fixed: the same bits on every backend and thread
-// count.
-template <class ExecutionSpace, class Operation, class Accumulators, class MemorySpace>
-void add_runs_to_parents(ExecutionSpace const& space, Operation const& op,
-                         Kokkos::View<Index*, MemorySpace> const& queue,
-                         Kokkos::View<Index const*, MemorySpace> const& parents,
-                         Accumulators const& accumulators, Index begin, Index end) {
-  Kokkos::parallel_for(
-      "treetrav::LevelSynchronousTreefix::add_runs_to_parents",
-      Kokkos::RangePolicy<ExecutionSpace>(space, begin, end), KOKKOS_LAMBDA(Index position) {
-        Index const parent = parents(queue(position));
-        if (position + 1 < end && parents(queue(position + 1)) == parent)
-          return;
-        Index first = position;
-        while (first > begin && parents(queue(first - 1)) == parent)
-          --first;
-        auto sum = accumulators(queue(first));
-        for (Index p = first + 1; p <= position; ++p)
-          sum = op.combine(sum, accumulators(queue(p)));
-        accumulators(parent) = op.combine(accumulators(parent), sum);
-      });
-}
+// count. Run over the positions begin..end-1 of the queue.
+template <class Operation, class Accumulators, class MemorySpace>
+struct AddRunsToParents {
+  Operation op;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Accumulators accumulators;
+  Index begin;
+  Index end;
+
+  KOKKOS_FUNCTION void operator()(Index position) const {
+    Index const parent = parents(queue(position));
+    if (position + 1 < end && parents(queue(position + 1)) == parent)
+      return;
+    Index first = position;
+    while (first > begin && parents(queue(first - 1)) == parent)
+      --first;
+    auto sum = accumulators(queue(first));
+    for (Index p = first + 1; p <= position; ++p)
+      sum = op.combine(sum, accumulators(queue(p)));
+    accumulators(parent) = op.combine(accumulators(parent), sum);
+  }
+};
+
+// The largest number of children of a vertex (a Kokkos::Max reduction).
+template <class MemorySpace>
+struct MostChildren {
+  Kokkos::View<Index*, MemorySpace> offsets;
+
+  KOKKOS_FUNCTION void operator()(Index v, Index& most) const {
+    Index const count = offsets(v + 1) - offsets(v);
+    most = count > most ? count : most;
+  }
+};
+
+// widths(L) += 1 for every vertex at depth L.
+template <class MemorySpace>
+struct CountLevelWidths {
+  Kokkos::View<Index const*, MemorySpace> depth;
+  Kokkos::View<Index*, MemorySpace> widths;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    Kokkos::atomic_add(&widths(depth(v)), Index{1});
+  }
+};
+
+// Rootfix's start: the root's accumulator and the traversal's first frontier.
+template <class Operation, class Weights, class Accumulators, class MemorySpace>
+struct StartAtRoot {
+  Operation op;
+  Weights weights;
+  Accumulators accumulators;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Index root;
+
+  KOKKOS_FUNCTION void operator()(Index) const {
+    queue(0) = root;
+    accumulators(root) = op.lift(weights(root));
+  }
+};
+
+// Leaffix's start: every vertex's accumulator, and the traversal's first frontier.
+template <class Operation, class Weights, class Accumulators, class MemorySpace>
+struct LiftEveryWeight {
+  Operation op;
+  Weights weights;
+  Accumulators accumulators;
+  Kokkos::View<Index*, MemorySpace> queue;
+  Index root;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    accumulators(v) = op.lift(weights(v));
+    if (v == 0)
+      queue(0) = root;
+  }
+};
 
 // Where each level of the tree begins in breadth-first order: level L holds
 // offsets[L] .. offsets[L + 1] - 1 (height + 2 entries). Depths by pointer
@@ -309,16 +404,11 @@ void add_runs_to_parents(ExecutionSpace const& space, Operation const& op,
 // host, so that the traversals never wait for a level's size.
 template <class ExecutionSpace, class MemorySpace>
 Index max_children(ExecutionSpace const& space, ChildrenCsr<MemorySpace> const& csr) {
-  auto const& offsets = csr.offsets;
   Index most = 0;
   Kokkos::parallel_reduce(
       "treetrav::LevelSynchronousTreefix::max_children",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<Index>(offsets.extent(0)) - 1),
-      KOKKOS_LAMBDA(Index v, Index & m) {
-        Index const count = offsets(v + 1) - offsets(v);
-        m = count > m ? count : m;
-      },
-      Kokkos::Max<Index>(most));
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<Index>(csr.offsets.extent(0)) - 1),
+      MostChildren<MemorySpace>{csr.offsets}, Kokkos::Max<Index>(most));
   return most;
 }
 
@@ -329,10 +419,9 @@ std::vector<Index> level_offsets(ExecutionSpace const& space, RootedTree<MemoryS
   Kokkos::View<Index*, MemorySpace> widths(
       Kokkos::view_alloc(space, "treetrav::LevelSynchronousTreefix::level_widths"),
       tree.height() + 1);
-  Kokkos::parallel_for(
-      "treetrav::LevelSynchronousTreefix::count_levels",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size()),
-      KOKKOS_LAMBDA(Index v) { Kokkos::atomic_increment(&widths(depth(v))); });
+  Kokkos::parallel_for("treetrav::LevelSynchronousTreefix::count_levels",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size()),
+                       CountLevelWidths<MemorySpace>{depth, widths});
   auto const host_widths = Kokkos::create_mirror_view(Kokkos::HostSpace{}, widths);
   Kokkos::deep_copy(space, host_widths, widths);
   space.fence();
@@ -391,14 +480,10 @@ public:
     using Accumulators = detail::AccumulatorView<Operation, MemorySpace>;
     Accumulators const accumulators =
         detail::accumulators_for<Operation>(space, workspace_, results);
-    Index const root = tree_.root();
-    auto const queue = queue_;
-    Kokkos::parallel_for(
-        "treetrav::LevelSynchronousTreefix::start",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(Index) {
-          queue(0) = root;
-          accumulators(root) = op.lift(weights(root));
-        });
+    Kokkos::parallel_for("treetrav::LevelSynchronousTreefix::start",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         detail::StartAtRoot<Operation, Weights, Accumulators, MemorySpace>{
+                             op, weights, accumulators, queue_, tree_.root()});
     traverse_down(space, detail::CombineWithParent<Operation, Weights, Accumulators>{op, weights,
                                                                                      accumulators});
     detail::lower_into_results(space, "treetrav::LevelSynchronousTreefix::lower", op, accumulators,
@@ -419,15 +504,10 @@ public:
     using Accumulators = detail::AccumulatorView<Operation, MemorySpace>;
     Accumulators const accumulators =
         detail::accumulators_for<Operation>(space, workspace_, results);
-    Index const root = tree_.root();
-    auto const queue = queue_;
-    Kokkos::parallel_for(
-        "treetrav::LevelSynchronousTreefix::lift",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()), KOKKOS_LAMBDA(Index v) {
-          accumulators(v) = op.lift(weights(v));
-          if (v == 0)
-            queue(0) = root;
-        });
+    Kokkos::parallel_for("treetrav::LevelSynchronousTreefix::lift",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree_.size()),
+                         detail::LiftEveryWeight<Operation, Weights, Accumulators, MemorySpace>{
+                             op, weights, accumulators, queue_, tree_.root()});
     traverse_down(space, detail::IgnoreEdge{});
     using AddLevel = detail::AddLevelToParents<Operation, Accumulators, MemorySpace>;
     for (Index level = tree_.height(); level > 0;) {
@@ -445,7 +525,10 @@ public:
       }
       Index const begin = level_begin_[level], end = level_begin_[level + 1];
       if (end - begin <= detail::narrow_level || max_children_ <= detail::narrow_level)
-        detail::add_runs_to_parents(space, op, queue_, tree_.parents(), accumulators, begin, end);
+        Kokkos::parallel_for("treetrav::LevelSynchronousTreefix::add_runs_to_parents",
+                             Kokkos::RangePolicy<ExecutionSpace>(space, begin, end),
+                             detail::AddRunsToParents<Operation, Accumulators, MemorySpace>{
+                                 op, queue_, tree_.parents(), accumulators, begin, end});
       else
         Kokkos::parallel_scan("treetrav::LevelSynchronousTreefix::add_level_to_parents",
                               Kokkos::RangePolicy<ExecutionSpace>(space, 0, end - begin),

@@ -11,6 +11,64 @@
 
 namespace treetrav {
 
+// An octree cell's mass and mass-weighted position, (m, m x, m y, m z).
+using MassMoments = FixedVector<double, 4>;
+
+namespace detail {
+
+// The kernels below (named functors: see rooted_tree.hpp).
+
+// edges(v) = 1 but for the root: the weight of a depth rootfix.
+template <class MemorySpace>
+struct EdgeToParent {
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Kokkos::View<Index*, MemorySpace> edges;
+
+  KOKKOS_FUNCTION void operator()(Index v) const { edges(v) = parents(v) == no_parent ? 0 : 1; }
+};
+
+// A leaf's weight: its bodies' (m, m x, m y, m z) summed in double in body
+// order; an inner cell's: zero.
+template <class MemorySpace>
+struct LeafMoments {
+  Octree<MemorySpace> tree;
+  Kokkos::View<MassMoments*, MemorySpace> weights;
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    MassMoments sum{};
+    for (int j = 0; j < 4; ++j)
+      sum[j] = 0;
+    if (tree.topology.is_leaf(node)) {
+      auto const& x = tree.points.points.coordinates;
+      for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
+        double const m = tree.body_mass(i);
+        sum[0] += m;
+        for (int k = 0; k < 3; ++k)
+          sum[k + 1] += m * x(i, k);
+      }
+    }
+    weights(node) = sum;
+  }
+};
+
+// The cell's mass and centre of mass from its moments (its geometric centre
+// where it has no mass).
+template <class MemorySpace>
+struct CenterOfMass {
+  Octree<MemorySpace> tree;
+  Kokkos::View<MassMoments*, MemorySpace> moments;
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    MassMoments const sum = moments(node);
+    tree.mass(node) = static_cast<Coordinate>(sum[0]);
+    for (int k = 0; k < 3; ++k)
+      tree.center_of_mass(node, k) =
+          static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : tree.cell_center(node, k));
+  }
+};
+
+} // namespace detail
+
 // The rooted tree of a topology's parent array (validated: O(n log n) work).
 template <class ExecutionSpace, int Arity, class MemorySpace>
 RootedTree<MemorySpace> rooted_tree(ExecutionSpace const& space,
@@ -27,20 +85,16 @@ vertex_depths(ExecutionSpace const& space, RootedTree<MemorySpace> const& tree, 
                 "the method must work on the tree's memory space");
   detail::ProfilingRegion const region("treetrav::vertex_depths");
   Index const n = tree.size();
-  auto const& parents = tree.parents();
   Kokkos::View<Index*, MemorySpace> edges(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::vertex_depths::edges"), n);
-  Kokkos::parallel_for(
-      "treetrav::vertex_depths::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(Index v) { edges(v) = parents(v) == no_parent ? 0 : 1; });
+  Kokkos::parallel_for("treetrav::vertex_depths::edges",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                       detail::EdgeToParent<MemorySpace>{tree.parents(), edges});
   Kokkos::View<Index*, MemorySpace> depths(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::vertex_depths::depths"), n);
   method.rootfix(space, Sum<Index>{}, edges, depths);
   return depths;
 }
-
-// An octree cell's mass and mass-weighted position, (m, m x, m y, m z).
-using MassMoments = FixedVector<double, 4>;
 
 // Mass and centre of mass of every cell of `tree` as one leaffix: a leaf's
 // weight is its bodies' (m, m x, m y, m z) summed in double in body order, an
@@ -61,35 +115,14 @@ void octree_moments(ExecutionSpace const& space, Octree<MemorySpace> const& tree
   Kokkos::View<MassMoments*, MemorySpace> weights(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::octree_moments::weights"),
       nodes);
-  Kokkos::parallel_for(
-      "treetrav::octree_moments::leaves", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
-        MassMoments sum{};
-        for (int j = 0; j < 4; ++j)
-          sum[j] = 0;
-        if (tree.topology.is_leaf(node)) {
-          auto const& x = tree.points.points.coordinates;
-          for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
-            double const m = tree.body_mass(i);
-            sum[0] += m;
-            for (int k = 0; k < 3; ++k)
-              sum[k + 1] += m * x(i, k);
-          }
-        }
-        weights(node) = sum;
-      });
+  Kokkos::parallel_for("treetrav::octree_moments::leaves", Policy(space, 0, nodes),
+                       detail::LeafMoments<MemorySpace>{tree, weights});
   Kokkos::View<MassMoments*, MemorySpace> moments(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::octree_moments::moments"),
       nodes);
   method.leaffix(space, VectorSum<double, 4>{}, weights, moments);
-  Kokkos::parallel_for(
-      "treetrav::octree_moments::center_of_mass", Policy(space, 0, nodes),
-      KOKKOS_LAMBDA(Index node) {
-        MassMoments const sum = moments(node);
-        tree.mass(node) = static_cast<Coordinate>(sum[0]);
-        for (int k = 0; k < 3; ++k)
-          tree.center_of_mass(node, k) =
-              static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : tree.cell_center(node, k));
-      });
+  Kokkos::parallel_for("treetrav::octree_moments::center_of_mass", Policy(space, 0, nodes),
+                       detail::CenterOfMass<MemorySpace>{tree, moments});
 }
 
 } // namespace treetrav

@@ -38,6 +38,78 @@ Index read_element(ExecutionSpace const& space, Kokkos::View<Index const*, Memor
   return value;
 }
 
+// The kernels of the treefix headers are named functors, not KOKKOS_LAMBDAs:
+// nvcc's extended-lambda wrappers of these templates, instantiated from two
+// translation units of the CUDA CLI (nbody's octree moments and treefix),
+// once crashed it on a null host call.
+
+// The first jump: every vertex's parent (the root stays), at depth 1.
+template <class MemorySpace>
+struct FirstJump {
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Kokkos::View<Index*, MemorySpace> ancestor;
+  Kokkos::View<Index*, MemorySpace> depth;
+  Index root;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    bool const is_root = v == root;
+    ancestor(v) = is_root ? v : parents(v);
+    depth(v) = is_root ? 0 : 1;
+  }
+};
+
+// Every vertex jumps to its ancestor's ancestor, adding up the depths.
+template <class MemorySpace>
+struct Jump {
+  Kokkos::View<Index*, MemorySpace> ancestor;
+  Kokkos::View<Index*, MemorySpace> depth;
+  Kokkos::View<Index*, MemorySpace> next_ancestor;
+  Kokkos::View<Index*, MemorySpace> next_depth;
+  Index n;
+
+  KOKKOS_FUNCTION void operator()(Index v) const {
+    Index const a = ancestor(v);
+    next_ancestor(v) = ancestor(a);
+    // Clamped: on a cycle the count would otherwise double past Index.
+    Index const sum = depth(v) + depth(a);
+    next_depth(v) = sum < n ? sum : n;
+  }
+};
+
+// The first vertex whose parent is out of range, and the number, first and
+// last of the roots (Min, Sum, Min, Max reductions).
+template <class MemorySpace>
+struct CheckParents {
+  Kokkos::View<Index const*, MemorySpace> parents;
+  Index n;
+
+  KOKKOS_FUNCTION void operator()(Index v, Index& out_of_range, Index& root_count, Index& first,
+                                  Index& last) const {
+    Index const parent = parents(v);
+    if (parent < no_parent || parent >= n)
+      out_of_range = v < out_of_range ? v : out_of_range;
+    if (parent == no_parent) {
+      ++root_count;
+      first = v < first ? v : first;
+      last = v > last ? v : last;
+    }
+  }
+};
+
+// The first vertex that did not reach the root, and the largest depth (Min, Max).
+template <class MemorySpace>
+struct CheckReachedRoot {
+  Kokkos::View<Index const*, MemorySpace> ancestor;
+  Kokkos::View<Index const*, MemorySpace> depth;
+  Index root;
+
+  KOKKOS_FUNCTION void operator()(Index v, Index& unrooted, Index& deepest) const {
+    if (ancestor(v) != root)
+      unrooted = v < unrooted ? v : unrooted;
+    deepest = depth(v) > deepest ? depth(v) : deepest;
+  }
+};
+
 template <class MemorySpace>
 struct AncestorsAndDepths {
   Kokkos::View<Index const*, MemorySpace> ancestor;
@@ -62,21 +134,11 @@ AncestorsAndDepths<MemorySpace> jump_to_root(ExecutionSpace const& space,
   auto depth = scratch("treetrav::RootedTree::depth");
   auto next_ancestor = scratch("treetrav::RootedTree::next_ancestor");
   auto next_depth = scratch("treetrav::RootedTree::next_depth");
-  Kokkos::parallel_for(
-      "treetrav::RootedTree::first_jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-        bool const is_root = v == root;
-        ancestor(v) = is_root ? v : parents(v);
-        depth(v) = is_root ? 0 : 1;
-      });
+  Kokkos::parallel_for("treetrav::RootedTree::first_jump", Policy(space, 0, n),
+                       FirstJump<MemorySpace>{parents, ancestor, depth, root});
   for (int round = 0, rounds = ceil_log2(n) + 1; round < rounds; ++round) {
-    Kokkos::parallel_for(
-        "treetrav::RootedTree::jump", Policy(space, 0, n), KOKKOS_LAMBDA(Index v) {
-          Index const a = ancestor(v);
-          next_ancestor(v) = ancestor(a);
-          // Clamped: on a cycle the count would otherwise double past Index.
-          Index const sum = depth(v) + depth(a);
-          next_depth(v) = sum < n ? sum : n;
-        });
+    Kokkos::parallel_for("treetrav::RootedTree::jump", Policy(space, 0, n),
+                         Jump<MemorySpace>{ancestor, depth, next_ancestor, next_depth, n});
     std::swap(ancestor, next_ancestor);
     std::swap(depth, next_depth);
   }
@@ -99,21 +161,10 @@ RootAndHeight validate_parents(ExecutionSpace const& space,
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
 
   Index first_out_of_range = 0, roots = 0, first_root = 0, last_root = 0;
-  Kokkos::parallel_reduce(
-      "treetrav::RootedTree::check_parents", Policy(space, 0, n),
-      KOKKOS_LAMBDA(Index v, Index & out_of_range, Index & root_count, Index & first,
-                    Index & last) {
-        Index const parent = parents(v);
-        if (parent < no_parent || parent >= n)
-          out_of_range = v < out_of_range ? v : out_of_range;
-        if (parent == no_parent) {
-          ++root_count;
-          first = v < first ? v : first;
-          last = v > last ? v : last;
-        }
-      },
-      Kokkos::Min<Index>(first_out_of_range), Kokkos::Sum<Index>(roots),
-      Kokkos::Min<Index>(first_root), Kokkos::Max<Index>(last_root));
+  Kokkos::parallel_reduce("treetrav::RootedTree::check_parents", Policy(space, 0, n),
+                          CheckParents<MemorySpace>{parents, n},
+                          Kokkos::Min<Index>(first_out_of_range), Kokkos::Sum<Index>(roots),
+                          Kokkos::Min<Index>(first_root), Kokkos::Max<Index>(last_root));
   if (first_out_of_range < n)
     throw InputError("vertex " + std::to_string(first_out_of_range) + " has parent " +
                      std::to_string(read_element(space, parents, first_out_of_range)) +
@@ -129,14 +180,9 @@ RootAndHeight validate_parents(ExecutionSpace const& space,
   auto const ancestor = jumped.ancestor;
   auto const depth = jumped.depth;
   Index first_unrooted = 0, height = 0;
-  Kokkos::parallel_reduce(
-      "treetrav::RootedTree::check_reached_root", Policy(space, 0, n),
-      KOKKOS_LAMBDA(Index v, Index & unrooted, Index & deepest) {
-        if (ancestor(v) != root)
-          unrooted = v < unrooted ? v : unrooted;
-        deepest = depth(v) > deepest ? depth(v) : deepest;
-      },
-      Kokkos::Min<Index>(first_unrooted), Kokkos::Max<Index>(height));
+  Kokkos::parallel_reduce("treetrav::RootedTree::check_reached_root", Policy(space, 0, n),
+                          CheckReachedRoot<MemorySpace>{ancestor, depth, root},
+                          Kokkos::Min<Index>(first_unrooted), Kokkos::Max<Index>(height));
   if (first_unrooted < n) {
     Index const on_cycle = read_element(space, ancestor, first_unrooted);
     throw InputError("vertex " + std::to_string(on_cycle) +

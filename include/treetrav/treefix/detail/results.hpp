@@ -54,6 +54,16 @@ AccumulatorView<Operation, MemorySpace> accumulators_for(ExecutionSpace const& s
   return workspace.template get<Accumulator>(space, results.extent(0));
 }
 
+// results(v) = op.lower(accumulators(v)) (a named functor: see rooted_tree.hpp).
+template <class Operation, class Accumulators, class Results>
+struct LowerIntoResults {
+  Operation op;
+  Accumulators accumulators;
+  Results results;
+
+  KOKKOS_FUNCTION void operator()(Index v) const { results(v) = op.lower(accumulators(v)); }
+};
+
 template <class ExecutionSpace, class Operation, class Accumulators, class Results>
 void lower_into_results(ExecutionSpace const& space, std::string const& label, Operation const& op,
                         Accumulators const& accumulators, Results const& results) {
@@ -61,7 +71,7 @@ void lower_into_results(ExecutionSpace const& space, std::string const& label, O
     return;
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, results.extent(0)),
-      KOKKOS_LAMBDA(Index v) { results(v) = op.lower(accumulators(v)); });
+      LowerIntoResults<Operation, Accumulators, Results>{op, accumulators, results});
 }
 
 } // namespace treetrav::detail

@@ -36,8 +36,8 @@ struct GatherScatterScan {
   Output output;
 
   KOKKOS_FUNCTION void init(value_type& value) const { value = op.identity(); }
-  // Kokkos 3 passes volatile references; nothing else touches them meanwhile.
-  KOKKOS_FUNCTION void join(volatile value_type& update, volatile value_type const& in) const {
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& update,
+                            TREETRAV_JOIN_ARGUMENT value_type const& in) const {
     auto& sum = const_cast<value_type&>(update);
     sum = op.combine(sum, const_cast<value_type const&>(in));
   }
@@ -60,40 +60,54 @@ struct Combine {
 
 // The random-access iterators CUB's scan reads and writes through: position s
 // of the input iterator is input(s); assigning to position s of the output
-// iterator calls output(s, value).
-template <class Value, class Input>
-struct GatherIterator {
-  using value_type = Value;
+// iterator calls output(s, value). One iterator over positions, whose Access
+// says what a position gives.
+template <class Access>
+struct PositionIterator {
+  using value_type = typename Access::value_type;
   using difference_type = std::ptrdiff_t;
-  using pointer = Value const*;
-  using reference = Value;
+  using pointer = typename Access::pointer;
+  using reference = typename Access::reference;
   using iterator_category = std::random_access_iterator_tag;
 
-  Input input;
+  Access access;
   difference_type position;
 
-  KOKKOS_FUNCTION Value operator[](difference_type i) const {
-    return input(static_cast<Index>(position + i));
+  KOKKOS_FUNCTION reference operator[](difference_type i) const {
+    return access(static_cast<Index>(position + i));
   }
-  KOKKOS_FUNCTION Value operator*() const { return input(static_cast<Index>(position)); }
-  KOKKOS_FUNCTION GatherIterator operator+(difference_type i) const {
-    return {input, position + i};
+  KOKKOS_FUNCTION reference operator*() const { return access(static_cast<Index>(position)); }
+  KOKKOS_FUNCTION PositionIterator operator+(difference_type i) const {
+    return {access, position + i};
   }
-  KOKKOS_FUNCTION GatherIterator& operator+=(difference_type i) {
+  KOKKOS_FUNCTION PositionIterator& operator+=(difference_type i) {
     position += i;
     return *this;
   }
-  KOKKOS_FUNCTION GatherIterator& operator++() {
+  KOKKOS_FUNCTION PositionIterator& operator++() {
     ++position;
     return *this;
   }
-  KOKKOS_FUNCTION difference_type operator-(GatherIterator const& other) const {
+  KOKKOS_FUNCTION difference_type operator-(PositionIterator const& other) const {
     return position - other.position;
   }
 };
 
+// Position s reads input(s).
+template <class Value, class Input>
+struct Gather {
+  using value_type = Value;
+  using pointer = Value const*;
+  using reference = Value;
+
+  Input input;
+
+  KOKKOS_FUNCTION Value operator()(Index s) const { return input(s); }
+};
+
+// Assigning to position s calls output(s, value).
 template <class Value, class Output>
-struct ScatterIterator {
+struct Scatter {
   struct Proxy {
     Output const* output;
     Index position;
@@ -103,33 +117,18 @@ struct ScatterIterator {
     }
   };
   using value_type = Value;
-  using difference_type = std::ptrdiff_t;
   using pointer = void;
   using reference = Proxy;
-  using iterator_category = std::random_access_iterator_tag;
 
   Output output;
-  difference_type position;
 
-  KOKKOS_FUNCTION Proxy operator[](difference_type i) const {
-    return {&output, static_cast<Index>(position + i)};
-  }
-  KOKKOS_FUNCTION Proxy operator*() const { return {&output, static_cast<Index>(position)}; }
-  KOKKOS_FUNCTION ScatterIterator operator+(difference_type i) const {
-    return {output, position + i};
-  }
-  KOKKOS_FUNCTION ScatterIterator& operator+=(difference_type i) {
-    position += i;
-    return *this;
-  }
-  KOKKOS_FUNCTION ScatterIterator& operator++() {
-    ++position;
-    return *this;
-  }
-  KOKKOS_FUNCTION difference_type operator-(ScatterIterator const& other) const {
-    return position - other.position;
-  }
+  KOKKOS_FUNCTION Proxy operator()(Index s) const { return {&output, s}; }
 };
+
+template <class Value, class Input>
+using GatherIterator = PositionIterator<Gather<Value, Input>>;
+template <class Value, class Output>
+using ScatterIterator = PositionIterator<Scatter<Value, Output>>;
 
 #if defined(KOKKOS_ENABLE_CUDA) && CUB_VERSION >= 300000
 // Hopper policy of the fused treefix scans: 256 threads x 16 items (scaled
@@ -170,8 +169,8 @@ void gather_scatter_scan(ExecutionSpace const& space, std::string const& label, 
                 "the scan's input gives the operation's accumulators");
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Cuda>) {
-    GatherIterator<Accumulator, Input> const in{input, 0};
-    ScatterIterator<Accumulator, Output> const out{output, 0};
+    GatherIterator<Accumulator, Input> const in{{input}, 0};
+    ScatterIterator<Accumulator, Output> const out{{output}, 0};
 #if CUB_VERSION >= 300000
     auto const scan = [&](void* storage, std::size_t& bytes) {
       return cub::DispatchScan<
