@@ -241,9 +241,9 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
 // A tree's top-tree column map is computed once per depth and found again by
 // the tree's node arrays; another tree or depth gets its own.
 TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
-  auto& cache = detail::TopTreeColumnCache<Kokkos::HostSpace>::instance();
   KdTree<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
   KdTree<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
+  auto& cache = detail::TopTreeColumnCache<decltype(tree.topology)>::instance();
   int columns = 0, again = 0;
   auto const map = cache.get(host(), tree.topology, 3, columns);
   auto const fresh = detail::top_tree_columns(tree.topology, 3, again);

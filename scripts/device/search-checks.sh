@@ -38,7 +38,7 @@ steps=${*:-tests sanitize compare seven ncu}
 for step in $steps; do
   case $step in
   tests)
-    for t in test_trees test_search_apps test_sfc_order; do
+    for t in ${TREETRAV_TESTS:-test_trees test_search_apps test_sfc_order}; do
       echo "== $t (Cuda)"
       timeout 600 "$cuda/$t" --gtest_filter='*Cuda*' --gtest_brief=1 2>&1 | tail -n 25
       echo "rc=${PIPESTATUS[0]}"
@@ -46,16 +46,17 @@ for step in $steps; do
     grep -E "^== |PASSED|FAILED|rc=" "$out/gpu-tests.log"
     ;;
   sanitize)
+    # Tree builds (sort, radix nodes, bottom-up bounds with atomic arrivals),
+    # kNN and radius walks, under memcheck and racecheck.
     {
       for tool in memcheck racecheck; do
-        echo "== compute-sanitizer --tool $tool test_trees (Cuda builds: sort, radix nodes, bottom-up boxes and balls)"
-        timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 "$cuda/test_trees" --gtest_filter='*Cuda*' 2>&1 | tail -n 8
-        echo "rc=${PIPESTATUS[0]}"
+        for filter in ${TREETRAV_SANITIZE_FILTERS:-'*Cuda*Chunked*' '*Cuda*RadiusLists*'}; do
+          echo "== compute-sanitizer --tool $tool test_search_apps $filter"
+          timeout ${TREETRAV_SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 \
+            "$cuda/test_search_apps" --gtest_filter="$filter" 2>&1 | tail -n 8
+          echo "rc=${PIPESTATUS[0]}"
+        done
       done
-      echo "== compute-sanitizer --tool memcheck test_search_apps radius lists (Cuda)"
-      timeout 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$cuda/test_search_apps" \
-        --gtest_filter='*Cuda*Radius*' 2>&1 | tail -n 8
-      echo "rc=${PIPESTATUS[0]}"
     } >"$out/sanitizer.log" 2>&1
     grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
     ;;

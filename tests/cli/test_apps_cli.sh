@@ -77,6 +77,29 @@ search knn /Results/NeighborIndices "{150, 5}" -k 5
 expect_shape "$work/knn-autoropes.h5" /Results/NeighborDistances "{150, 5}"
 search vp /Results/NeighborIndices "{150, 1}"
 search bt /Results/NeighborIndices "{150, 5}" -k 5
+search radius /Results/ListOffsets "{151}" -r 0.1
+
+# radius lists are the brute-force lists (nearest first, ties by index), and
+# their lengths are pc's counts.
+if /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
+  run python '
+r = h5py.File(sys.argv[1])["/Points/Coordinates"][()]
+q = h5py.File(sys.argv[2])["/Points/Coordinates"][()]
+res = h5py.File(sys.argv[3])["/Results"]
+off, idx, dist = res["ListOffsets"][()], res["ListIndices"][()], res["ListDistances"][()]
+counts = h5py.File(sys.argv[4])["/Results/Counts"][()]
+d2 = ((r[None, :, :] - q[:, None, :]) ** 2).sum(-1, dtype=np.float32)
+bad = 0
+for i in range(len(q)):
+    near = np.flatnonzero(d2[i] <= np.float32(0.1) * np.float32(0.1))
+    near = near[np.lexsort((near, d2[i][near]))]
+    got = idx[off[i]:off[i + 1]]
+    bad += not (np.array_equal(got, near) and off[i + 1] - off[i] == counts[i])
+    bad += not np.all(np.diff(dist[off[i]:off[i + 1]]) >= 0)
+print("mismatches", bad)
+' "$work/ref.h5" "$work/queries.h5" "$work/radius-autoropes.h5" "$work/pc-autoropes.h5"
+  expect_contains "radius lists equal brute force and pc counts" "mismatches 0" "$out"
+fi
 
 # Exact searches on different trees agree (ties broken by index alike).
 for dataset in /Results/NeighborIndices /Results/NeighborDistances; do

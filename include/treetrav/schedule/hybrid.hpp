@@ -74,31 +74,45 @@ Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topolog
   return column;
 }
 
+// Whether two topologies are the same tree: the same node arrays (addresses
+// and sizes), or for an implicit shape the same shape.
+template <int Arity, class MemorySpace>
+bool same_tree(TreeTopology<Arity, MemorySpace> const& a, TreeTopology<Arity, MemorySpace> const& b) {
+  return a.parent.data() == b.parent.data() && a.parent.extent(0) == b.parent.extent(0) &&
+         a.children.data() == b.children.data();
+}
+template <class MemorySpace>
+bool same_tree(RadixTopology<MemorySpace> const& a, RadixTopology<MemorySpace> const& b) {
+  return a.internal.data() == b.internal.data() && a.points == b.points && a.leaf_size == b.leaf_size;
+}
+template <class MemorySpace>
+bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a, ImplicitBinaryTopology<MemorySpace> const& b) {
+  return a.points == b.points && a.levels == b.levels;
+}
+
 // The column maps (top_tree_columns, on the tree's memory space) of the last
 // few trees hybrid traversals walked, so that a tree traversed again (a
 // benchmark's repeats, one query batch after another) skips copying its
-// topology to the host and the map back. An entry is found by the tree's node
-// arrays (addresses, size) and the depth, and holds references to those
-// arrays: while it lives, their memory cannot become another tree's. The
-// cache empties itself in Kokkos::finalize.
-template <class MemorySpace>
+// topology to the host and the map back. An entry is found by same_tree()
+// and the depth, and holds the topology (references to its node arrays):
+// while it lives, their memory cannot become another tree's. The cache
+// empties itself in Kokkos::finalize.
+template <class Topology>
 class TopTreeColumnCache {
 public:
-  using Map = Kokkos::View<Index const*, MemorySpace>;
+  using Map = Kokkos::View<Index const*, typename Topology::memory_space>;
 
   // The map of `topology` at `depth` and its number of columns, computed on a miss.
-  template <class ExecutionSpace, class Topology>
+  template <class ExecutionSpace>
   Map get(ExecutionSpace const& space, Topology const& topology, int depth, int& columns) {
     std::lock_guard<std::mutex> const lock(mutex_);
     for (auto entry = entries_.begin(); entry != entries_.end(); ++entry)
-      if (entry->parent.data() == topology.parent.data() &&
-          entry->parent.extent(0) == topology.parent.extent(0) &&
-          entry->children.data() == topology.children.data() && entry->depth == depth) {
+      if (same_tree(entry->topology, topology) && entry->depth == depth) {
         std::rotate(entries_.begin(), entry, entry + 1); // most recent first
         columns = entries_.front().columns;
         return entries_.front().column;
       }
-    Entry entry{topology.parent, topology.children, depth, 0, {}};
+    Entry entry{topology, depth, 0, {}};
     entry.column = Kokkos::create_mirror_view_and_copy(
         space, top_tree_columns(topology, depth, entry.columns));
     columns = entry.columns;
@@ -124,8 +138,7 @@ public:
 private:
   static constexpr std::size_t capacity = 4;
   struct Entry {
-    Kokkos::View<Index const*, MemorySpace> parent;
-    Kokkos::View<Index const**, Kokkos::LayoutLeft, MemorySpace> children;
+    Topology topology;
     int depth;
     int columns;
     Map column;

@@ -32,7 +32,7 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   // 1. Profile: the top tree only, recording into the scheduling matrix.
   Kokkos::Profiling::pushRegion("treetrav::hybrid::profile");
   SchedulingMatrix matrix;
-  auto const column = TopTreeColumnCache<MemorySpace>::instance().get(
+  auto const column = TopTreeColumnCache<Topology>::instance().get(
       space, topology, timings.depth, matrix.columns);
   if (Visitor::guided && matrix.columns >= std::numeric_limits<std::uint16_t>::max())
     throw std::invalid_argument("hybrid: profiling depth " + std::to_string(timings.depth) +
