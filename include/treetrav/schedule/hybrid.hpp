@@ -86,16 +86,19 @@ Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topolog
 // Whether two topologies are the same tree: the same node arrays (addresses
 // and sizes), or for an implicit shape the same shape.
 template <int Arity, class MemorySpace>
-bool same_tree(TreeTopology<Arity, MemorySpace> const& a, TreeTopology<Arity, MemorySpace> const& b) {
+bool same_tree(TreeTopology<Arity, MemorySpace> const& a,
+               TreeTopology<Arity, MemorySpace> const& b) {
   return a.parent.data() == b.parent.data() && a.parent.extent(0) == b.parent.extent(0) &&
          a.children.data() == b.children.data();
 }
 template <class MemorySpace>
 bool same_tree(RadixTopology<MemorySpace> const& a, RadixTopology<MemorySpace> const& b) {
-  return a.internal.data() == b.internal.data() && a.points == b.points && a.leaf_size == b.leaf_size;
+  return a.internal.data() == b.internal.data() && a.points == b.points &&
+         a.leaf_size == b.leaf_size;
 }
 template <class MemorySpace>
-bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a, ImplicitBinaryTopology<MemorySpace> const& b) {
+bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a,
+               ImplicitBinaryTopology<MemorySpace> const& b) {
   return a.points == b.points && a.levels == b.levels;
 }
 
