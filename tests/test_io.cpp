@@ -598,6 +598,108 @@ TEST(IoSnapshot, RoundTripsAllFields) {
   expect_same_snapshot(without, back);
 }
 
+// ---- several particle types and several files (GADGET/SWIFT conventions)
+
+// 30 bodies of types 1, 2 and 4, interleaved in body order.
+Snapshot make_typed_snapshot() {
+  Snapshot snapshot = make_snapshot(30, true);
+  snapshot.types = Snapshot::HostVector<std::int32_t>("types", 30);
+  for (std::size_t i = 0; i < 30; ++i) snapshot.types(i) = i % 3 == 0 ? 4 : (i % 3 == 1 ? 1 : 2);
+  return snapshot;
+}
+
+// The same bodies grouped by type (stable): the order every reader returns.
+Snapshot grouped_by_type(Snapshot const& s) {
+  Snapshot out = allocate_snapshot(s.size(), s.potentials.extent(0) != 0);
+  out.types = Snapshot::HostVector<std::int32_t>("types", s.size());
+  std::size_t at = 0;
+  for (int type = 1; type <= 5; ++type)
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s.types(i) != type) continue;
+      for (int k = 0; k < 3; ++k) out.coordinates(at, k) = s.coordinates(i, k), out.velocities(at, k) = s.velocities(i, k);
+      out.masses(at) = s.masses(i);
+      out.ids(at) = s.ids(i);
+      if (s.potentials.extent(0) != 0) out.potentials(at) = s.potentials(i);
+      out.types(at) = type;
+      ++at;
+    }
+  out.time = s.time;
+  out.box_size = s.box_size;
+  out.metadata = s.metadata;
+  return out;
+}
+
+TEST(IoSnapshot, SeveralParticleTypesRoundTrip) {
+  TempDir dir;
+  auto const path = dir.file("typed.h5");
+  auto const snapshot = make_typed_snapshot();
+  write_snapshot(path, snapshot);
+  auto const u32 = [&](char const* name) {
+    return read_attribute<std::uint32_t>(path, "/Header", name, H5T_NATIVE_UINT32);
+  };
+  EXPECT_EQ(u32("NumPart_ThisFile"), (std::vector<std::uint32_t>{0, 10, 10, 0, 10, 0}));
+  EXPECT_EQ(u32("NumPart_Total"), (std::vector<std::uint32_t>{0, 10, 10, 0, 10, 0}));
+  std::vector<hsize_t> shape;
+  read_raw<double>(path, "/PartType4/Coordinates", H5T_NATIVE_DOUBLE, shape);
+  EXPECT_EQ(shape, (std::vector<hsize_t>{10, 3}));
+  auto const back = read_snapshot(path);
+  auto const expected = grouped_by_type(snapshot);
+  expect_same_snapshot(expected, back);
+  expect_same_view(expected.types, back.types);
+  // Dark matter only reads back without types.
+  write_snapshot(path, make_snapshot(5, false));
+  EXPECT_EQ(read_snapshot(path).types.extent(0), 0u);
+}
+
+TEST(IoSnapshot, SeveralFilesReadAsOne) {
+  TempDir dir;
+  auto const snapshot = make_typed_snapshot();
+  auto const names = write_snapshot_files(dir.file("snap"), snapshot, 4);
+  ASSERT_EQ(names.size(), 4u);
+  EXPECT_EQ(names[2], dir.file("snap") + ".2.hdf5");
+  for (auto const& name : names)
+    EXPECT_EQ(read_attribute<int>(name, "/Header", "NumFilesPerSnapshot", H5T_NATIVE_INT), std::vector<int>{4});
+  EXPECT_EQ(read_attribute<std::uint32_t>(names[1], "/Header", "NumPart_Total", H5T_NATIVE_UINT32),
+            (std::vector<std::uint32_t>{0, 10, 10, 0, 10, 0}));
+  // Any file of the set reads the whole snapshot, in GADGET's order: type by
+  // type, each type's files in turn; the same as one file of it all.
+  auto const single = dir.file("single.h5");
+  write_snapshot(single, snapshot);
+  auto const whole = read_snapshot(single);
+  for (auto const& name : names) {
+    auto const back = read_snapshot(name);
+    expect_same_snapshot(whole, back);
+    expect_same_view(whole.types, back.types);
+  }
+  // A missing file of the set is named.
+  fs::remove(names[3]);
+  expect_input_error([&] { read_snapshot(names[0]); }, names[3]);
+  // A name that does not follow <base>.<i>.hdf5 cannot find its siblings.
+  fs::copy_file(names[0], dir.file("renamed.h5"));
+  expect_input_error([&] { read_snapshot(dir.file("renamed.h5")); }, dir.file("renamed.h5"),
+                     {"NumFilesPerSnapshot", "<base>.<i>.hdf5"});
+}
+
+TEST(IoSnapshot, GasAndMiscountsAreRefused) {
+  TempDir dir;
+  auto const path = dir.file("gas.h5");
+  write_snapshot(path, make_snapshot(6, false));
+  std::vector<double> gas(4 * 3, 0.5);
+  write_raw(path, "/PartType0/Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {4, 3}, gas.data());
+  expect_input_error([&] { read_snapshot(path); }, path, {"/PartType0", "gas", "collisionless"});
+
+  // NumPart_Total counting bodies no file holds.
+  auto const miscounted = dir.file("miscounted.h5");
+  write_snapshot(miscounted, make_snapshot(6, false));
+  {
+    Handle const file(H5Fopen(miscounted.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    ASSERT_GE(H5Adelete_by_name(file.get(), "/Header", "NumPart_Total", H5P_DEFAULT), 0);
+  }
+  std::uint32_t const counts[6] = {0, 7, 0, 0, 0, 0};
+  write_raw_attribute(miscounted, "/Header", "NumPart_Total", H5T_STD_U32LE, 6, counts);
+  expect_input_error([&] { read_snapshot(miscounted); }, miscounted, {"NumPart_Total", "type 1"});
+}
+
 TEST(IoSnapshot, SwiftHeaderUnitsAndRowMajorLayout) {
   TempDir dir;
   auto const path = dir.file("snap.h5");

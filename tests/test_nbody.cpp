@@ -339,6 +339,7 @@ TYPED_TEST(NBody, CheckpointContinuesBitForBit) {
   written.step = uninterrupted.current_step();
   written.state = uninterrupted.state(false);
   written.accelerations = uninterrupted.host_accelerations();
+  written.bins = uninterrupted.host_bins();
   written.configuration = config;
   written.backend = TypeParam::name();
   std::string const path = nbody::checkpoint_path(directory.string(), written.step);
@@ -349,6 +350,7 @@ TYPED_TEST(NBody, CheckpointContinuesBitForBit) {
   nbody::Simulation<TypeParam, Lockstep> resumed(space, Lockstep{}, checkpoint.configuration, checkpoint.state,
                                                  checkpoint.step);
   resumed.set_accelerations(checkpoint.accelerations);
+  resumed.set_bins(checkpoint.bins);
   for (int step = 0; step < 10; ++step) {
     uninterrupted.step();
     resumed.step();
@@ -382,6 +384,128 @@ TYPED_TEST(NBody, DivergenceIsAnErrorNotAState) {
                                                 binary, 0);
   flung.compute_accelerations();
   EXPECT_THROW(flung.step(), InputError);
+}
+
+// A fresh temporary directory, removed with the object.
+struct TemporaryDirectory {
+  fs::path path;
+  TemporaryDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "treetrav-test-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TemporaryDirectory() { fs::remove_all(path); }
+  void write(std::string const& name, std::string const& bytes) const {
+    std::FILE* file = std::fopen((path / name).c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), file);
+    std::fclose(file);
+  }
+};
+
+// Positions, velocities and accelerations of two runs, bit for bit.
+template <class A, class B>
+int state_differences(A& a, B& b) {
+  auto const sa = a.state(false), sb = b.state(false);
+  auto const aa = a.host_accelerations(), ab = b.host_accelerations();
+  int differences = 0;
+  for (std::size_t i = 0; i < sa.size(); ++i)
+    for (int k = 0; k < 3; ++k)
+      differences += (sa.coordinates(i, k) != sb.coordinates(i, k)) + (sa.velocities(i, k) != sb.velocities(i, k)) +
+                     (aa(i, k) != ab(i, k));
+  return differences;
+}
+
+TYPED_TEST(NBody, BlockStepsInTheSmallestBinAreFixedSteps) {
+  // eta so small that every body wants a step below dt / 2^3: all sit in bin
+  // 3, and 2 steps of dt are 16 fixed steps of dt / 8, bit for bit.
+  TypeParam space;
+  auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 400, 13);
+  auto check = [&](auto strategy, int group_size) {
+    auto fixed_config = configuration(0.004, 0.5f, 0.02f, initial);
+    fixed_config.forces.multipole = Multipole::quadrupole;
+    fixed_config.group_size = group_size;
+    auto block_config = fixed_config;
+    block_config.dt = 0.032;
+    block_config.eta = 1e-6;
+    block_config.max_bin = 3;
+    using Strategy = decltype(strategy);
+    nbody::Simulation<TypeParam, Strategy> fixed(space, strategy, fixed_config, initial, 0);
+    nbody::Simulation<TypeParam, Strategy> block(space, strategy, block_config, initial, 0);
+    fixed.compute_accelerations();
+    block.compute_accelerations();
+    for (int step = 0; step < 16; ++step) fixed.step();
+    for (int step = 0; step < 2; ++step) block.step();
+    auto const bins = block.host_bins();
+    EXPECT_EQ(std::count(bins.data(), bins.data() + bins.extent(0), std::int8_t(3)), 400);
+    EXPECT_EQ(block.sub_steps(), 16);
+    EXPECT_EQ(state_differences(fixed, block), 0) << Strategy::name;
+    EXPECT_NEAR(block.time(), fixed.time(), 1e-15);
+  };
+  check(Autoropes{}, 0);
+  check(GroupWalk{}, 64);
+}
+
+TYPED_TEST(NBody, BlockStepsUseSeveralBinsAndConserveEnergy) {
+  // A Plummer sphere's centre and halo differ in |a| by orders of magnitude:
+  // the bins spread, fewer forces are evaluated than with every body at the
+  // smallest step, and the energy stays within what fixed steps give.
+  TypeParam space;
+  auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 2000, 14);
+  auto config = configuration(1.0 / 16, 0.4f, 0.02f, initial);
+  config.forces.multipole = Multipole::quadrupole;
+  config.forces.opening = Opening::com_offset;
+  config.group_size = 32;
+  config.eta = 0.1;
+  config.max_bin = 4;
+  nbody::Simulation<TypeParam, GroupWalk> simulation(space, GroupWalk{}, config, initial, 0);
+  simulation.compute_accelerations();
+  auto const start = nbody::measure(simulation.state(true));
+  auto const first_bins = simulation.host_bins();
+  std::vector<int> occupied(config.max_bin + 1, 0);
+  for (std::size_t i = 0; i < first_bins.extent(0); ++i) ++occupied[first_bins(i)];
+  EXPECT_GE(std::count_if(occupied.begin(), occupied.end(), [](int c) { return c > 0; }), 3);
+  for (int step = 0; step < 16; ++step) simulation.step();
+  auto const end = nbody::measure(simulation.state(true));
+  auto const evaluated = simulation.times().body_forces - 2000;  // less the initial evaluation
+  EXPECT_LT(evaluated, 16 * 16 * 2000 / 2);                       // well under all at bin 4
+  EXPECT_GE(simulation.sub_steps(), 16 * 4);
+  EXPECT_LT(std::abs(nbody::drift(start, end).energy), 1e-3);
+}
+
+TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
+  TypeParam space;
+  auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 600, 15);
+  auto config = configuration(1.0 / 32, 0.5f, 0.02f, initial);
+  config.forces.multipole = Multipole::quadrupole;
+  config.group_size = 64;
+  config.eta = 0.2;
+  config.max_bin = 3;
+  nbody::Simulation<TypeParam, GroupWalk> uninterrupted(space, GroupWalk{}, config, initial, 0);
+  uninterrupted.compute_accelerations();
+  for (int step = 0; step < 6; ++step) uninterrupted.step();
+  TemporaryDirectory dir;
+  nbody::Checkpoint written;
+  written.step = uninterrupted.current_step();
+  written.state = uninterrupted.state(false);
+  written.accelerations = uninterrupted.host_accelerations();
+  written.bins = uninterrupted.host_bins();
+  written.configuration = config;
+  written.backend = TypeParam::name();
+  std::string const path = nbody::checkpoint_path(dir.path.string(), written.step);
+  nbody::write_checkpoint(path, written);
+  auto const checkpoint = nbody::read_checkpoint(path);
+  nbody::Simulation<TypeParam, GroupWalk> resumed(space, GroupWalk{}, checkpoint.configuration, checkpoint.state,
+                                                  checkpoint.step);
+  resumed.set_accelerations(checkpoint.accelerations);
+  resumed.set_bins(checkpoint.bins);
+  for (int step = 0; step < 6; ++step) {
+    uninterrupted.step();
+    resumed.step();
+  }
+  auto const bins_a = uninterrupted.host_bins(), bins_b = resumed.host_bins();
+  int bin_differences = 0;
+  for (std::size_t i = 0; i < bins_a.extent(0); ++i) bin_differences += bins_a(i) != bins_b(i);
+  EXPECT_EQ(bin_differences, 0);
+  EXPECT_EQ(state_differences(uninterrupted, resumed), 0);
 }
 
 // ------------------------------------------------------- host-only pieces
@@ -436,21 +560,6 @@ TEST(NBodyDiagnostics, DriftsFromZeroAreAbsolute) {
   EXPECT_EQ(text.find("nan"), std::string::npos) << text;
 }
 
-// A fresh temporary directory, removed with the object.
-struct TemporaryDirectory {
-  fs::path path;
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "treetrav-test-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TemporaryDirectory() { fs::remove_all(path); }
-  void write(std::string const& name, std::string const& bytes) const {
-    std::FILE* file = std::fopen((path / name).c_str(), "wb");
-    std::fwrite(bytes.data(), 1, bytes.size(), file);
-    std::fclose(file);
-  }
-};
-
 nbody::Checkpoint small_checkpoint(std::int64_t step) {
   nbody::Checkpoint c;
   c.step = step;
@@ -459,11 +568,18 @@ nbody::Checkpoint small_checkpoint(std::int64_t step) {
   c.accelerations = decltype(c.accelerations)("test::accelerations", 16, 3);
   for (int i = 0; i < 16; ++i)
     for (int k = 0; k < 3; ++k) c.accelerations(i, k) = std::nextafter(float(i - k), 100.0f);
+  c.bins = decltype(c.bins)("test::bins", 16);
+  for (int i = 0; i < 16; ++i) c.bins(i) = static_cast<std::int8_t>(i % 4);
   c.initial.kinetic_energy = 0.1 + 1e-17;
   c.initial.potential_energy = -0.3;
   c.initial.angular_momentum = {1, 2, 3};
   c.configuration = configuration(1.0 / 3, 0.7f, 1e-3f, c.state);
   c.configuration.initial_time = 0.25;
+  c.configuration.forces.multipole = Multipole::quadrupole;
+  c.configuration.forces.opening = Opening::com_offset;
+  c.configuration.group_size = 48;
+  c.configuration.eta = 0.025;
+  c.configuration.max_bin = 3;
   c.backend = "serial";
   return c;
 }
@@ -483,6 +599,11 @@ TEST(NBodyCheckpoint, RoundTripIsExact) {
   EXPECT_EQ(read.configuration.forces.softening, 1e-3f);
   EXPECT_EQ(read.configuration.initial_time, 0.25);
   EXPECT_EQ(read.configuration.initial_conditions, "test");
+  EXPECT_EQ(read.configuration.forces.multipole, Multipole::quadrupole);
+  EXPECT_EQ(read.configuration.forces.opening, Opening::com_offset);
+  EXPECT_EQ(read.configuration.group_size, 48);
+  EXPECT_EQ(read.configuration.eta, 0.025);
+  EXPECT_EQ(read.configuration.max_bin, 3);
   EXPECT_EQ(read.initial.kinetic_energy, written.initial.kinetic_energy);
   EXPECT_EQ(read.initial.angular_momentum, written.initial.angular_momentum);
   for (int i = 0; i < 16; ++i) {
@@ -493,6 +614,7 @@ TEST(NBodyCheckpoint, RoundTripIsExact) {
       EXPECT_EQ(read.state.velocities(i, k), written.state.velocities(i, k));
       EXPECT_EQ(read.accelerations(i, k), written.accelerations(i, k));
     }
+    EXPECT_EQ(read.bins(i), written.bins(i));
   }
 }
 

@@ -75,7 +75,7 @@ TYPED_TEST(TreefixOctree, DepthsAreARootfixOfOnes) {
   using Memory = typename TypeParam::memory_space;
   auto const points = bodies(3000, 1);
   auto const masses = random_masses(points.size(), 2);
-  // The host-built octree (top-down, depth-first numbering) ...
+  // The Octree constructor's tree (depths by walking the parents) ...
   Octree<Memory> const octree(space, points, masses, 4);
   auto const rooted = rooted_tree(space, octree.topology);
   auto const expected = walked_depths(to_host(octree.topology.parent));
@@ -89,8 +89,8 @@ TYPED_TEST(TreefixOctree, DepthsAreARootfixOfOnes) {
     for (std::size_t node = 0; node < reference.size(); ++node)
       ASSERT_EQ(host(node), reference[node]) << what << ", node " << node;
   };
-  check(vertex_depths(space, rooted, bfs), expected, "host octree, bfs");
-  check(vertex_depths(space, rooted, euler), expected, "host octree, euler");
+  check(vertex_depths(space, rooted, bfs), expected, "octree, bfs");
+  check(vertex_depths(space, rooted, euler), expected, "octree, euler");
 
   // ... and the Morton octree, numbered level after level.
   auto const built =

@@ -26,10 +26,12 @@ TYPED_TEST_SUITE(TreeBuilds, test::ExecutionSpaces, test::SpaceName);
 
 // Children partition their parent's point range in slot order, leaves hold at
 // most `leaf_size` points, every point sits in exactly one leaf, and the
-// layout is depth-first pre-order (a child follows its parent).
+// layout is depth-first pre-order (a child follows its parent) or, for the
+// octree's Morton build, breadth-first (a node's children are numbered
+// consecutively, after it).
 template <class Topology>
-void expect_valid_topology(Topology const& t, Index point_count, int leaf_size,
-                           std::string const& what) {
+void expect_valid_topology(Topology const& t, Index point_count, int leaf_size, std::string const& what,
+                           bool depth_first = true) {
   ASSERT_GT(t.size(), 0) << what;
   EXPECT_EQ(t.parent(0), -1) << what;
   EXPECT_EQ(t.point_begin(0), 0) << what;
@@ -50,7 +52,13 @@ void expect_valid_topology(Topology const& t, Index point_count, int leaf_size,
       cursor = t.point_end(child);
     }
     EXPECT_EQ(cursor, t.point_end(node)) << what << " node " << node;
-    EXPECT_EQ(t.child(node, 0), node + 1) << what << ": not depth-first at node " << node;
+    if (depth_first) {
+      EXPECT_EQ(t.child(node, 0), node + 1) << what << ": not depth-first at node " << node;
+    } else {
+      EXPECT_GT(t.child(node, 0), node) << what << ": not breadth-first at node " << node;
+      for (int slot = 1; slot < Topology::arity && t.child(node, slot) >= 0; ++slot)
+        EXPECT_EQ(t.child(node, slot), t.child(node, 0) + slot) << what << ": children apart at node " << node;
+    }
   }
   EXPECT_EQ(covered, point_count) << what;
 }
@@ -241,7 +249,7 @@ TYPED_TEST(Trees, OctreeCellsHoldTheirBodiesAndMass) {
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("masses", n);
   Kokkos::deep_copy(masses, 1.0f / n);
   Octree<Kokkos::HostSpace> tree(space, bodies, masses, 8);
-  expect_valid_topology(tree.topology, n, 8, "octree");
+  expect_valid_topology(tree.topology, n, 8, "octree", /*depth_first=*/false);
   expect_permutation(tree, n, "octree");
   EXPECT_NEAR(tree.mass(0), 1.0, 1e-5);
   for (Index node = 0; node < tree.topology.size(); ++node) {

@@ -1,13 +1,17 @@
 // treetrav bh-force: one Barnes-Hut force evaluation on the bodies of an
-// N-body snapshot.
+// N-body snapshot, over the N-body step's Morton octree built on the execution
+// space in use; optionally its accuracy against direct summation.
 #include "run_app.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/apps/force_errors.hpp>
 #include <treetrav/io/points.hpp>
 #include <treetrav/io/snapshot.hpp>
+#include <treetrav/nbody/morton_octree.hpp>
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace treetrav::cli {
 namespace {
@@ -15,6 +19,12 @@ namespace {
 struct BarnesHutCommandOptions {
   std::string snapshot;
   BarnesHutOptions physics;
+  std::string multipole = "monopole";
+  std::string opening = "barnes-hut";
+  int group_size = GroupWalk{}.group_size;
+  bool error_report = false;
+  Index error_sample = 10000;
+  std::uint64_t error_seed = 1;
   RunOptions run;
 };
 
@@ -39,11 +49,20 @@ Bodies read_bodies(std::string const& path) {
       in_range = in_range && std::isfinite(bodies.positions.coordinates(i, k));
     }
     bodies.masses(i) = static_cast<Coordinate>(snapshot.masses(i));
-    in_range = in_range && std::isfinite(bodies.masses(i));
+    in_range = in_range && std::isfinite(bodies.masses(i)) && bodies.masses(i) > 0;
   }
   if (!in_range) throw InputError("--snapshot " + path + ": coordinates or masses exceed the float range");
   return bodies;
 }
+
+// What --error-report measured, for the summary.
+struct ErrorReport {
+  bool requested = false;
+  Index sample_size = 0;
+  std::uint64_t seed = 1;
+  ForceErrors errors;
+  double seconds = 0;
+};
 
 // bh: the Application of run_application (run_app.hpp).
 struct BarnesHutForce {
@@ -52,28 +71,39 @@ struct BarnesHutForce {
   int leaf_size;
   bool sorted;  // bodies in the octree's leaf order
   BarnesHutOptions options;
+  std::shared_ptr<ErrorReport> report;
 
   template <class Space>
   struct Setup {
     Octree<typename Space::memory_space> tree;
     PointSet<typename Space::memory_space> bodies;
+    Kokkos::View<Coordinate*, typename Space::memory_space> masses;
+  };
+  template <class Space>
+  struct Output {
+    Space space;
+    Setup<Space> setup;
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Space::memory_space> accelerations;
   };
 
   template <class Space>
   Setup<Space> setup(Space const& space) const {
-    return {Octree<typename Space::memory_space>(space, bodies.positions, bodies.masses, leaf_size),
-            copy_points(space, bodies.positions, "treetrav::cli::bodies")};
+    auto const device_bodies = copy_points(space, bodies.positions, "treetrav::cli::bodies");
+    auto const masses = Kokkos::create_mirror_view_and_copy(space, bodies.masses);
+    return {build_morton_octree(space, device_bodies, masses, leaf_size, options.multipole == Multipole::quadrupole),
+            device_bodies, masses};
   }
   template <class Space, class Strategy>
-  auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
+  Output<Space> traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     Kokkos::View<Index const*, typename Space::memory_space> order;
-    if (sorted) order = setup.tree.points.original_index;
-    return barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order);
+    if (sorted || std::is_same_v<Strategy, GroupWalk>) order = setup.tree.points.original_index;
+    return {space, setup, barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order)};
   }
-  // Doubles for the file; a non-finite value fails the run before anything is written.
-  template <class Accelerations>
-  io::QueryResults collect(Accelerations const& accelerations) const {
-    auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, accelerations);
+  // Doubles for the file; a non-finite value fails the run before anything is
+  // written. The error report's direct summation runs here, on the backend.
+  template <class Space>
+  io::QueryResults collect(Output<Space> const& output) const {
+    auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, output.accelerations);
     io::QueryResults results;
     results.accelerations = io::QueryResults::HostMatrix<double>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::cli::accelerations"), host.extent(0), 3);
@@ -91,6 +121,22 @@ struct BarnesHutForce {
           "{} of {} bodies got a non-finite acceleration: coincident bodies with --softening {:g}; "
           "pass a positive --softening",
           non_finite, host.extent(0), options.softening));
+    if (report->requested) {
+      Kokkos::Timer timer;
+      auto const sample = sample_bodies(output.setup.bodies.size(), report->sample_size, report->seed);
+      auto const exact = direct_accelerations(output.space, output.setup.bodies,
+                                              Kokkos::View<Coordinate const*, typename Space::memory_space>(
+                                                  output.setup.masses),
+                                              sample, options.softening, options.gravity);
+      report->errors = force_errors(host, sample, exact);
+      report->seconds = timer.seconds();
+      results.error_sample = io::QueryResults::HostVector<std::int64_t>("treetrav::cli::error_sample", sample.size());
+      results.error_exact = io::QueryResults::HostMatrix<double>("treetrav::cli::error_exact", sample.size(), 3);
+      for (std::size_t s = 0; s < sample.size(); ++s) {
+        results.error_sample(s) = sample[s];
+        for (int k = 0; k < 3; ++k) results.error_exact(s, k) = exact[s * 3 + k];
+      }
+    }
     return results;
   }
 };
@@ -98,15 +144,13 @@ struct BarnesHutForce {
 }  // namespace
 
 void add_bh_force_command(CLI::App& app) {
-  auto* command =
-      app.add_subcommand("bh-force", "Barnes-Hut gravitational accelerations of the bodies of an N-body snapshot");
+  auto* command = app.add_subcommand(
+      "bh-force", "Barnes-Hut gravitational accelerations of the bodies of an N-body snapshot (GPU octree)");
   auto options = std::make_shared<BarnesHutCommandOptions>();
-  command->add_option("--snapshot", options->snapshot, "SWIFT/GADGET snapshot (HDF5, /PartType1)")
+  command->add_option("--snapshot", options->snapshot, "SWIFT/GADGET snapshot (HDF5)")
       ->required()
       ->check(file_name());
-  command
-      ->add_option("--theta", options->physics.theta,
-                   "Opening angle: a cell is used whole when size < theta * distance")
+  command->add_option("--theta", options->physics.theta, "Opening angle (see --opening)")
       ->check(at_least<Coordinate>(0))
       ->capture_default_str();
   command->add_option("--softening", options->physics.softening, "Plummer softening length")
@@ -115,11 +159,43 @@ void add_bh_force_command(CLI::App& app) {
   command->add_option("--gravity", options->physics.gravity, "Gravitational constant G")
       ->check(finite<Coordinate>())
       ->capture_default_str();
-  add_run_options(*command, options->run);
-  command->footer("Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body order.");
+  command
+      ->add_option("--multipole", options->multipole,
+                   "Cells taken whole pull as: monopole (mass at the centre of mass) or quadrupole (with the "
+                   "quadrupole moment)")
+      ->check(CLI::IsMember({"monopole", "quadrupole"}))
+      ->capture_default_str();
+  command
+      ->add_option("--opening", options->opening,
+                   "Opening criterion: barnes-hut (a cell of side s at distance d from its centre of mass is taken "
+                   "whole when s < theta d) or com-offset (when d > s / theta + |centre of mass - centre|, as "
+                   "Bonsai); a cell that contains the body (group: touches its box) always opens")
+      ->check(CLI::IsMember({"barnes-hut", "com-offset"}))
+      ->capture_default_str();
+  command
+      ->add_option("--group-size", options->group_size,
+                   "--strategy group: bodies per group walk (at most 64; octree cells of at most this many bodies)")
+      ->check(in_range(1, 64))
+      ->capture_default_str();
+  command->add_flag("--error-report", options->error_report,
+                    "Also compare with direct summation (double, on the backend) on a random sample of bodies: "
+                    "median, 99th percentile and maximum relative force error (stored with the sample)");
+  command->add_option("--error-sample", options->error_sample, "--error-report: bodies sampled (all if fewer)")
+      ->check(at_least(Index{1}))
+      ->capture_default_str();
+  command->add_option("--error-seed", options->error_seed, "--error-report: seed of the sample")
+      ->check(at_least(std::uint64_t{0}))
+      ->capture_default_str();
+  add_run_options(*command, options->run, /*forces=*/true);
+  command->footer(
+      "Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body order; with --error-report "
+      "also /Results/ErrorSample (sampled bodies) and /Results/ErrorSampleExact (their direct-summation "
+      "accelerations), and the error statistics as /RunMetadata attributes error_median, error_p99, error_max.");
 
   command->callback([options] {
-    HostStrategy const strategy = strategy_from(options->run);
+    options->physics.multipole = parse_multipole(options->multipole);
+    options->physics.opening = parse_opening(options->opening);
+    ForceStrategy const strategy = force_strategy_from(options->run, options->group_size);
     check_output_file({"-o", options->run.output}, {{"--snapshot", options->snapshot}});
     KokkosSession session(options->run.runtime);
 
@@ -136,10 +212,37 @@ void add_bh_force_command(CLI::App& app) {
     record.parameters.set("snapshot", options->snapshot)
         .set("theta", static_cast<double>(options->physics.theta))
         .set("softening", static_cast<double>(options->physics.softening))
-        .set("gravity", static_cast<double>(options->physics.gravity));
+        .set("gravity", static_cast<double>(options->physics.gravity))
+        .set("multipole", options->multipole)
+        .set("opening", options->opening);
+    if (std::holds_alternative<GroupWalk>(strategy))
+      record.parameters.set("group_size", static_cast<double>(options->group_size));
 
-    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size, options->run.sorted(), options->physics}, strategy, record);
+    auto report = std::make_shared<ErrorReport>();
+    report->requested = options->error_report;
+    report->sample_size = options->error_sample;
+    report->seed = options->error_seed;
+    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size, options->run.sorted(),
+                                                  options->physics, report},
+                                   strategy, record);
+    if (report->requested) {
+      auto const& e = report->errors;
+      record.parameters.set("error_sample_size", static_cast<double>(e.sample.size()))
+          .set("error_seed", static_cast<double>(report->seed))
+          .set("error_median", e.median)
+          .set("error_p99", e.p99)
+          .set("error_max", e.max)
+          .set("error_mean", e.mean)
+          .set("error_rms", e.rms)
+          .set("error_direct_s", report->seconds);
+    }
     write_and_summarize(results, record, options->run.output);
+    if (report->requested)
+      fmt::print(
+          "bh-force: relative force error against direct summation (double, backend {}) on {} of {} bodies: "
+          "median {:.3e}, 99th percentile {:.3e}, maximum {:.3e} (mean {:.3e}; direct summation {:.3g} s).\n",
+          to_string(record.backend), report->errors.sample.size(), record.n_queries, report->errors.median,
+          report->errors.p99, report->errors.max, report->errors.mean, report->seconds);
   });
 }
 

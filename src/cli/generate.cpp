@@ -23,6 +23,7 @@ struct GenerateOptions {
   double width = 0.05;
   std::uint64_t seed = 1;
   std::string output;
+  int files = 1;  // plummer: a multi-file snapshot of this many files
   RuntimeOptions runtime;
 };
 
@@ -31,6 +32,7 @@ struct ShapeOptions {
   CLI::Option* dimension;
   CLI::Option* clusters;
   CLI::Option* width;
+  CLI::Option* files;
 };
 
 std::vector<std::string> distribution_names() {
@@ -62,6 +64,7 @@ void reject_inapplicable_options(ShapeOptions const& shape, std::string const& d
   reject_unless(is_uniform || is_clustered, shape.dimension, distribution);
   reject_unless(is_clustered, shape.clusters, distribution);
   reject_unless(is_clustered, shape.width, distribution);
+  reject_unless(distribution == "plummer", shape.files, distribution);
 }
 
 io::Metadata generator_metadata(GenerateOptions const& options) {
@@ -78,6 +81,12 @@ void generate_snapshot(Kokkos::DefaultHostExecutionSpace const& host,
   auto snapshot = generators::plummer(host, options.n, options.seed);
   snapshot.metadata = generator_metadata(options);
   snapshot.metadata.set("units", "Henon: G = M = 1, E = -1/4");
+  if (options.files > 1) {
+    auto const names = io::write_snapshot_files(options.output, snapshot, options.files);
+    fmt::print("wrote a Plummer sphere of {} bodies (seed {}) to {} files {} ... {}\n", options.n, options.seed,
+               names.size(), names.front(), names.back());
+    return;
+  }
   io::write_snapshot(options.output, snapshot);
   fmt::print("wrote a Plummer sphere of {} bodies (seed {}) to {}\n", options.n, options.seed,
              options.output);
@@ -145,6 +154,12 @@ void add_generate_command(CLI::App& app) {
                    "Output HDF5 file (written atomically; a symbolic link is followed)")
       ->required()
       ->check(file_name());
+  shape.files = command
+                    ->add_option("--files", options->files,
+                                 "plummer: write a multi-file snapshot of this many files, named "
+                                 "<output>.0.hdf5 ... (NumFilesPerSnapshot)")
+                    ->capture_default_str()
+                    ->check(in_range(1, 100000));
   add_runtime_options(*command, options->runtime, false);
 
   command->callback([options, shape] {

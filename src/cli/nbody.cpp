@@ -31,6 +31,8 @@ namespace fs = std::filesystem;
 // Up to this many bodies the energy diagnostic's potential is exact (theta 0,
 // O(n^2) at each snapshot); beyond, it uses the forces' theta.
 constexpr std::int64_t exact_potential_bodies = 20000;
+// --eta without --max-bin: steps down to dt / 2^10.
+constexpr int default_max_bin = 10;
 
 struct NbodyOptions {
   std::string ics;
@@ -39,7 +41,10 @@ struct NbodyOptions {
   std::string output;
   std::string restart;
   std::int64_t steps = 0;
-  nbody::Configuration physics;  // dt, forces, leaf_size, potential_theta as given
+  nbody::Configuration physics;  // dt, forces, leaf_size, potential_theta, eta, max_bin as given
+  std::string multipole = "monopole";
+  std::string opening = "barnes-hut";
+  int group_size = GroupWalk{}.group_size;
   std::string strategy = Autoropes::name;
   std::int64_t snapshot_every = 0;
   std::int64_t checkpoint_every = 0;
@@ -62,6 +67,12 @@ struct TrajectoryOptions {
   CLI::Option* gravity;
   CLI::Option* leaf_size;
   CLI::Option* potential_theta;
+  CLI::Option* multipole;
+  CLI::Option* opening;
+  CLI::Option* group_size;
+  CLI::Option* eta;
+  CLI::Option* max_bin;
+  CLI::Option* strategy;
 };
 
 void validate(NbodyOptions const& options, TrajectoryOptions const& given) {
@@ -75,6 +86,9 @@ void validate(NbodyOptions const& options, TrajectoryOptions const& given) {
     if (!same_file(options.output, options.restart))
       throw InputError("--restart continues in its own directory; drop --output " + options.output);
   }
+  if (given.max_bin->count() > 0 && given.eta->count() == 0) throw InputError("--max-bin applies to --eta only");
+  if (given.group_size->count() > 0 && options.strategy != GroupWalk::name)
+    throw InputError("--group-size applies to --strategy group only");
   // No output replaces an input: the run directory and --timings against --ics.
   if (given.ics->count() > 0) {
     std::vector<FileOption> const ics{{"--ics", options.ics}};
@@ -130,6 +144,15 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
   compare(given.gravity, options.physics.forces.gravity, stored.forces.gravity);
   compare(given.leaf_size, options.physics.leaf_size, stored.leaf_size);
   compare(given.potential_theta, options.physics.potential_theta, stored.potential_theta);
+  compare(given.multipole, options.multipole, std::string(to_string(stored.forces.multipole)));
+  compare(given.opening, options.opening, std::string(to_string(stored.forces.opening)));
+  compare(given.eta, options.physics.eta, stored.eta);
+  compare(given.max_bin, options.physics.max_bin, stored.max_bin);
+  // Group and per-body walks sum different interactions: a restart keeps the walk.
+  if (given.strategy->count() > 0 && (options.strategy == GroupWalk::name) != (stored.group_size > 0))
+    conflicts.push_back(fmt::format("--strategy {} (the checkpoint was made with {} walks)", options.strategy,
+                                    stored.group_size > 0 ? "group (--strategy group)" : "per-body"));
+  compare(given.group_size, options.group_size, stored.group_size);
   if (given.ics->count() > 0 || given.plummer->count() > 0) {
     std::string const requested = describe_initial_conditions(options, given);
     if (requested != stored.initial_conditions)
@@ -145,7 +168,7 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
 }
 
 // One instantiation per backend x strategy; a fresh run and a restart share it.
-nbody::RunResult run(Backend backend, HostStrategy strategy, nbody::RunSettings const& settings,
+nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings const& settings,
                      io::Snapshot const* initial_conditions, nbody::Checkpoint const* checkpoint,
                      nbody::Progress& progress) {
   return dispatch_backend(backend, [&](auto const& space) {
@@ -170,8 +193,12 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
   auto const& c = settings.configuration;
   std::int64_t const steps = result.last_step - result.first_step;
   double const evaluations = std::max<double>(1, static_cast<double>(t.force_evaluations));
-  double const per_step = (t.tree_build + t.center_of_mass + t.forces) / evaluations +
-                          (steps > 0 ? t.integration / static_cast<double>(steps) : 0.0);
+  // A fixed step is one evaluation and its kicks; block steps add all their sub-steps.
+  double const per_step =
+      steps > 0 && c.block_steps()
+          ? (t.tree_build + t.center_of_mass + t.forces + t.integration) / static_cast<double>(steps)
+          : (t.tree_build + t.center_of_mass + t.forces) / evaluations +
+                (steps > 0 ? t.integration / static_cast<double>(steps) : 0.0);
   nlohmann::json json = {
       {"bodies", c.bodies},
       {"first_step", result.first_step},
@@ -187,7 +214,14 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"leaf_size", c.leaf_size},
       {"potential_theta", c.potential_theta},
       {"initial_conditions", c.initial_conditions},
+      {"multipole", to_string(c.forces.multipole)},
+      {"opening", to_string(c.forces.opening)},
+      {"group_size", c.group_size},
+      {"eta", c.eta},
+      {"max_bin", c.max_bin},
       {"force_evaluations", t.force_evaluations},
+      {"body_forces", t.body_forces},
+      {"sub_steps", result.sub_steps},
       {"snapshots", result.snapshots},
       {"checkpoints", result.checkpoints},
       {"seconds",
@@ -303,6 +337,31 @@ void add_nbody_command(CLI::App& app) {
       command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
           ->capture_default_str()
           ->check(at_least(1));
+  given.multipole =
+      command
+          ->add_option("--multipole", options->multipole,
+                       "Cells taken whole pull as monopole or quadrupole (see bh-force --help)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"monopole", "quadrupole"}));
+  given.opening = command
+                      ->add_option("--opening", options->opening,
+                                   "Opening criterion: barnes-hut or com-offset (see bh-force --help)")
+                      ->capture_default_str()
+                      ->check(CLI::IsMember({"barnes-hut", "com-offset"}));
+  given.group_size = command
+                         ->add_option("--group-size", options->group_size,
+                                      "--strategy group: bodies per group walk (at most 64)")
+                         ->capture_default_str()
+                         ->check(in_range(1, 64));
+  given.eta = command
+                  ->add_option("--eta", options->physics.eta,
+                               "Block time steps: body i steps by the largest dt / 2^k not above eta sqrt("
+                               "softening / |a_i|) (0: every body steps by --dt)")
+                  ->check(at_least(0.0));
+  given.max_bin = command
+                      ->add_option("--max-bin", options->physics.max_bin,
+                                   "--eta: the deepest time bin (smallest step dt / 2^max-bin)")
+                      ->check(in_range(0, nbody::max_time_bin));
   given.potential_theta =
       command
           ->add_option("--potential-theta", options->physics.potential_theta,
@@ -310,10 +369,13 @@ void add_nbody_command(CLI::App& app) {
                                    "(default: 0, exact, up to {} bodies; else --theta)",
                                    exact_potential_bodies))
           ->check(at_least<Coordinate>(0));
-  command->add_option("--strategy", options->strategy,
-                      "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
-                          " (recursive: host backends only); all give the same forces")
-      ->capture_default_str();
+  given.strategy =
+      command
+          ->add_option("--strategy", options->strategy,
+                       "Traversal strategy: " + strategy_names(static_cast<ForceStrategy const*>(nullptr)) +
+                           " (recursive: host backends only); the per-body walks give the same forces, group "
+                           "walks (group) their own (at least as accurate); a restart keeps the kind")
+          ->capture_default_str();
   command
       ->add_option("--snapshot-every", options->snapshot_every,
                    "Snapshot every K steps (0: only the first and the last state)")
@@ -357,7 +419,9 @@ void add_nbody_command(CLI::App& app) {
 
   command->callback([options, given] {
     validate(*options, given);
-    HostStrategy const strategy = parse_host_strategy(options->strategy);
+    options->physics.forces.multipole = parse_multipole(options->multipole);
+    options->physics.forces.opening = parse_opening(options->opening);
+    ForceStrategy strategy = parse_force_strategy(options->strategy);
     bool const restarting = !options->restart.empty();
     nbody::RunSettings settings;
     settings.output.directory = restarting ? options->restart : options->output;
@@ -407,12 +471,16 @@ void add_nbody_command(CLI::App& app) {
         return;
       }
       settings.configuration = checkpoint->configuration;
+      if (given.strategy->count() == 0 && checkpoint->configuration.group_size > 0) strategy = GroupWalk{};
       progress.log(
           fmt::format("resuming from {}", nbody::checkpoint_path(directory, checkpoint->step)));
       result = run(session.backend(), strategy, settings, nullptr, &*checkpoint, progress);
     } else {
       io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
       settings.configuration = options->physics;
+      settings.configuration.group_size = std::holds_alternative<GroupWalk>(strategy) ? options->group_size : 0;
+      if (given.max_bin->count() == 0 && settings.configuration.block_steps())
+        settings.configuration.max_bin = default_max_bin;
       settings.configuration.initial_conditions = describe_initial_conditions(*options, given);
       settings.configuration.initial_time = initial_conditions.time;
       settings.configuration.bodies = static_cast<std::int64_t>(initial_conditions.size());

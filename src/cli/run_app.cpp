@@ -76,7 +76,7 @@ std::string parameters_text(io::Metadata const& parameters) {
 
 }  // namespace
 
-void add_run_options(CLI::App& command, RunOptions& options) {
+void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
   command
       .add_option("-o,--output", options.output,
                   "Results HDF5 file (written atomically; a symbolic link is followed, an input is "
@@ -85,7 +85,9 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       ->check(file_name());
   command
       .add_option("--strategy", options.strategy,
-                  "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
+                  "Traversal strategy: " +
+                      (forces ? strategy_names(static_cast<ForceStrategy const*>(nullptr))
+                              : strategy_names(static_cast<HostStrategy const*>(nullptr))) +
                       " (recursive: host backends only)")
       ->capture_default_str();
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
@@ -109,6 +111,13 @@ void add_run_options(CLI::App& command, RunOptions& options) {
 HostStrategy strategy_from(RunOptions const& options) {
   HostStrategy strategy = parse_host_strategy(options.strategy);
   if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
+  return strategy;
+}
+
+ForceStrategy force_strategy_from(RunOptions const& options, int group_size) {
+  ForceStrategy strategy = parse_force_strategy(options.strategy);
+  if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
+  if (auto* group = std::get_if<GroupWalk>(&strategy)) group->group_size = group_size;
   return strategy;
 }
 

@@ -30,10 +30,12 @@ struct RunOptions {
   bool sorted() const { return sort == "sfc"; }
 };
 
-void add_run_options(CLI::App& command, RunOptions& options);
+// `forces`: the strategies of bh-force (ForceStrategy, with the group walk).
+void add_run_options(CLI::App& command, RunOptions& options, bool forces = false);
 
 // The --strategy tag, with its options (the hybrid profile depth) applied.
 HostStrategy strategy_from(RunOptions const& options);
+ForceStrategy force_strategy_from(RunOptions const& options, int group_size);
 
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
@@ -96,8 +98,8 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
 
 // The one dispatch: backend x strategy, for the given application, each
 // combination one instantiation of run_stages.
-template <class Application>
-io::QueryResults run_application(Application const& application, HostStrategy strategy, RunRecord& record) {
+template <class Application, class Strategies>
+io::QueryResults run_application(Application const& application, Strategies const& strategy, RunRecord& record) {
   return dispatch_backend(record.backend, [&](auto const& space) {
     return std::visit([&](auto tag) { return run_stages(application, space, tag, record); }, strategy);
   });

@@ -538,7 +538,7 @@ FileKind detect_file_kind(std::string const& path) {
   detail::FileReader const reader(path);
   if (reader.exists("/Points")) return FileKind::points;
   if (reader.exists("/Results")) return FileKind::results;
-  if (reader.exists("/PartType1")) return FileKind::snapshot;
+  if (reader.exists("/PartType1") || reader.has_attribute("/Header", "NumPart_ThisFile")) return FileKind::snapshot;
   return FileKind::unknown;
 }
 

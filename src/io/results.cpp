@@ -18,6 +18,8 @@ constexpr char const accelerations_dataset[] = "/Results/Accelerations";
 constexpr char const list_offsets_dataset[] = "/Results/ListOffsets";
 constexpr char const list_indices_dataset[] = "/Results/ListIndices";
 constexpr char const list_distances_dataset[] = "/Results/ListDistances";
+constexpr char const error_sample_dataset[] = "/Results/ErrorSample";
+constexpr char const error_exact_dataset[] = "/Results/ErrorSampleExact";
 
 // Members with extent 0 were not filled by the application and are not stored.
 template <class View>
@@ -39,6 +41,9 @@ void write_results(std::string const& path, QueryResults const& results) {
        results.list_offsets(results.list_offsets.extent(0) - 1) !=
            std::int64_t(results.list_indices.extent(0))))
     throw std::invalid_argument(path + ": neighbour lists and their offsets disagree");
+  if (results.error_exact.extent(0) != results.error_sample.extent(0) ||
+      (present(results.error_exact) && results.error_exact.extent(1) != 3))
+    throw std::invalid_argument(path + ": the error sample and its exact accelerations differ in shape");
 
   detail::write_atomically(path, [&](detail::FileWriter& out) {
     auto const group = out.create_group(results_group);
@@ -56,6 +61,10 @@ void write_results(std::string const& path, QueryResults const& results) {
     }
     if (present(results.accelerations))
       detail::write_matrix(out, accelerations_dataset, results.accelerations);
+    if (present(results.error_sample)) {
+      detail::write_vector(out, error_sample_dataset, results.error_sample);
+      detail::write_matrix(out, error_exact_dataset, results.error_exact);
+    }
     out.write_metadata(detail::metadata_group, results.metadata);
   });
 }
@@ -110,6 +119,14 @@ QueryResults read_results(std::string const& path) {
     detail::require_columns(in, accelerations_dataset, accelerations, 3);
     detail::require_finite(in, accelerations_dataset, accelerations);
     results.accelerations = detail::to_matrix(accelerations, "treetrav::io::accelerations");
+  }
+  if (in.exists(error_sample_dataset) || in.exists(error_exact_dataset)) {
+    auto const sample = in.read<std::int64_t>(error_sample_dataset, 1);
+    auto const exact = in.read<double>(error_exact_dataset, 2);
+    detail::require_rows(in, error_exact_dataset, exact, sample.rows(), error_sample_dataset);
+    detail::require_columns(in, error_exact_dataset, exact, 3);
+    results.error_sample = detail::to_vector(sample, "treetrav::io::error_sample");
+    results.error_exact = detail::to_matrix(exact, "treetrav::io::error_exact");
   }
   results.metadata = in.read_metadata(detail::metadata_group);
   return results;

@@ -24,8 +24,10 @@ constexpr char const velocities[] = "/Checkpoint/Velocities";
 constexpr char const masses[] = "/Checkpoint/Masses";
 constexpr char const ids[] = "/Checkpoint/ParticleIDs";
 constexpr char const accelerations[] = "/Checkpoint/Accelerations";
+constexpr char const bins[] = "/Checkpoint/TimeBins";
+constexpr char const types[] = "/Checkpoint/ParticleTypes";  // absent: all PartType1
 constexpr char const format[] = "treetrav nbody checkpoint";
-constexpr double format_version = 1;
+constexpr double format_version = 2;  // 2: time bins, multipole, opening, group size
 
 std::string step_file(std::string const& directory, char const* kind, std::int64_t step) {
   return (fs::path(directory) / fmt::format("{}_{:06d}.h5", kind, step)).string();
@@ -59,7 +61,7 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
   auto const& state = checkpoint.state;
   std::size_t const n = state.size();
   if (state.coordinates.extent(0) != n || state.velocities.extent(0) != n || state.ids.extent(0) != n ||
-      checkpoint.accelerations.extent(0) != n)
+      checkpoint.accelerations.extent(0) != n || checkpoint.bins.extent(0) != n)
     throw std::invalid_argument(path + ": checkpoint arrays disagree in length");
   io::detail::write_atomically(path, [&](io::detail::FileWriter& out) {
     io::Metadata header;
@@ -78,6 +80,9 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
     io::detail::write_vector(out, masses, state.masses);
     io::detail::write_vector(out, ids, state.ids);
     io::detail::write_matrix(out, accelerations, checkpoint.accelerations);
+    std::vector<std::int32_t> const wide_bins(checkpoint.bins.data(), checkpoint.bins.data() + n);
+    out.write(bins, {n}, wide_bins.data());
+    if (state.types.extent(0) == n) io::detail::write_vector(out, types, state.types);
   });
 }
 
@@ -117,6 +122,11 @@ Checkpoint read_checkpoint(std::string const& path) {
   io::detail::require_rows(in, accelerations, acceleration, n, coordinates);
   io::detail::require_columns(in, accelerations, acceleration, 3);
   io::detail::require_finite(in, accelerations, acceleration);
+  auto const bin = in.read<std::int32_t>(bins, 1);
+  io::detail::require_rows(in, bins, bin, n, coordinates);
+  for (auto const b : bin.values)
+    if (b < 0 || b > checkpoint.configuration.max_bin)
+      in.fail(bins, fmt::format("holds bin {}, outside [0, {}]", b, checkpoint.configuration.max_bin));
 
   checkpoint.state.time = detail::required_number(header, "time", path);
   checkpoint.state.coordinates = io::detail::to_matrix(position, "treetrav::nbody::Checkpoint::coordinates");
@@ -124,6 +134,16 @@ Checkpoint read_checkpoint(std::string const& path) {
   checkpoint.state.masses = io::detail::to_vector(mass, "treetrav::nbody::Checkpoint::masses");
   checkpoint.state.ids = io::detail::to_vector(id, "treetrav::nbody::Checkpoint::ids");
   checkpoint.accelerations = io::detail::to_matrix(acceleration, "treetrav::nbody::Checkpoint::accelerations");
+  if (in.exists(types)) {
+    auto const type = in.read<std::int32_t>(types, 1);
+    io::detail::require_rows(in, types, type, n, coordinates);
+    for (auto const t : type.values)
+      if (t < 1 || t > 5) in.fail(types, fmt::format("holds particle type {}, not 1-5", t));
+    checkpoint.state.types = io::detail::to_vector(type, "treetrav::nbody::Checkpoint::types");
+  }
+  checkpoint.bins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Checkpoint::bins"), n);
+  for (hsize_t i = 0; i < n; ++i) checkpoint.bins(i) = static_cast<std::int8_t>(bin.values[i]);
   return checkpoint;
 }
 

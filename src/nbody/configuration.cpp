@@ -10,8 +10,13 @@ io::Metadata to_metadata(Configuration const& configuration) {
       .set("theta", static_cast<double>(configuration.forces.theta))
       .set("softening", static_cast<double>(configuration.forces.softening))
       .set("gravity", static_cast<double>(configuration.forces.gravity))
+      .set("multipole", to_string(configuration.forces.multipole))
+      .set("opening", to_string(configuration.forces.opening))
       .set("leaf_size", static_cast<double>(configuration.leaf_size))
       .set("potential_theta", static_cast<double>(configuration.potential_theta))
+      .set("group_size", static_cast<double>(configuration.group_size))
+      .set("eta", configuration.eta)
+      .set("max_bin", static_cast<double>(configuration.max_bin))
       .set("initial_conditions", configuration.initial_conditions)
       .set("initial_time", configuration.initial_time)
       .set("bodies", static_cast<double>(configuration.bodies));
@@ -26,8 +31,13 @@ Configuration configuration_from_metadata(io::Metadata const& metadata, std::str
   configuration.forces.theta = static_cast<Coordinate>(number("theta"));
   configuration.forces.softening = static_cast<Coordinate>(number("softening"));
   configuration.forces.gravity = static_cast<Coordinate>(number("gravity"));
+  configuration.forces.multipole = parse_multipole(detail::required_text(metadata, "multipole", source));
+  configuration.forces.opening = parse_opening(detail::required_text(metadata, "opening", source));
   configuration.leaf_size = static_cast<int>(number("leaf_size"));
   configuration.potential_theta = static_cast<Coordinate>(number("potential_theta"));
+  configuration.group_size = static_cast<int>(number("group_size"));
+  configuration.eta = number("eta");
+  configuration.max_bin = static_cast<int>(number("max_bin"));
   configuration.initial_conditions = detail::required_text(metadata, "initial_conditions", source);
   configuration.initial_time = number("initial_time");
   configuration.bodies = static_cast<std::int64_t>(number("bodies"));

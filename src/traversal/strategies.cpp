@@ -12,4 +12,13 @@ HostStrategy parse_host_strategy(std::string const& name) {
   throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm, hybrid)");
 }
 
+ForceStrategy parse_force_strategy(std::string const& name) {
+  if (name == GroupWalk::name) return GroupWalk{};
+  if (name != Recursive::name && name != Autoropes::name && name != Lockstep::name && name != FsmLockstep::name &&
+      name != Hybrid::name)
+    throw InputError("--strategy: unknown strategy '" + name +
+                     "' (known: recursive, autoropes, lockstep, fsm, hybrid, group)");
+  return std::visit([](auto tag) -> ForceStrategy { return tag; }, parse_host_strategy(name));
+}
+
 }  // namespace treetrav

@@ -159,6 +159,30 @@ expect_same_dataset "bh-force --sort sfc equals unsorted" "$work/bh-recursive.h5
 expect_attributes "$work/bh-autoropes.h5" application tree strategy backend threads leaf_size theta softening \
   n_reference n_queries read_s build_s traverse_s
 
+# Group walks, quadrupoles, the com-offset criterion and the accuracy report.
+for multipole in monopole quadrupole; do
+  result=$work/bh-group-$multipole.h5
+  expect_success "bh-force --strategy group --multipole $multipole --error-report" tt bh-force \
+    --snapshot "$work/snap.h5" --theta 0.6 --softening 0.01 --strategy group --group-size 16 \
+    --multipole "$multipole" --opening com-offset --error-report --error-sample 100 -o "$result"
+  expect_contains "bh-force --error-report prints the 99th percentile" "99th percentile" "$out"
+  expect_shape "$result" /Results/Accelerations "{300, 3}"
+  expect_shape "$result" /Results/ErrorSample "{100}"
+  expect_shape "$result" /Results/ErrorSampleExact "{100, 3}"
+done
+expect_attributes "$work/bh-group-quadrupole.h5" multipole opening group_size error_median error_p99 error_max \
+  error_sample_size
+expect_success "bh-force --theta 0 --error-report over every body" tt bh-force --snapshot "$work/snap.h5" \
+  --theta 0 --softening 0.01 --strategy group --multipole quadrupole --error-report -o "$work/bh-exact.h5"
+expect_shape "$work/bh-exact.h5" /Results/ErrorSample "{300}"
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  run /usr/bin/python3 -c "import sys, h5py
+f = h5py.File(sys.argv[1], 'r'); m = f['RunMetadata'].attrs
+sys.exit(0 if m['error_max'] < 1e-5 and m['error_median'] <= m['error_p99'] <= m['error_max'] else 1)" \
+    "$work/bh-exact.h5"
+  if [[ $status -eq 0 ]]; then pass "theta 0 is direct summation to float rounding"; else fail "theta 0 errors" "$err"; fi
+fi
+
 # --- special inputs: identical, duplicated and single points ---------------------------
 if /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
   # points FILE ARRAY-EXPRESSION: a points file holding float32 coordinates.
@@ -218,6 +242,13 @@ expect_failure "-r 0" "-r" tt pc "${ref[@]}" "${queries[@]}" -r 0 "${output[@]}"
 expect_failure "-r nan" "-r" tt pc "${ref[@]}" "${queries[@]}" -r nan "${output[@]}"
 expect_failure "pc without -r" "--radius" tt pc "${ref[@]}" "${queries[@]}" "${output[@]}"
 expect_failure "--theta -1" "--theta" tt bh-force --snapshot "$work/snap.h5" --theta -1 "${output[@]}"
+expect_failure "unknown --multipole" "--multipole" tt bh-force --snapshot "$work/snap.h5" --multipole octupole \
+  "${output[@]}"
+expect_failure "unknown --opening" "--opening" tt bh-force --snapshot "$work/snap.h5" --opening sideways "${output[@]}"
+expect_failure "--group-size 65" "--group-size" tt bh-force --snapshot "$work/snap.h5" --strategy group \
+  --group-size 65 "${output[@]}"
+expect_failure "--error-sample 0" "--error-sample" tt bh-force --snapshot "$work/snap.h5" --error-report \
+  --error-sample 0 "${output[@]}"
 expect_failure "2-D queries against a 3-D reference" "2-D" tt knn "${ref[@]}" --queries "$work/queries2d.h5" "${output[@]}"
 expect_failure "missing reference file" "$work/absent.h5" \
   tt nn --reference "$work/absent.h5" "${queries[@]}" "${output[@]}"

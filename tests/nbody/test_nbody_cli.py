@@ -164,6 +164,38 @@ for name in ["snapshot_000000.h5", "snapshot_000020.h5", "snapshot_000040.h5", "
     differences = same_files(reference / name, run / name)
     check(f"{name} bit-identical to the uninterrupted run's", differences == "", differences)
 
+# ------------------------------------------------------------ block steps: kill and restart
+# Group walks with quadrupoles and block time steps: the bins travel in the
+# checkpoints, so a run killed mid-write and between steps still resumes bit
+# for bit; and the restart keeps the walk kind (a per-body strategy is refused).
+BLOCK = ["--plummer", 1200, "--seed", 6, "--dt", 0.08, "--steps", 24, "--softening", 0.05, "--theta", 0.6,
+         "--strategy", "group", "--group-size", 32, "--multipole", "quadrupole", "--opening", "com-offset",
+         "--eta", 0.1, "--max-bin", 3, "--snapshot-every", 8, "--checkpoint-every", 4, "--quiet"]
+block_reference, block_run = work / "block-reference", work / "block-run"
+started = time.monotonic()
+result = nbody(*BLOCK, "--threads", 1, "-o", block_reference, "--timings", block_reference / "timings.json")
+block_seconds = time.monotonic() - started
+check("block steps: uninterrupted run succeeds", result.returncode == 0, result.stderr)
+block_timings = json.loads((block_reference / "timings.json").read_text())
+check("block steps: several sub-steps per step", block_timings["sub_steps"] > 24, block_timings)
+killed, stderr = kill_at_pause(start(*BLOCK, "--threads", 1, "-o", block_run, pause=("IN", "checkpoint_000008.h5")))
+check("block steps: killed inside the write of checkpoint 8", killed, stderr)
+block_restart = ["--restart", block_run, "--steps", 24, "--snapshot-every", 8, "--checkpoint-every", 4]
+result = nbody(*block_restart, "--strategy", "autoropes")
+check("block steps: a restart refuses another walk kind", result.returncode == 2 and "--strategy" in result.stderr,
+      result.stderr)
+killed, stderr = kill_at_pause(start(*block_restart, "--threads", 1, pause=("BEFORE", "checkpoint_000020.h5")))
+check("block steps: killed after checkpoint 16", killed and (block_run / "checkpoint_000016.h5").exists(), stderr)
+result = nbody(*block_restart, "--threads", 2)
+check("block steps: the last restart completes", result.returncode == 0, result.stderr)
+for name in ["snapshot_000008.h5", "snapshot_000016.h5", "snapshot_000024.h5", "checkpoint_000024.h5"]:
+    differences = same_files(block_reference / name, block_run / name)
+    check(f"block steps: {name} bit-identical to the uninterrupted run's", differences == "", differences)
+with h5py.File(block_run / "checkpoint_000024.h5", "r") as f:
+    bins = f["Checkpoint/TimeBins"][()]
+    check("block steps: the checkpoint holds the bins, several of them used",
+          bins.shape == (1200,) and len(set(bins.tolist())) >= 2, np.bincount(bins))
+
 # ------------------------------------------------------------ what a snapshot holds
 last = reference / "snapshot_000060.h5"
 with h5py.File(last, "r") as f:
@@ -323,6 +355,37 @@ with h5py.File(ics, "r") as a, h5py.File(from_file / "snapshot_000000.h5", "r") 
     check("--ics: the first snapshot holds the initial conditions exactly",
           np.array_equal(a["PartType1/Coordinates"][()], b["PartType1/Coordinates"][()]) and
           np.array_equal(a["PartType1/Velocities"][()], b["PartType1/Velocities"][()]))
+
+# Multi-file ICs (NumFilesPerSnapshot > 1), and several particle types carried through.
+subprocess.run([TREETRAV, "generate", "--dist", "plummer", "-n", "300", "--seed", "9", "--files", "3", "-o",
+                work / "split"], check=True, capture_output=True, env=ENV)
+from_files = work / "from-files"
+result = nbody("--ics", work / "split.1.hdf5", "--dt", 0.01, "--steps", 3, "-o", from_files, "--quiet")
+check("--ics of a 3-file snapshot: runs", result.returncode == 0, result.stderr)
+with h5py.File(ics, "r") as a, h5py.File(from_files / "snapshot_000000.h5", "r") as b:
+    check("--ics of a 3-file snapshot: all its bodies, in the files' order",
+          np.array_equal(a["PartType1/Coordinates"][()], b["PartType1/Coordinates"][()]) and
+          np.array_equal(a["PartType1/ParticleIDs"][()], b["PartType1/ParticleIDs"][()]))
+typed = work / "typed.h5"
+with h5py.File(ics, "r") as a, h5py.File(typed, "w") as t:
+    for name in ("Header", "Units", "PartType1"):
+        a.copy(name, t)
+    t.copy("PartType1", "PartType4")  # stars: their own bodies, 1 away
+    t["PartType4/Coordinates"][...] += 1.0
+    t["PartType4/ParticleIDs"][...] += 1000
+    t["Header"].attrs["NumPart_ThisFile"] = t["Header"].attrs["NumPart_Total"] = np.array([0, 300, 0, 0, 300, 0],
+                                                                                          dtype=np.uint32)
+from_typed = work / "from-typed"
+result = nbody("--ics", typed, "--dt", 0.01, "--steps", 2, "-o", from_typed, "--quiet")
+check("--ics with dark matter and stars: runs", result.returncode == 0, result.stderr)
+with h5py.File(from_typed / "snapshot_000002.h5", "r") as f:
+    check("the stars stay PartType4, the dark matter PartType1",
+          list(f["Header"].attrs["NumPart_ThisFile"]) == [0, 300, 0, 0, 300, 0] and
+          sorted(f["PartType4/ParticleIDs"][()]) == list(range(1000, 1300)), list(f))
+with h5py.File(typed, "a") as t:
+    t.create_dataset("PartType0/Coordinates", data=np.zeros((5, 3)))
+expect_failure("gas in the ICs", "gas", ["--ics", typed, "--dt", 0.01, "--steps", 2, "-o", work / "gas-run"],
+               work / "gas-run")
 
 # ------------------------------------------------------------ progress
 progress_args = ["--plummer", 200, "--dt", 0.01, "--steps", 30, "--progress-seconds", 1e-6]

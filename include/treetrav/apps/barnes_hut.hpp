@@ -7,65 +7,190 @@
 #include <treetrav/trees/octree.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace treetrav {
 
+// How a cell taken whole pulls: its mass at its centre of mass (monopole), or
+// also its quadrupole moment about the centre of mass (the octree must carry
+// quadrupoles: build_morton_octree computes them).
+enum class Multipole { monopole, quadrupole };
+
+// When a cell of side s, centre c and centre of mass m may be taken whole by
+// a body at distance d from m (a group: d from the group's bounding box):
+//   barnes_hut  s < theta d, and the body (box) does not touch the cell
+//               (Barnes & Hut 1986);
+//   com_offset  d > s / theta + |m - c|, and the body (box) does not touch
+//               the cell (Barnes 1994's b_max form, as Bonsai uses): a cell
+//               whose mass sits off-centre opens sooner, which bounds the
+//               worst-case error that the classic criterion leaves unbounded.
+// theta = 0 opens every cell: direct summation.
+enum class Opening { barnes_hut, com_offset };
+
+inline char const* to_string(Multipole multipole) {
+  return multipole == Multipole::quadrupole ? "quadrupole" : "monopole";
+}
+inline char const* to_string(Opening opening) {
+  return opening == Opening::com_offset ? "com-offset" : "barnes-hut";
+}
+
+// Throw InputError naming the value when unknown.
+inline Multipole parse_multipole(std::string const& name) {
+  if (name == "monopole")
+    return Multipole::monopole;
+  if (name == "quadrupole")
+    return Multipole::quadrupole;
+  throw InputError("--multipole: unknown order '" + name + "' (known: monopole, quadrupole)");
+}
+inline Opening parse_opening(std::string const& name) {
+  if (name == "barnes-hut")
+    return Opening::barnes_hut;
+  if (name == "com-offset")
+    return Opening::com_offset;
+  throw InputError("--opening: unknown criterion '" + name + "' (known: barnes-hut, com-offset)");
+}
+
 struct BarnesHutOptions {
-  Coordinate theta = 0.5f;     // opening angle: a cell of side s at distance d is
-                               // used whole when s < theta * d
+  Coordinate theta = 0.5f;     // opening angle (see Opening)
   Coordinate softening = 0.0f; // Plummer softening length epsilon
   Coordinate gravity = 1.0f;   // G
+  Multipole multipole = Multipole::monopole;
+  Opening opening = Opening::barnes_hut;
 };
 
 namespace detail {
 
-// The Barnes-Hut walk, shared by every quantity summed over it: which cells a
-// body takes whole (centre of mass) and which bodies one by one. The queries
-// are the bodies, in the caller's order. Unguided. A cell that contains the
-// body is always opened, so a body never feels itself through a cell's centre
-// of mass; at theta = 0 every cell opens and the sum is direct summation.
-// `Interaction` says what a pull of mass m at offset dx adds to the body's
-// state (initialize, add, finalize).
-template <class MemorySpace, class Interaction>
+// What a walk reads of a cell to decide on it, in one 32-byte record.
+struct alignas(16) CellGeometry {
+  Coordinate com[3];
+  Coordinate open2; // com_offset: (s / theta + |m - c|)^2 (infinite at theta = 0)
+  Coordinate center[3];
+  Coordinate half; // half the side
+};
+
+// What a cell taken whole contributes. quadrupole: xx, yy, zz, xy, xz, yz of
+// the traceless Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij), d = x - centre of mass.
+template <Multipole Order>
+struct FarField;
+template <>
+struct alignas(16) FarField<Multipole::monopole> {
+  Coordinate com[3];
+  Coordinate mass;
+};
+template <>
+struct alignas(16) FarField<Multipole::quadrupole> {
+  Coordinate com[3];
+  Coordinate mass;
+  Coordinate quadrupole[6];
+};
+
+// A body of an opened leaf (group walks), and a body as its lane holds it.
+struct alignas(16) BodyRecord {
+  Coordinate x[3];
+  Coordinate mass;
+  Index position; // in tree order: a body skips itself
+};
+struct QueryBody {
+  Coordinate x[3];
+  Index position;
+};
+struct GroupBox {
+  Coordinate low[3], high[3];
+};
+
+// The octree's cells as the walk reads them.
+template <class MemorySpace, Multipole Order>
+struct PackCells {
+  Octree<MemorySpace> tree;
+  Kokkos::View<CellGeometry*, MemorySpace> geometry;
+  Kokkos::View<FarField<Order>*, MemorySpace> far_field;
+  Coordinate theta;
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    CellGeometry g;
+    FarField<Order> f;
+    double offset2 = 0;
+    for (int k = 0; k < 3; ++k) {
+      g.com[k] = f.com[k] = tree.center_of_mass(node, k);
+      g.center[k] = tree.cell_center(node, k);
+      double const offset = double(g.com[k]) - g.center[k];
+      offset2 += offset * offset;
+    }
+    g.half = tree.cell_size(node) / 2;
+    double const open = theta > 0 ? double(tree.cell_size(node)) / theta + math::sqrt(offset2) : 0;
+    g.open2 = theta > 0 ? static_cast<Coordinate>(open * open) : infinity;
+    f.mass = tree.mass(node);
+    if constexpr (Order == Multipole::quadrupole)
+      for (int j = 0; j < 6; ++j)
+        f.quadrupole[j] = tree.quadrupole(node, j);
+    geometry(node) = g;
+    far_field(node) = f;
+  }
+};
+
+// The Barnes-Hut walk, shared by every quantity summed over it (Interaction:
+// acceleration, potential). The queries are the bodies, in the caller's
+// order. A cell that contains the body (a group: touches its box) always
+// opens, so a body never feels itself through a cell; at theta = 0 every cell
+// opens and the sum is direct summation. Per-body strategies use visit();
+// GroupWalk the group interface (visitor.hpp); both apply the same
+// criterion, a group's with its bounding box.
+template <class MemorySpace, class Interaction, Multipole Order>
 struct BarnesHutWalk {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
                 "BarnesHutWalk needs a Kokkos memory space");
   using memory_space = MemorySpace;
   using state_type = typename Interaction::state_type;
+  using group_type = GroupBox;
+  using node_record_type = FarField<Order>;
+  using point_record_type = BodyRecord;
+  using query_record_type = QueryBody;
   static constexpr bool guided = false;
+  static constexpr bool group_walk = true;
 
   Octree<MemorySpace> tree;
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> bodies;
+  Kokkos::View<CellGeometry const*, MemorySpace> geometry;
+  Kokkos::View<FarField<Order> const*, MemorySpace> far_field;
   Coordinate theta2;
+  Opening opening;
   Interaction interaction;
+  Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies; // empty: all
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(bodies.extent(0)); }
   KOKKOS_FUNCTION void initialize(Index, state_type& s) const { interaction.initialize(s); }
 
+  // The criterion for a body (box) at squared distance d2 from the centre of
+  // mass that does not touch the cell.
+  KOKKOS_FUNCTION bool far_enough(CellGeometry const& g, Coordinate d2) const {
+    if (opening == Opening::com_offset)
+      return d2 > g.open2;
+    Coordinate const size = 2 * g.half;
+    return size * size < theta2 * d2;
+  }
+
   KOKKOS_FUNCTION bool visit(Index node, Index body, state_type& s) const {
-    Coordinate const dx[3] = {tree.center_of_mass(node, 0) - bodies(body, 0),
-                              tree.center_of_mass(node, 1) - bodies(body, 1),
-                              tree.center_of_mass(node, 2) - bodies(body, 2)};
-    Coordinate const d2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
-    Coordinate const size = tree.cell_size(node);
+    CellGeometry const g = geometry(node);
+    Coordinate const x[3] = {bodies(body, 0), bodies(body, 1), bodies(body, 2)};
+    Coordinate const dx[3] = {g.com[0] - x[0], g.com[1] - x[1], g.com[2] - x[2]};
     bool inside = true;
     for (int k = 0; k < 3; ++k) {
-      Coordinate const offset = bodies(body, k) - tree.cell_center(node, k);
-      inside = inside && offset <= size / 2 && -offset <= size / 2;
+      Coordinate const offset = x[k] - g.center[k];
+      inside = inside && offset <= g.half && -offset <= g.half;
     }
-    if (!inside && size * size < theta2 * d2) {
-      interaction.add(s, dx, tree.mass(node));
+    if (!inside && far_enough(g, dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])) {
+      interaction.add(s, dx, far_field(node));
       return false;
     }
     if (!tree.topology.is_leaf(node))
       return true;
-    auto const& x = tree.points.points.coordinates;
+    auto const& y = tree.points.points.coordinates;
     for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
       if (tree.points.original_index(i) == body)
         continue;
-      Coordinate const dxi[3] = {x(i, 0) - bodies(body, 0), x(i, 1) - bodies(body, 1),
-                                 x(i, 2) - bodies(body, 2)};
+      Coordinate const dxi[3] = {y(i, 0) - x[0], y(i, 1) - x[1], y(i, 2) - x[2]};
       interaction.add(s, dxi, tree.body_mass(i));
     }
     return false;
@@ -75,9 +200,77 @@ struct BarnesHutWalk {
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     interaction.finalize(body, s);
   }
+
+  // The group interface.
+  KOKKOS_FUNCTION bool active(Index body) const {
+    return active_bodies.extent(0) == 0 || active_bodies(body) != 0;
+  }
+
+  KOKKOS_FUNCTION GroupBox group(Index first, Index last) const {
+    auto const& y = tree.points.points.coordinates;
+    GroupBox box;
+    for (int k = 0; k < 3; ++k)
+      box.low[k] = box.high[k] = y(first, k);
+    for (Index i = first + 1; i < last; ++i)
+      for (int k = 0; k < 3; ++k) {
+        Coordinate const v = y(i, k);
+        box.low[k] = v < box.low[k] ? v : box.low[k];
+        box.high[k] = v > box.high[k] ? v : box.high[k];
+      }
+    return box;
+  }
+
+  KOKKOS_FUNCTION bool accept(Index node, GroupBox const& box) const {
+    CellGeometry const g = geometry(node);
+    Coordinate d2 = 0;
+    bool touches = true;
+    for (int k = 0; k < 3; ++k) {
+      Coordinate const below = box.low[k] - g.com[k], above = g.com[k] - box.high[k];
+      Coordinate const gap = below > 0 ? below : (above > 0 ? above : 0);
+      d2 += gap * gap;
+      touches =
+          touches && box.low[k] - g.center[k] <= g.half && g.center[k] - box.high[k] <= g.half;
+    }
+    return !touches && far_enough(g, d2);
+  }
+
+  KOKKOS_FUNCTION node_record_type node_record(Index node) const { return far_field(node); }
+  KOKKOS_FUNCTION BodyRecord point_record(Index position) const {
+    auto const& y = tree.points.points.coordinates;
+    return BodyRecord{
+        {y(position, 0), y(position, 1), y(position, 2)}, tree.body_mass(position), position};
+  }
+  KOKKOS_FUNCTION QueryBody query_record(Index body, Index position) const {
+    return QueryBody{{bodies(body, 0), bodies(body, 1), bodies(body, 2)}, position};
+  }
+  KOKKOS_FUNCTION void interact(node_record_type const& f, QueryBody const& q,
+                                state_type& s) const {
+    Coordinate const dx[3] = {f.com[0] - q.x[0], f.com[1] - q.x[1], f.com[2] - q.x[2]};
+    interaction.add(s, dx, f);
+  }
+  KOKKOS_FUNCTION void interact(BodyRecord const& p, QueryBody const& q, state_type& s) const {
+    if (p.position == q.position)
+      return;
+    Coordinate const dx[3] = {p.x[0] - q.x[0], p.x[1] - q.x[1], p.x[2] - q.x[2]};
+    interaction.add(s, dx, p.mass);
+  }
 };
 
-// Gravitational acceleration, Plummer-softened, summed in float.
+// Q dx and dx.Q dx for the packed traceless quadrupole.
+struct QuadrupoleTerms {
+  Coordinate q_dx[3];
+  Coordinate dx_q_dx;
+  KOKKOS_FUNCTION QuadrupoleTerms(Coordinate const (&q)[6], Coordinate const (&dx)[3]) {
+    q_dx[0] = q[0] * dx[0] + q[3] * dx[1] + q[4] * dx[2];
+    q_dx[1] = q[3] * dx[0] + q[1] * dx[1] + q[5] * dx[2];
+    q_dx[2] = q[4] * dx[0] + q[5] * dx[1] + q[2] * dx[2];
+    dx_q_dx = dx[0] * q_dx[0] + dx[1] * q_dx[1] + dx[2] * q_dx[2];
+  }
+};
+
+// Gravitational acceleration, Plummer-softened (the softened r in every
+// power, as Bonsai does for the quadrupole), summed in float. dx points from
+// the body to the source.
 template <class MemorySpace>
 struct Acceleration {
   struct state_type {
@@ -93,10 +286,29 @@ struct Acceleration {
   }
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3], Coordinate m) const {
     Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
-    Coordinate const inv_r = 1 / math::sqrt(r2);
+    Coordinate const inv_r = math::rsqrt(r2);
     Coordinate const factor = gravity * m * inv_r * inv_r * inv_r;
     for (int k = 0; k < 3; ++k)
       s.acceleration[k] += factor * dx[k];
+  }
+  KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3],
+                           FarField<Multipole::monopole> const& f) const {
+    add(s, dx, f.mass);
+  }
+  // a = G [m dx / r^3 - Q dx / r^5 + 5/2 (dx.Q dx) dx / r^7]
+  KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3],
+                           FarField<Multipole::quadrupole> const& f) const {
+    Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
+    Coordinate const inv_r = math::rsqrt(r2);
+    Coordinate const inv_r2 = inv_r * inv_r;
+    Coordinate const inv_r3 = inv_r * inv_r2;
+    Coordinate const inv_r5 = inv_r3 * inv_r2;
+    QuadrupoleTerms const t(f.quadrupole, dx);
+    Coordinate const radial =
+        gravity * (f.mass * inv_r3 + Coordinate(2.5) * t.dx_q_dx * inv_r5 * inv_r2);
+    Coordinate const along_q = gravity * inv_r5;
+    for (int k = 0; k < 3; ++k)
+      s.acceleration[k] += radial * dx[k] - along_q * t.q_dx[k];
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     for (int k = 0; k < 3; ++k)
@@ -104,34 +316,103 @@ struct Acceleration {
   }
 };
 
-} // namespace detail
+// The walk of `interaction` over `tree` with `options`: its cells packed for
+// this opening angle and order (the one place both are read).
+template <Multipole Order, class ExecutionSpace, class MemorySpace, class Interaction>
+BarnesHutWalk<MemorySpace, Interaction, Order>
+make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+                     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> bodies,
+                     BarnesHutOptions const& options, Interaction const& interaction,
+                     Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies) {
+  Index const nodes = tree.topology.size();
+  Kokkos::View<CellGeometry*, MemorySpace> geometry(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::geometry"),
+      nodes);
+  Kokkos::View<FarField<Order>*, MemorySpace> far_field(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::far_field"),
+      nodes);
+  Kokkos::parallel_for("treetrav::BarnesHut::pack_cells",
+                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
+                       PackCells<MemorySpace, Order>{tree, geometry, far_field, options.theta});
+  return {tree,
+          bodies,
+          geometry,
+          far_field,
+          options.theta * options.theta,
+          options.opening,
+          interaction,
+          active_bodies};
+}
 
-// Barnes-Hut gravitational acceleration of every body.
+// Checks what every Barnes-Hut sum requires of its arguments.
 template <class MemorySpace>
-using BarnesHutVisitor = detail::BarnesHutWalk<MemorySpace, detail::Acceleration<MemorySpace>>;
-
-// Accelerations (bodies, 3) of the bodies the octree was built over, given in
-// the caller's order in `bodies`.
-template <class ExecutionSpace, class MemorySpace, class Strategy>
-Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace>
-barnes_hut_accelerations(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
-                         PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options,
-                         Strategy strategy, Kokkos::View<Index const*, MemorySpace> order = {},
-                         TraversalMetrics<MemorySpace> const& metrics = {}) {
+void check_barnes_hut_arguments(char const* what, Octree<MemorySpace> const& tree,
+                                PointSet<MemorySpace> const& bodies,
+                                BarnesHutOptions const& options) {
   if (!(options.theta >= 0) || !std::isfinite(options.theta))
     throw InputError("--theta must be >= 0 (got " + std::to_string(options.theta) + ")");
   if (!(options.softening >= 0) || !std::isfinite(options.softening))
     throw InputError("--softening must be >= 0 (got " + std::to_string(options.softening) + ")");
   if (bodies.size() != tree.points.size() || bodies.dimension() != 3)
-    throw InputError("Barnes-Hut: the bodies must be the octree's own 3-D bodies");
+    throw InputError(std::string(what) + ": the bodies must be the octree's own 3-D bodies");
+  if (options.multipole == Multipole::quadrupole &&
+      tree.quadrupole.extent(0) != std::size_t(tree.topology.size()))
+    throw InputError(std::string(what) + ": quadrupole forces need the octree's quadrupole moments "
+                                         "(build_morton_octree computes them)");
+}
+
+} // namespace detail
+
+// Barnes-Hut gravitational acceleration of every body.
+template <class MemorySpace, Multipole Order = Multipole::monopole>
+using BarnesHutVisitor =
+    detail::BarnesHutWalk<MemorySpace, detail::Acceleration<MemorySpace>, Order>;
+
+// Writes the accelerations (bodies, 3) of the bodies the octree was built
+// over, given in the caller's order in `bodies`, into `accelerations`: of
+// every body, or of those `active_bodies` marks (bodies; empty: all), whose
+// work items `order` lists (per-body strategies) or whose tree positions it
+// maps (GroupWalk; see traverse()). Other rows are left as they are.
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+void compute_barnes_hut_accelerations(
+    ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+    PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Octree<MemorySpace>::memory_space>
+        accelerations,
+    Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {},
+    Kokkos::View<std::uint8_t const*, typename Octree<MemorySpace>::memory_space> active_bodies =
+        {},
+    TraversalMetrics<typename Octree<MemorySpace>::memory_space> const& metrics = {}) {
+  detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
+  if (accelerations.extent(0) != std::size_t(bodies.size()) || accelerations.extent(1) != 3)
+    throw std::invalid_argument("Barnes-Hut: accelerations must be (bodies, 3)");
+  detail::Acceleration<MemorySpace> const interaction{options.softening * options.softening,
+                                                      options.gravity, accelerations};
+  auto const run = [&](auto walk) {
+    traverse(space, tree.topology, walk, strategy, order, metrics);
+  };
+  if (options.multipole == Multipole::quadrupole)
+    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates,
+                                                            options, interaction, active_bodies));
+  else
+    run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
+                                                          interaction, active_bodies));
+}
+
+// Accelerations (bodies, 3) of the bodies the octree was built over, given in
+// the caller's order in `bodies`.
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerations(
+    ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+    PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
+    Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {},
+    TraversalMetrics<typename Octree<MemorySpace>::memory_space> const& metrics = {}) {
+  detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::accelerations"),
       bodies.size(), 3);
-  BarnesHutVisitor<MemorySpace> visitor{
-      tree, bodies.coordinates, options.theta * options.theta,
-      detail::Acceleration<MemorySpace>{options.softening * options.softening, options.gravity,
-                                        accelerations}};
-  traverse(space, tree.topology, visitor, strategy, order, metrics);
+  compute_barnes_hut_accelerations(space, tree, bodies, options, strategy, accelerations, order, {},
+                                   metrics);
   return accelerations;
 }
 

@@ -47,6 +47,21 @@ decltype(auto) dispatch_backend(Backend backend, F&& f) {
   throw std::invalid_argument("backend " + to_string(backend) + " is not enabled in this build");
 }
 
+namespace detail {
+
+// A policy whose kernels take their functor as a kernel argument. Kokkos'
+// default on CUDA passes a functor of 512 B to 32 KB through a __constant__
+// buffer, one per translation unit: a kernel instantiated in two units of one
+// binary (the CLI's bh-force and nbody both walk octrees) may then read the
+// other unit's buffer, stale. Functors up to 4 KB fit a kernel argument
+// (larger ones go through global memory). No effect on host backends.
+template <class Policy>
+auto as_kernel_argument(Policy const& policy) {
+  return Kokkos::Experimental::require(policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+}
+
+}  // namespace detail
+
 // What results tables name as their machine: the execution space and the GPU
 // it runs on, or its thread count on the host.
 template <class ExecutionSpace>

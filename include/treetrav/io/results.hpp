@@ -27,13 +27,16 @@ struct QueryResults {
   HostVector<std::int64_t> list_offsets; // (n_queries + 1)
   HostVector<Index> list_indices;        // rows of the reference set, nearest first
   HostVector<Coordinate> list_distances;
-  HostMatrix<double> accelerations; // (n_bodies, 3): BH
+  HostMatrix<double> accelerations;      // (n_bodies, 3): BH
+  HostVector<std::int64_t> error_sample; // (m): BH --error-report: the sampled bodies
+  HostMatrix<double> error_exact;        // (m, 3): their accelerations by direct summation
   Metadata metadata;
 };
 
 // File layout: /Results/{NeighborIndices, NeighborDistances, Counts,
-// ListOffsets, ListIndices, ListDistances, Accelerations} (only those present,
-// row i = query i), attribute
+// ListOffsets, ListIndices, ListDistances, Accelerations, ErrorSample,
+// ErrorSampleExact} (only those present, row i = query i; the error sample's
+// rows are its bodies), attribute
 // /Results:Application, /RunMetadata attributes. Atomic like write_points.
 void write_results(std::string const& path, QueryResults const& results);
 QueryResults read_results(std::string const& path);

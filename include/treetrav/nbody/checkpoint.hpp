@@ -23,6 +23,8 @@ struct Checkpoint {
   // The accelerations of `state` (float, as the traversal returned them): the
   // next step's opening kick uses them.
   Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> accelerations;
+  // Each body's time bin (block steps: its next step is dt / 2^bin; else 0).
+  Kokkos::View<std::int8_t*, Kokkos::HostSpace> bins;
   Diagnostics initial;  // what drifts are measured from
   Configuration configuration;
   std::string backend;  // the rounding of another backend differs: a restart warns
@@ -30,7 +32,9 @@ struct Checkpoint {
 
 // Layout: /Checkpoint (attributes format, format_version, step, time, backend)
 // with datasets Coordinates, Velocities (n, 3) double, Masses (n) double,
-// ParticleIDs (n) int64, Accelerations (n, 3) float; /Checkpoint/Configuration
+// ParticleIDs (n) int64, Accelerations (n, 3) float, TimeBins (n) int32,
+// ParticleTypes (n) int32 (only when not all bodies are PartType1);
+// /Checkpoint/Configuration
 // and /Checkpoint/InitialDiagnostics hold their structs as attributes.
 // Written atomically like every file (io::output_target; test hook:
 // TREETRAV_TEST_PAUSE_IN_WRITE, see io/hdf5.hpp).

@@ -11,14 +11,19 @@
 //      `leaf_capacity` bodies splits into its non-empty octants, found by
 //      binary search of the sorted codes; children numbered by a prefix scan.
 //   4. (separately, so it can be timed) mass and centre of mass of every cell,
-//      bottom-up as a treefix leaffix: leaves sum their bodies, parents their
-//      children, in double.
+//      bottom-up, one level at a time: leaves sum their bodies, parents their
+//      children, in double (the sums of treefix/octree.hpp's leaffix by the
+//      level-synchronous method, bit for bit; this loop reuses the build's
+//      levels where the treefix would first rebuild them from the parents).
+//   5. (optional, after 4) quadrupole moments about the float centres of
+//      mass, bottom-up in double by the parallel-axis theorem.
 //
 // Everything is a pure function of the float positions and masses: codes,
 // ties (by body index), node numbering and summation orders are fixed, so equal
 // inputs give bit-identical trees on every run and thread count.
 #include <treetrav/core/backends.hpp>
 #include <treetrav/treefix/octree.hpp>
+#include <treetrav/trees/detail/host_build.hpp>
 #include <treetrav/trees/octree.hpp>
 
 #include <algorithm>
@@ -264,7 +269,11 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   if (masses.extent(0) != static_cast<std::size_t>(bodies.size()))
     throw InputError("octree: masses and bodies differ in number");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::build");
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  // Functors as kernel arguments: this builder is instantiated in several
+  // translation units of the CLI (see as_kernel_argument).
+  auto const Policy = [](ExecutionSpace const& on, Index begin, Index end) {
+    return detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(on, begin, end));
+  };
   Index const n = bodies.size();
   auto const x = bodies.coordinates;
   detail::RootCube const cube = detail::root_cube(space, x);
@@ -344,30 +353,176 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   return built;
 }
 
-// Step 4: mass and centre of mass of every cell, as a leaffix of (m, m x, m y,
-// m z) over the cells' parent array (treefix/octree.hpp), in double. The
-// level-synchronous method sums in a fixed order (a leaf's bodies, then a
-// parent's children by slot), so the moments stay a pure function of the input.
+namespace detail {
+
+// One level of step 4: a node's (m, m x, m y, m z) from its bodies (a leaf) or
+// its children by slot (deeper, done), then its mass and centre of mass.
+template <class MemorySpace>
+struct OctreeMomentsLevel {
+  Octree<MemorySpace> tree;
+  Kokkos::View<MassMoments*, MemorySpace> moments;
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    MassMoments sum{};
+    for (int j = 0; j < 4; ++j) sum[j] = 0;
+    if (tree.topology.is_leaf(node)) {
+      auto const& x = tree.points.points.coordinates;
+      for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
+        double const m = tree.body_mass(i);
+        sum[0] += m;
+        for (int k = 0; k < 3; ++k) sum[k + 1] += m * x(i, k);
+      }
+    } else {
+      for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot) {
+        MassMoments const child = moments(tree.topology.child(node, slot));
+        for (int j = 0; j < 4; ++j) sum[j] += child[j];
+      }
+    }
+    moments(node) = sum;
+    tree.mass(node) = static_cast<Coordinate>(sum[0]);
+    for (int k = 0; k < 3; ++k)
+      tree.center_of_mass(node, k) =
+          static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : tree.cell_center(node, k));
+  }
+};
+
+}  // namespace detail
+
+// Step 4: mass and centre of mass of every cell from (m, m x, m y, m z) in
+// double, deepest level first, in a fixed order (a leaf's bodies, then a
+// parent's children by slot): a pure function of the input, and the same bits
+// as octree_moments with LevelSynchronousTreefix (tests), without rebuilding
+// the rooted tree and its levels every step (perf/bench_nbody times both).
 template <class ExecutionSpace, class MemorySpace>
 void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
-  LevelSynchronousTreefix<MemorySpace> method(space, rooted_tree(space, built.tree.topology));
-  octree_moments(space, built.tree, method);
+  Kokkos::View<MassMoments*, MemorySpace> moments(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::moments"),
+      built.tree.topology.size());
+  detail::OctreeMomentsLevel<MemorySpace> const level_kernel{built.tree, moments};
+  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
+    Kokkos::parallel_for("treetrav::MortonOctree::moments",
+                         detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(
+                             space, built.level_begin[level], built.level_begin[level + 1])),
+                         level_kernel);
   space.fence();
   Kokkos::Profiling::popRegion();
 }
 
-// Both phases: a complete Octree, built where `space` runs.
+namespace detail {
+
+// Mass, dipole and second moments of a node's bodies about the node's float
+// centre of mass c: sum m, sum m (x - c), sum m (x - c)(x - c)^T (xx, yy, zz,
+// xy, xz, yz). The dipole is not zero: c is the rounded centre of mass.
+struct SecondMoments {
+  double mass, dipole[3], second[6];
+};
+
+template <class MemorySpace>
+struct OctreeQuadrupoleLevel {
+  Octree<MemorySpace> tree;
+  Kokkos::View<SecondMoments*, MemorySpace> moments;
+
+  KOKKOS_FUNCTION static void add_point_mass(SecondMoments& sum, double m, double const (&d)[3]) {
+    sum.mass += m;
+    for (int k = 0; k < 3; ++k) sum.dipole[k] += m * d[k];
+    sum.second[0] += m * d[0] * d[0];
+    sum.second[1] += m * d[1] * d[1];
+    sum.second[2] += m * d[2] * d[2];
+    sum.second[3] += m * d[0] * d[1];
+    sum.second[4] += m * d[0] * d[2];
+    sum.second[5] += m * d[1] * d[2];
+  }
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    double const c[3] = {tree.center_of_mass(node, 0), tree.center_of_mass(node, 1), tree.center_of_mass(node, 2)};
+    SecondMoments sum{0, {0, 0, 0}, {0, 0, 0, 0, 0, 0}};
+    if (tree.topology.is_leaf(node)) {
+      auto const& x = tree.points.points.coordinates;
+      for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
+        double const d[3] = {x(i, 0) - c[0], x(i, 1) - c[1], x(i, 2) - c[2]};
+        add_point_mass(sum, tree.body_mass(i), d);
+      }
+    } else {
+      // Parallel axes: the child's moments about its own centre c', shifted by s = c' - c.
+      for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot) {
+        Index const child = tree.topology.child(node, slot);
+        SecondMoments const& m = moments(child);
+        double const s[3] = {tree.center_of_mass(child, 0) - c[0], tree.center_of_mass(child, 1) - c[1],
+                             tree.center_of_mass(child, 2) - c[2]};
+        add_point_mass(sum, m.mass, s);
+        for (int k = 0; k < 3; ++k) sum.dipole[k] += m.dipole[k];
+        sum.second[0] += m.second[0] + 2 * s[0] * m.dipole[0];
+        sum.second[1] += m.second[1] + 2 * s[1] * m.dipole[1];
+        sum.second[2] += m.second[2] + 2 * s[2] * m.dipole[2];
+        sum.second[3] += m.second[3] + s[0] * m.dipole[1] + s[1] * m.dipole[0];
+        sum.second[4] += m.second[4] + s[0] * m.dipole[2] + s[2] * m.dipole[0];
+        sum.second[5] += m.second[5] + s[1] * m.dipole[2] + s[2] * m.dipole[1];
+      }
+    }
+    moments(node) = sum;
+    double const trace = sum.second[0] + sum.second[1] + sum.second[2];
+    for (int k = 0; k < 3; ++k) tree.quadrupole(node, k) = static_cast<Coordinate>(3 * sum.second[k] - trace);
+    for (int k = 3; k < 6; ++k) tree.quadrupole(node, k) = static_cast<Coordinate>(3 * sum.second[k]);
+  }
+};
+
+}  // namespace detail
+
+// Step 5: the quadrupole moment of every cell (Octree::quadrupole) about its
+// centre of mass (step 4 first), deepest level first, in double, in a fixed
+// order (a leaf's bodies, then a parent's children by slot).
+template <class ExecutionSpace, class MemorySpace>
+void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
+                "the tree lives in the execution space's memory space");
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
+  Index const nodes = built.tree.topology.size();
+  built.tree.quadrupole = typename Octree<MemorySpace>::vector_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::quadrupole"), nodes, 6);
+  Kokkos::View<detail::SecondMoments*, MemorySpace> moments(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::second_moments"), nodes);
+  detail::OctreeQuadrupoleLevel<MemorySpace> const level_kernel{built.tree, moments};
+  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
+    Kokkos::parallel_for("treetrav::MortonOctree::quadrupoles",
+                         detail::as_kernel_argument(
+                             Kokkos::RangePolicy<ExecutionSpace>(space, built.level_begin[level], built.level_begin[level + 1])),
+                         level_kernel);
+  space.fence();
+  Kokkos::Profiling::popRegion();
+}
+
+// The phases in turn: a complete Octree, built where `space` runs, with
+// quadrupole moments when asked.
 template <class ExecutionSpace, class MemorySpace>
 Octree<MemorySpace> build_morton_octree(
     ExecutionSpace const& space, PointSet<MemorySpace> const& bodies,
-    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity = 8) {
+    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity = 8,
+    bool with_quadrupoles = false) {
   auto built = build_morton_octree_cells(space, bodies, masses, leaf_capacity);
   compute_octree_moments(space, built);
+  if (with_quadrupoles) compute_octree_quadrupoles(space, built);
   return built.tree;
+}
+
+template <class MemorySpace>
+template <class ExecutionSpace, class BodyMemorySpace, class MassView>
+Octree<MemorySpace>::Octree(ExecutionSpace const& space, PointSet<BodyMemorySpace> const& bodies,
+                            MassView const& masses, int leaf_capacity) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
+  using BuildMemory = typename ExecutionSpace::memory_space;
+  auto const here = copy_points(space, bodies, "treetrav::Octree::bodies");
+  auto const here_masses = Kokkos::create_mirror_view_and_copy(space, masses);
+  auto built = build_morton_octree(space, here, Kokkos::View<Coordinate const*, BuildMemory>(here_masses),
+                                   leaf_capacity);
+  if constexpr (std::is_same_v<BuildMemory, MemorySpace>)
+    *this = built;
+  else
+    *this = copy_tree(typename MemorySpace::execution_space{}, built);
 }
 
 }  // namespace treetrav

@@ -46,6 +46,7 @@ struct RunResult {
   std::int64_t last_step = 0;
   double time = 0;  // at last_step
   PhaseTimes times;
+  std::int64_t sub_steps = 0;  // force evaluations of the steps (block steps: several per step)
   double wall_seconds = 0;
   Diagnostics initial;
   Diagnostics final;  // of the last snapshot
@@ -89,9 +90,11 @@ class RunLoop {
         !std::filesystem::exists(snapshot_path(settings_.output.directory, 0))) {
       simulation_.compute_accelerations();
       write_snapshot(measure(nullptr));
-    } else {
-      simulation_.set_accelerations(checkpoint.accelerations);
     }
+    // The next kick's accelerations and the bins as checkpointed (at step 0
+    // the same bits as those just computed).
+    simulation_.set_accelerations(checkpoint.accelerations);
+    simulation_.set_bins(checkpoint.bins);
   }
 
   RunResult advance() {
@@ -125,6 +128,7 @@ class RunLoop {
     result_.last_step = simulation_.current_step();
     result_.time = simulation_.time();
     result_.times = simulation_.times();
+    result_.sub_steps = simulation_.sub_steps();
     result_.wall_seconds = wall_.seconds();
     return result_;
   }
@@ -185,6 +189,7 @@ class RunLoop {
     checkpoint.step = simulation_.current_step();
     checkpoint.state = simulation_.state(false);
     checkpoint.accelerations = simulation_.host_accelerations();
+    checkpoint.bins = simulation_.host_bins();
     checkpoint.initial = result_.initial;
     checkpoint.configuration = settings_.configuration;
     checkpoint.backend = settings_.backend;

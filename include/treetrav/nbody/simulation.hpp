@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -21,48 +22,189 @@ namespace treetrav::nbody {
 // fence, so device work is charged to the phase that launched it.
 struct PhaseTimes {
   double tree_build = 0;      // Morton codes, sort, hierarchy, bodies in tree order
-  double center_of_mass = 0;  // cell masses and centres of mass
+  double center_of_mass = 0;  // cell masses, centres of mass (and quadrupoles)
   double forces = 0;          // barnes_hut_accelerations
-  double integration = 0;     // kicks and drifts
+  double integration = 0;     // kicks, drifts, time bins
   double diagnostics = 0;     // potentials for the snapshots
   double io = 0;              // device-to-host copies and snapshot/checkpoint writes
   std::int64_t force_evaluations = 0;
+  std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
 };
+
+// The largest bin a run may use: steps down to dt / 2^max_time_bin.
+inline constexpr int max_time_bin = 30;
 
 namespace detail {
 
 // False for NaN and +-infinity (without <cmath>, which device code may lack).
 KOKKOS_INLINE_FUNCTION bool is_finite(double value) { return value - value == 0; }
 
-// bodies = float(positions); returns how many bodies do not fit a float.
-template <class ExecutionSpace, class Positions, class Bodies>
-Index cast_positions(ExecutionSpace const& space, Positions const& positions, Bodies const& bodies) {
-  Index non_finite = 0;
-  Kokkos::parallel_reduce(
-      "treetrav::nbody::Simulation::cast_positions",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)), KOKKOS_LAMBDA(Index i, Index & count) {
-        bool finite = true;
-        for (int k = 0; k < 3; ++k) {
-          bodies(i, k) = static_cast<Coordinate>(positions(i, k));
-          finite = finite && is_finite(bodies(i, k));
-        }
-        count += finite ? 0 : 1;
-      },
-      non_finite);
-  return non_finite;
+// bodies = float(positions); counts the bodies that do not fit a float.
+template <class Positions, class Bodies>
+struct CastPositions {
+  Positions positions;
+  Bodies bodies;
+  KOKKOS_FUNCTION void operator()(Index i, Index& non_finite) const {
+    bool finite = true;
+    for (int k = 0; k < 3; ++k) {
+      bodies(i, k) = static_cast<Coordinate>(positions(i, k));
+      finite = finite && is_finite(bodies(i, k));
+    }
+    non_finite += finite ? 0 : 1;
+  }
+};
+
+// Block time steps on an integer timeline: a base step dt is 2^max_bin ticks
+// and a body in bin k steps by 2^(max_bin - k) ticks. Bin 0 (and max_bin 0:
+// fixed steps) is dt itself.
+struct Timeline {
+  int max_bin;
+  double tick;  // dt / 2^max_bin, exact
+
+  KOKKOS_INLINE_FUNCTION std::int64_t ticks(int bin) const { return std::int64_t(1) << (max_bin - bin); }
+  KOKKOS_INLINE_FUNCTION double half_step(int bin) const { return double(ticks(bin)) * tick / 2; }
+  KOKKOS_INLINE_FUNCTION bool boundary(int bin, std::int64_t at) const { return at % ticks(bin) == 0; }
+};
+
+// The next tick at which some body's step ends.
+template <class Bins>
+struct NextEvent {
+  Bins bins;
+  Timeline timeline;
+  std::int64_t now;
+  KOKKOS_FUNCTION void operator()(Index i, std::int64_t& next) const {
+    std::int64_t const step = timeline.ticks(bins(i));
+    std::int64_t const end = (now / step + 1) * step;
+    next = end < next ? end : next;
+  }
+};
+
+// Opening half kick of the bodies whose step starts now, then every body
+// drifts to `next`; the float bodies follow. Counts non-finite bodies.
+template <class Vectors, class Accelerations, class Bodies, class Bins>
+struct KickDrift {
+  Vectors x, v;
+  Accelerations a;
+  Bodies bodies;
+  Bins bins;
+  Timeline timeline;
+  std::int64_t now;
+  double drift;  // (next - now) ticks
+  KOKKOS_FUNCTION void operator()(Index i, Index& non_finite) const {
+    int const bin = bins(i);
+    bool const starts = timeline.boundary(bin, now);
+    double const half = timeline.half_step(bin);
+    bool finite = true;
+    for (int k = 0; k < 3; ++k) {
+      if (starts) v(i, k) += half * a(i, k);
+      x(i, k) += drift * v(i, k);
+      bodies(i, k) = static_cast<Coordinate>(x(i, k));
+      finite = finite && is_finite(bodies(i, k));
+    }
+    non_finite += finite ? 0 : 1;
+  }
+};
+
+// Marks the bodies whose step ends at `now`; counts them.
+template <class Bins, class Active>
+struct MarkActive {
+  Bins bins;
+  Active active;
+  Timeline timeline;
+  std::int64_t now;
+  KOKKOS_FUNCTION void operator()(Index i, Index& count) const {
+    bool const ends = timeline.boundary(bins(i), now);
+    active(i) = ends ? 1 : 0;
+    count += ends ? 1 : 0;
+  }
+};
+
+// The active bodies in tree order (the work items of per-body walks).
+template <class Order, class Active, class List>
+struct ListActive {
+  using value_type = Index;
+  Order tree_order;
+  Active active;
+  List list;
+  KOKKOS_FUNCTION void operator()(Index position, Index& before, bool final) const {
+    Index const body = tree_order(position);
+    if (!active(body)) return;
+    if (final) list(before) = body;
+    ++before;
+  }
+};
+
+// The bin the acceleration criterion asks for: the smallest k with
+// dt / 2^k <= eta sqrt(softening / |a|), at most max_bin.
+KOKKOS_INLINE_FUNCTION int wanted_bin(double dt, double eta, double softening, double a2, int max_bin) {
+  double const a = a2 > 0 ? math::sqrt(a2) : 0;
+  double const wanted = a > 0 ? eta * math::sqrt(softening / a) : dt;
+  int bin = 0;
+  double step = dt;
+  while (bin < max_bin && step > wanted) step /= 2, ++bin;
+  return bin;
 }
+
+// Closing half kick of the bodies whose step ended now, then their next bin:
+// finer at once, coarser by one bin when `now` lies on the coarser grid.
+template <class Vectors, class Accelerations, class Bins, class Active>
+struct KickAndBin {
+  Vectors v;
+  Accelerations a;
+  Bins bins;
+  Active active;  // empty: all bodies ended their step
+  Timeline timeline;
+  std::int64_t now;
+  double dt, eta, softening;
+  KOKKOS_FUNCTION void operator()(Index i, Index& non_finite) const {
+    if (active.extent(0) != 0 && !active(i)) return;
+    int const bin = bins(i);
+    double const half = timeline.half_step(bin);
+    bool finite = true;
+    double a2 = 0;
+    for (int k = 0; k < 3; ++k) {
+      v(i, k) += half * a(i, k);
+      finite = finite && is_finite(v(i, k));
+      a2 += double(a(i, k)) * a(i, k);
+    }
+    non_finite += finite ? 0 : 1;
+    if (eta <= 0) return;
+    int const wanted = wanted_bin(dt, eta, softening, a2, timeline.max_bin);
+    if (wanted > bin) bins(i) = static_cast<std::int8_t>(wanted);
+    else if (wanted < bin && timeline.boundary(bin - 1, now)) bins(i) = static_cast<std::int8_t>(bin - 1);
+  }
+};
+
+// Every body's first bin, from the accelerations of the initial state.
+template <class Accelerations, class Bins>
+struct InitialBins {
+  Accelerations a;
+  Bins bins;
+  double dt, eta, softening;
+  int max_bin;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    double a2 = 0;
+    for (int k = 0; k < 3; ++k) a2 += double(a(i, k)) * a(i, k);
+    bins(i) = static_cast<std::int8_t>(eta > 0 ? wanted_bin(dt, eta, softening, a2, max_bin) : 0);
+  }
+};
 
 }  // namespace detail
 
 // The state of an N-body system on an execution space, advanced by
-// kick-drift-kick leapfrog with a fixed dt: positions and velocities in
-// double; the tree and the forces in float (positions cast every step), as
-// barnes_hut_accelerations takes and returns them.
+// kick-drift-kick leapfrog: positions and velocities in double; the tree and
+// the forces in float (positions cast every step), as barnes_hut_accelerations
+// takes and returns them. With block steps (Configuration::eta > 0) each
+// body's step is dt / 2^bin; a base step dt is then a sequence of sub-steps,
+// each drifting every body to the next time a step ends, and only the bodies
+// whose step ends are kicked and have their forces evaluated (on a tree of
+// all bodies); at the end of a base step every body is synchronised.
 //
 // Every operation is a pure function of the state: the octree is rebuilt from
-// the positions alone, each body's forces are summed in tree order, and the
-// kicks and drifts are element-wise, so a run resumed from a checkpoint of
-// (positions, velocities, accelerations) continues bit-for-bit.
+// the positions alone, each body's forces are summed in tree order (a group
+// walk's in its group's fixed order), and the kicks, drifts and bin changes
+// are element-wise, so a run resumed from a checkpoint of (positions,
+// velocities, accelerations, bins) continues bit-for-bit.
 template <class ExecutionSpace, class Strategy>
 class Simulation {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "a Kokkos execution space");
@@ -72,30 +214,39 @@ class Simulation {
   using Vectors = Kokkos::View<double**, Kokkos::LayoutLeft, memory_space>;
   using Accelerations = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space>;
   using HostAccelerations = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  using Bins = Kokkos::View<std::int8_t*, memory_space>;
+  using HostBins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>;
 
   // The system `state` (positions, velocities, masses, ids; its time is
   // ignored: step s is at configuration.time_at(s)) at step `step`. Before the
-  // first step, compute_accelerations() or set_accelerations().
+  // first step, compute_accelerations() or set_accelerations() (and, with
+  // block steps, set_bins() after set_accelerations()).
   Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
              io::Snapshot const& state, std::int64_t step);
 
-  // Rebuilds the octree over the current positions and evaluates the forces.
+  // Rebuilds the octree over the current positions and evaluates the forces
+  // of every body; with block steps, also sets every body's bin from them.
   void compute_accelerations();
   // The accelerations of the current state, from a checkpoint.
   void set_accelerations(HostAccelerations const& accelerations);
-  // One kick-drift-kick step. Throws InputError if a body's position or
-  // velocity stops being finite (nothing of that step is kept).
+  // The bins of the current state, from a checkpoint (block steps).
+  void set_bins(HostBins const& bins);
+  // One kick-drift-kick step of dt (with block steps: all its sub-steps).
+  // Throws InputError if a body's position or velocity stops being finite
+  // (nothing of that step is kept).
   void step();
 
   std::int64_t current_step() const { return step_; }
   double time() const { return configuration_.time_at(step_); }
   Index size() const { return bodies_.size(); }
   PhaseTimes& times() { return times_; }
+  std::int64_t sub_steps() const { return sub_steps_; }
 
   // Copies of the current state on the host, with each body's potential when
   // asked (computed over the octree of the last force evaluation).
   io::Snapshot state(bool with_potentials);
   HostAccelerations host_accelerations();
+  HostBins host_bins();
 
  private:
   // Throws InputError unless 1 <= bodies <= the largest Index.
@@ -104,35 +255,68 @@ class Simulation {
       throw InputError(fmt::format("nbody: {} bodies; need 1 to {}", state.size(), std::numeric_limits<Index>::max()));
     return static_cast<Index>(state.size());
   }
+  static Strategy configured(Strategy strategy, Configuration const& configuration, GroupWalkWorkspace* workspace);
   void check_finite(Index non_finite, char const* what) const;
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
+  // The forces of the active bodies (all when `active_count` is the size).
+  void evaluate_forces(Index active_count);
+  // One sub-step from tick `now` to the next step end; returns its tick.
+  std::int64_t sub_step(std::int64_t now);
   // Never an alias (the state moves on); uninitialised, so that a Serial run
   // starts no OpenMP work.
   template <class View>
   typename View::HostMirror host_copy(View const& view) const;
 
   ExecutionSpace space_;
-  Strategy strategy_;
+  std::unique_ptr<GroupWalkWorkspace> workspace_;  // stable address for the strategy tag
   Configuration configuration_;
+  Strategy strategy_;
+  detail::Timeline timeline_;
   std::int64_t step_;
+  std::int64_t sub_steps_ = 0;
   Vectors positions_;
   Vectors velocities_;
   PointSet<memory_space> bodies_;                  // float positions: the tree's and traversal's bodies
   Kokkos::View<Coordinate*, memory_space> masses_;  // float, for the tree
   Kokkos::View<double*, Kokkos::HostSpace> host_masses_;
   Kokkos::View<ParticleId*, Kokkos::HostSpace> host_ids_;
+  Kokkos::View<std::int32_t*, Kokkos::HostSpace> host_types_;  // carried through to the snapshots
   Accelerations accelerations_;
-  Octree<memory_space> tree_;  // of the last force evaluation
+  Bins bins_;
+  Kokkos::View<std::uint8_t*, memory_space> active_;  // bodies whose step ends at this sub-step
+  Kokkos::View<Index*, memory_space> active_list_;    // the same, in tree order
+  Octree<memory_space> tree_;                         // of the last force evaluation
   PhaseTimes times_;
 };
+
+template <class ExecutionSpace, class Strategy>
+Strategy Simulation<ExecutionSpace, Strategy>::configured(Strategy strategy, Configuration const& configuration,
+                                                          GroupWalkWorkspace* workspace) {
+  if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+    if (configuration.group_size < 1) throw std::invalid_argument("nbody: group walks need a group size");
+    strategy.group_size = configuration.group_size;
+    strategy.workspace = workspace;
+  } else if (configuration.group_size != 0) {
+    throw std::invalid_argument("nbody: a group size is for group walks only");
+  }
+  if (configuration.block_steps() && !(configuration.forces.softening > 0))
+    throw InputError("nbody: block steps (eta > 0) need a positive softening (dt_i = eta sqrt(softening / |a_i|))");
+  if (configuration.max_bin < 0 || configuration.max_bin > max_time_bin)
+    throw InputError(fmt::format("nbody: the deepest time bin must be in [0, {}] (got {})", max_time_bin,
+                                 configuration.max_bin));
+  return strategy;
+}
 
 template <class ExecutionSpace, class Strategy>
 Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, Strategy strategy,
                                                  Configuration const& configuration, io::Snapshot const& state,
                                                  std::int64_t step)
     : space_(space),
-      strategy_(strategy),
+      workspace_(std::make_unique<GroupWalkWorkspace>()),
       configuration_(configuration),
+      strategy_(configured(strategy, configuration, workspace_.get())),
+      timeline_{configuration.block_steps() ? configuration.max_bin : 0,
+                configuration.dt / double(std::int64_t(1) << (configuration.block_steps() ? configuration.max_bin : 0))},
       step_(step),
       positions_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::positions"),
                  body_count(state), 3),
@@ -140,36 +324,79 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                   state.size(), 3),
       bodies_(allocate_points<memory_space>("treetrav::nbody::Simulation::bodies", body_count(state), 3)),
       host_masses_(host_copy(state.masses)),
-      host_ids_(host_copy(state.ids)) {
+      host_ids_(host_copy(state.ids)),
+      host_types_(host_copy(state.types)),
+      bins_(Kokkos::view_alloc(space, "treetrav::nbody::Simulation::bins"), state.size()),
+      active_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::active"),
+              state.size()),
+      active_list_(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::active_list"),
+                   state.size()) {
   Kokkos::deep_copy(space_, positions_, state.coordinates);
   Kokkos::deep_copy(space_, velocities_, state.velocities);
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::masses"), state.size());
   for (std::size_t i = 0; i < state.size(); ++i) masses(i) = static_cast<Coordinate>(state.masses(i));
   masses_ = Kokkos::create_mirror_view_and_copy(space_, masses);
-  Index const non_finite = detail::cast_positions(space_, positions_, bodies_.coordinates);
+  Index non_finite = 0;
+  Kokkos::parallel_reduce("treetrav::nbody::Simulation::cast_positions",
+                          Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                          detail::CastPositions<Vectors, typename PointSet<memory_space>::coordinates_view>{
+                              positions_, bodies_.coordinates},
+                          non_finite);
   if (non_finite > 0)
     throw InputError(fmt::format("nbody: {} bodies lie outside the float range of the tree", non_finite));
 }
 
 template <class ExecutionSpace, class Strategy>
-void Simulation<ExecutionSpace, Strategy>::compute_accelerations() {
+void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
   Kokkos::Timer timer;
   auto built = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size);
   space_.fence();
   times_.tree_build += timer.seconds();
   timer.reset();
   compute_octree_moments(space_, built);
+  if (configuration_.forces.multipole == Multipole::quadrupole) compute_octree_quadrupoles(space_, built);
   tree_ = built.tree;
   space_.fence();
   times_.center_of_mass += timer.seconds();
   timer.reset();
+  if (accelerations_.extent(0) != std::size_t(size()))
+    accelerations_ = Accelerations(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::accelerations"), size(),
+        3);
+  bool const all = active_count == size();
+  Kokkos::View<std::uint8_t const*, memory_space> active;
   // Bodies in tree (Morton) order: neighbouring work items walk similar paths.
-  accelerations_ =
-      barnes_hut_accelerations(space_, tree_, bodies_, configuration_.forces, strategy_, tree_order());
+  Kokkos::View<Index const*, memory_space> order = tree_order();
+  if (!all) {
+    active = active_;
+    if constexpr (!std::is_same_v<Strategy, GroupWalk>) {
+      Index listed = 0;
+      Kokkos::parallel_scan("treetrav::nbody::Simulation::list_active",
+                            Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                            detail::ListActive<Kokkos::View<Index const*, memory_space>, decltype(active_),
+                                               decltype(active_list_)>{tree_order(), active_, active_list_},
+                            listed);
+      order = Kokkos::subview(active_list_, std::make_pair(Index(0), listed));
+    }
+  }
+  compute_barnes_hut_accelerations(space_, tree_, bodies_, configuration_.forces, strategy_, accelerations_, order,
+                                   active);
   space_.fence();
   times_.forces += timer.seconds();
   ++times_.force_evaluations;
+  times_.body_forces += active_count;
+}
+
+template <class ExecutionSpace, class Strategy>
+void Simulation<ExecutionSpace, Strategy>::compute_accelerations() {
+  evaluate_forces(size());
+  Kokkos::parallel_for("treetrav::nbody::Simulation::initial_bins",
+                       Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                       detail::InitialBins<Accelerations, Bins>{accelerations_, bins_, configuration_.dt,
+                                                                configuration_.eta, configuration_.forces.softening,
+                                                                timeline_.max_bin});
+  space_.fence();
 }
 
 template <class ExecutionSpace, class Strategy>
@@ -180,53 +407,65 @@ void Simulation<ExecutionSpace, Strategy>::set_accelerations(HostAccelerations c
 }
 
 template <class ExecutionSpace, class Strategy>
+void Simulation<ExecutionSpace, Strategy>::set_bins(HostBins const& bins) {
+  if (bins.extent(0) != static_cast<std::size_t>(size()))
+    throw std::invalid_argument("nbody: time bins and bodies differ in number");
+  for (std::size_t i = 0; i < bins.extent(0); ++i)
+    if (bins(i) < 0 || bins(i) > timeline_.max_bin)
+      throw InputError(fmt::format("nbody: body {} is in time bin {}, outside [0, {}]", i, int(bins(i)),
+                                   timeline_.max_bin));
+  Kokkos::deep_copy(space_, bins_, bins);
+  space_.fence();
+}
+
+template <class ExecutionSpace, class Strategy>
+std::int64_t Simulation<ExecutionSpace, Strategy>::sub_step(std::int64_t now) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  Kokkos::Timer timer;
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  if (timeline_.max_bin == 0) next = now + 1;
+  else
+    Kokkos::parallel_reduce("treetrav::nbody::Simulation::next_event", Policy(space_, 0, size()),
+                            detail::NextEvent<Bins>{bins_, timeline_, now}, Kokkos::Min<std::int64_t>(next));
+  Index non_finite = 0;
+  Kokkos::parallel_reduce(
+      "treetrav::nbody::Simulation::kick_drift", Policy(space_, 0, size()),
+      detail::KickDrift<Vectors, Accelerations, typename PointSet<memory_space>::coordinates_view, Bins>{
+          positions_, velocities_, accelerations_, bodies_.coordinates, bins_, timeline_, now,
+          double(next - now) * timeline_.tick},
+      non_finite);
+  times_.integration += timer.seconds();
+  check_finite(non_finite, "position (or one beyond the float range)");
+  timer.reset();
+  Index active_count = size();
+  if (timeline_.max_bin > 0)
+    Kokkos::parallel_reduce("treetrav::nbody::Simulation::mark_active", Policy(space_, 0, size()),
+                            detail::MarkActive<Bins, decltype(active_)>{bins_, active_, timeline_, next},
+                            active_count);
+  times_.integration += timer.seconds();
+  evaluate_forces(active_count);
+  timer.reset();
+  Kokkos::View<std::uint8_t*, memory_space> active;
+  if (active_count < size()) active = active_;
+  non_finite = 0;
+  Kokkos::parallel_reduce(
+      "treetrav::nbody::Simulation::kick", Policy(space_, 0, size()),
+      detail::KickAndBin<Vectors, Accelerations, Bins, decltype(active)>{
+          velocities_, accelerations_, bins_, active, timeline_, next, configuration_.dt, configuration_.eta,
+          double(configuration_.forces.softening)},
+      non_finite);
+  times_.integration += timer.seconds();
+  check_finite(non_finite, "acceleration or velocity");
+  ++sub_steps_;
+  return next;
+}
+
+template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::step() {
   if (accelerations_.extent(0) != static_cast<std::size_t>(size()))
     throw std::logic_error("nbody: step() before the accelerations of the state are known");
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  double const dt = configuration_.dt, half_dt = dt / 2;
-  auto const x = positions_;
-  auto const v = velocities_;
-  auto const bodies = bodies_.coordinates;
-  Kokkos::Timer timer;
-  {
-    auto const a = accelerations_;
-    Index non_finite = 0;
-    Kokkos::parallel_reduce(
-        "treetrav::nbody::Simulation::kick_drift", Policy(space_, 0, size()),
-        KOKKOS_LAMBDA(Index i, Index & count) {
-          bool finite = true;
-          for (int k = 0; k < 3; ++k) {
-            v(i, k) += half_dt * a(i, k);
-            x(i, k) += dt * v(i, k);
-            bodies(i, k) = static_cast<Coordinate>(x(i, k));
-            finite = finite && detail::is_finite(bodies(i, k));
-          }
-          count += finite ? 0 : 1;
-        },
-        non_finite);
-    times_.integration += timer.seconds();
-    check_finite(non_finite, "position (or one beyond the float range)");
-  }
-  compute_accelerations();
-  timer.reset();
-  {
-    auto const a = accelerations_;
-    Index non_finite = 0;
-    Kokkos::parallel_reduce(
-        "treetrav::nbody::Simulation::kick", Policy(space_, 0, size()),
-        KOKKOS_LAMBDA(Index i, Index & count) {
-          bool finite = true;
-          for (int k = 0; k < 3; ++k) {
-            v(i, k) += half_dt * a(i, k);
-            finite = finite && detail::is_finite(v(i, k));
-          }
-          count += finite ? 0 : 1;
-        },
-        non_finite);
-    times_.integration += timer.seconds();
-    check_finite(non_finite, "acceleration or velocity");
-  }
+  std::int64_t const end = std::int64_t(1) << timeline_.max_bin;
+  for (std::int64_t now = 0; now < end;) now = sub_step(now);
   ++step_;
 }
 
@@ -268,6 +507,7 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
   snapshot.velocities = host_copy(velocities_);
   snapshot.masses = host_copy(host_masses_);
   snapshot.ids = host_copy(host_ids_);
+  snapshot.types = host_copy(host_types_);
   space_.fence();
   times_.io += timer.seconds();
   return snapshot;
@@ -280,6 +520,13 @@ Simulation<ExecutionSpace, Strategy>::host_accelerations() {
   HostAccelerations const host = host_copy(accelerations_);
   space_.fence();
   times_.io += timer.seconds();
+  return host;
+}
+
+template <class ExecutionSpace, class Strategy>
+typename Simulation<ExecutionSpace, Strategy>::HostBins Simulation<ExecutionSpace, Strategy>::host_bins() {
+  HostBins const host = host_copy(bins_);
+  space_.fence();
   return host;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -56,6 +58,35 @@ struct Hybrid {
   HybridTimings* timings = nullptr;
 };
 
+// Group walk (Barnes, Bonsai, GOTHIC): the queries are the tree's own points;
+// the points of each tree node holding at most `group_size` of them (and whose
+// parent holds more) form a group, and one warp walks the tree once for the
+// whole group: its lanes test up to a warp of nodes at a time against the
+// group (the visitor's group-vs-node test), collect the accepted nodes and the
+// points of opened leaves in interaction lists in scratch (shared) memory,
+// and evaluate those lists for every query of the group. Host backends run
+// the same kernel with a team of one thread emulating `warp_size` lanes.
+// group_size <= 2 * warp size (each lane serves up to two queries). With
+// `pack_siblings`, consecutive sibling nodes small enough together share one
+// group (fuller warps, a box spanning a few neighbouring cells).
+// `workspace`, when set, keeps the walk's per-warp stacks between traversals.
+struct GroupWalkWorkspace;
+struct GroupWalk {
+  static constexpr char const* name = "group";
+  int group_size = 64;
+  int warp_size = 32;
+  GroupWalkWorkspace* workspace = nullptr;
+  bool pack_siblings = true;
+};
+
+// What repeated group walks (an N-body run) reuse: the stacks, allocated by
+// the first walk in its memory space and grown when a later one needs more.
+struct GroupWalkWorkspace {
+  std::shared_ptr<void> stacks;  // a Kokkos::View<Index*, memory_space>
+  std::size_t size = 0;
+  std::string memory_space;
+};
+
 template <class Strategy>
 inline constexpr bool is_lockstep_v =
     std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep> || std::is_same_v<Strategy, Hybrid>;
@@ -64,5 +95,12 @@ using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, H
 
 // Throws InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);
+
+// The strategies of applications whose queries are the tree's own points and
+// which implement the group interface (Barnes-Hut forces, N-body potentials).
+using ForceStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, GroupWalk>;
+
+// Throws InputError naming the value when unknown.
+ForceStrategy parse_force_strategy(std::string const& name);
 
 }  // namespace treetrav

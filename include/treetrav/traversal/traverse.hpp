@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/backends.hpp>
+#include <treetrav/traversal/detail/group_kernels.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/detail/lockstep_kernels.hpp>
 #include <treetrav/traversal/metrics.hpp>
@@ -26,16 +27,16 @@ void launch_lockstep(ExecutionSpace const& space, std::string const& label, Topo
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     Index const warps = (queries + 31) / 32;
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, warps * 32),
+    Kokkos::parallel_for(label, as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, warps * 32)),
                          CudaWarpLaunch<decltype(kernel)>{kernel});
 #endif
   } else {
     if (warp_size < 1 || warp_size > HostWarp::max_size)
       throw std::invalid_argument("lockstep warp size must be in [1, 32]");
     Index const warps = (queries + warp_size - 1) / warp_size;
-    Kokkos::parallel_for(label,
-                         Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, warps),
-                         HostWarpLaunch<decltype(kernel)>{kernel, warp_size});
+    Kokkos::parallel_for(
+        label, as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, warps)),
+        HostWarpLaunch<decltype(kernel)>{kernel, warp_size});
   }
 }
 
@@ -55,9 +56,11 @@ Index warp_count(Strategy const& strategy, Index queries) {
 }
 
 // The one driver: every query of `visitor` walks `topology` under `strategy`,
-// in parallel over queries in `space`. `order` (optional) is a permutation:
-// work item i serves query order(i); results stay in the caller's order. An
-// order may also list a subset of the queries: only those are walked.
+// in parallel over queries in `space`. `order` (optional) maps work items to
+// queries: work item i serves query order(i); results stay in the caller's
+// order. It may name a subset of the queries (only those are walked), except
+// under Hybrid, whose schedule replaces it, and GroupWalk, where it maps
+// every tree position to its query (the visitor's active() picks a subset).
 // `metrics`, when allocated, receives visit counts (lockstep strategies only;
 // kernels without it are instantiated separately, so timed runs pay nothing).
 template <class ExecutionSpace, class Topology, class Visitor, class Strategy>
@@ -70,8 +73,8 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   std::string const label = std::string("treetrav::traverse::") + Strategy::name;
   Kokkos::Profiling::pushRegion(label);
   // Queries differ widely in work: hand them out dynamically on the host.
-  Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>> policy(space, 0,
-                                                                               detail::work_count(visitor, order));
+  auto const policy = detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(
+      space, 0, detail::work_count(visitor, order)));
   if constexpr (std::is_same_v<Strategy, Recursive>) {
     static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible,
                   "the recursive reference strategy runs on host execution spaces only");
@@ -89,6 +92,9 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   } else if constexpr (std::is_same_v<Strategy, Hybrid>) {
     // The schedule replaces any order the caller gave.
     detail::traverse_hybrid(space, topology, visitor, strategy, metrics);
+  } else if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+    if (metrics.enabled()) throw std::invalid_argument("the group walk records no traversal metrics");
+    detail::traverse_groups(space, label, topology, visitor, strategy, order);
   } else {
     static_assert(sizeof(Strategy) == 0, "unknown traversal strategy");
   }

@@ -45,6 +45,29 @@ struct NodeRef {
   KOKKOS_FORCEINLINE_FUNCTION static NodeRef inner(Index node) { return {node, -1}; }
   KOKKOS_FORCEINLINE_FUNCTION static NodeRef leaf(Index first, Index count) { return {first, count}; }
 };
+// The group interface (GroupWalk), for visitors whose queries are the tree's
+// own points and whose per-node work splits into a test and interactions:
+//
+//     static constexpr bool group_walk = true;
+//     using group_type = ...;    // what a group's walk tests nodes against
+//     using node_record_type = ...;   // an accepted node's data, staged in scratch
+//     using point_record_type = ...;  // a point of an opened leaf, staged in scratch
+//     using query_record_type = ...;  // a query as its lane holds it
+//     KOKKOS_FUNCTION bool active(Index query) const;  // walk this query?
+//     // The group of the tree's points [first, last) (tree positions).
+//     KOKKOS_FUNCTION group_type group(Index first, Index last) const;
+//     // True: every query of the group takes the node whole (its record);
+//     // false: the walk opens it (children, or a leaf's points one by one).
+//     KOKKOS_FUNCTION bool accept(Index node, group_type const&) const;
+//     KOKKOS_FUNCTION node_record_type node_record(Index node) const;
+//     KOKKOS_FUNCTION point_record_type point_record(Index position) const;
+//     KOKKOS_FUNCTION query_record_type query_record(Index query, Index position) const;
+//     KOKKOS_FUNCTION void interact(node_record_type const&, query_record_type const&, state_type&) const;
+//     KOKKOS_FUNCTION void interact(point_record_type const&, query_record_type const&, state_type&) const;
+//
+// with initialize and finalize as above. accept() must open every node that
+// contains a point of the group if the point's own contribution is to be
+// excluded; interact(point_record_type, ...) sees the query's own point too.
 
 namespace detail {
 

@@ -24,7 +24,17 @@ KOKKOS_FORCEINLINE_FUNCTION int popcount(LaneMask mask) {
 //  - HostWarp: one host thread runs all `size` lanes in turn; per-lane state
 //    is an array. Same semantics, so CI tests the lockstep logic on the CPU.
 // for_each_lane(f) runs f(lane, state) for each lane this thread owns;
-// ballot(f) returns the mask of lanes where f(lane, state) is true.
+// ballot(f) returns the mask of lanes where f(lane, state) is true;
+// exclusive_scan(value, store) hands each lane the sum of value() over the
+// lanes before it (store(lane, state, sum)) and returns the warp's total;
+// uniform(f) returns f() evaluated once for the warp (e.g. an atomic);
+// sync() orders the lanes' scratch-memory accesses (__syncwarp).
+// exclusive_scan and uniform need all 32 lanes of a CUDA warp present.
+
+// Lanes below `lane` in `mask`: a lane's slot among the lanes that vote yes.
+KOKKOS_FORCEINLINE_FUNCTION int lanes_before(LaneMask mask, int lane) {
+  return popcount(mask & ((LaneMask(1) << lane) - 1));
+}
 
 #if defined(KOKKOS_ENABLE_CUDA)
 struct CudaWarp {
@@ -49,6 +59,36 @@ struct CudaWarp {
     return __ballot_sync(members, f(lane, state.value));
 #else
     return f(lane, state.value) ? LaneMask(1) << lane : 0;  // host pass of a device-only path
+#endif
+  }
+  template <class T, class Value, class Store>
+  KOKKOS_FORCEINLINE_FUNCTION int exclusive_scan(PerLane<T>& state, Value const& value, Store const& store) const {
+    int const own = value(lane, state.value);
+    int sum = own;
+#if defined(__CUDA_ARCH__)
+    for (int distance = 1; distance < max_size; distance <<= 1) {
+      int const below = __shfl_up_sync(members, sum, distance);
+      if (lane >= distance) sum += below;
+    }
+    store(lane, state.value, sum - own);
+    return __shfl_sync(members, sum, max_size - 1);
+#else
+    store(lane, state.value, 0);
+    return sum;
+#endif
+  }
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION auto uniform(F const& f) const {
+    decltype(f()) value{};
+    if (lane == 0) value = f();
+#if defined(__CUDA_ARCH__)
+    value = __shfl_sync(members, value, 0);
+#endif
+    return value;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void sync() const {
+#if defined(__CUDA_ARCH__)
+    __syncwarp(members);
 #endif
   }
 };
@@ -78,6 +118,21 @@ struct HostWarp {
       if (f(lane, state.values[lane])) mask |= LaneMask(1) << lane;
     return mask;
   }
+  template <class T, class Value, class Store>
+  KOKKOS_INLINE_FUNCTION int exclusive_scan(PerLane<T>& state, Value const& value, Store const& store) const {
+    int sum = 0;
+    for (int lane = 0; lane < lanes; ++lane) {
+      int const own = value(lane, state.values[lane]);
+      store(lane, state.values[lane], sum);
+      sum += own;
+    }
+    return sum;
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION auto uniform(F const& f) const {
+    return f();
+  }
+  KOKKOS_INLINE_FUNCTION void sync() const {}
 };
 
 }  // namespace treetrav::detail

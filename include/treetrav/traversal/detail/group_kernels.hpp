@@ -1,0 +1,502 @@
+#pragma once
+
+// The group walk (GroupWalk): one warp per group of queries, interaction lists
+// in scratch memory. See strategies.hpp for the idea and visitor.hpp for the
+// group interface a visitor provides.
+#include <treetrav/core/backends.hpp>
+#include <treetrav/traversal/detail/host_kernels.hpp>
+#include <treetrav/traversal/detail/warp.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace treetrav::detail {
+
+// What the walk reads of a node besides the visitor's own data: an internal
+// node's children are child_list[first, first + count); a leaf (count <= 0)
+// holds the tree's points [first, first - count).
+struct alignas(8) GroupWalkLinks {
+  Index first;
+  Index count;
+};
+
+template <class Topology>
+struct GroupWalkTables {
+  using memory_space = typename Topology::memory_space;
+  Kokkos::View<GroupWalkLinks*, memory_space> links; // (nodes)
+  Kokkos::View<Index*, memory_space> child_list;     // (nodes), children grouped by parent
+  Kokkos::View<Index*, memory_space> groups;         // first points of the groups, ascending
+  Kokkos::View<Index*, memory_space> group_end;      // (points): a group's end at its first point
+  Index group_count = 0;
+  int depth = 0; // of the deepest node (root: 0)
+};
+
+// Pass 1 over the nodes (a scan): links and the children list; the children
+// of node i follow those of the nodes before it.
+template <class Topology>
+struct LinkNodes {
+  using value_type = Index;
+  Topology topology;
+  Kokkos::View<GroupWalkLinks*, typename Topology::memory_space> links;
+  Kokkos::View<Index*, typename Topology::memory_space> child_list;
+
+  KOKKOS_FUNCTION void operator()(Index node, Index& children_before, bool final) const {
+    int count = 0;
+    while (count < Topology::arity && topology.child(node, count) >= 0)
+      ++count;
+    if (final) {
+      if (count == 0) {
+        Index const begin = topology.point_begin(node);
+        links(node) = GroupWalkLinks{begin, begin - topology.point_end(node)};
+      } else {
+        links(node) = GroupWalkLinks{children_before, count};
+        for (int slot = 0; slot < count; ++slot)
+          child_list(children_before + slot) = topology.child(node, slot);
+      }
+    }
+    children_before += count;
+  }
+};
+
+// The depth of the deepest node, by walking up the parents.
+template <class Topology>
+struct TreeDepth {
+  Topology topology;
+  KOKKOS_FUNCTION void operator()(Index node, int& deepest) const {
+    int depth = 0;
+    for (Index at = topology.parent(node); at >= 0; at = topology.parent(at))
+      ++depth;
+    if (depth > deepest)
+      deepest = depth;
+  }
+};
+
+// Marks the groups at their first point with their end. A group is the
+// points of a node with at most group_size of them whose parent has more (the
+// root when it has few enough), or of a run of such consecutive siblings
+// holding at most group_size together (pack_siblings), or group_size
+// consecutive points of a larger leaf. Only groups with an active query.
+template <class Topology, class Visitor>
+struct MarkGroups {
+  Topology topology;
+  Visitor visitor;
+  Kokkos::View<Index const*, typename Topology::memory_space> order;
+  Kokkos::View<Index*, typename Topology::memory_space> group_end;  // (points)
+  Index group_size;
+  bool pack_siblings;
+
+  KOKKOS_FUNCTION void mark(Index first, Index last) const {
+    bool active = false;
+    for (Index position = first; position < last && !active; ++position)
+      active = visitor.active(query_at(order, position));
+    if (active) group_end(first) = last;
+  }
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    Index const begin = topology.point_begin(node), end = topology.point_end(node);
+    if (end - begin <= group_size) {
+      if (topology.parent(node) < 0 && end > begin) mark(begin, end);  // a small tree: one group
+      return;  // else its parent groups it
+    }
+    if (topology.is_leaf(node)) {
+      for (Index first = begin; first < end; first += group_size)
+        mark(first, end - first > group_size ? first + group_size : end);
+      return;
+    }
+    // Children cover consecutive ranges in slot order: pack the small ones.
+    Index run_first = -1, run_last = -1;
+    for (int slot = 0; slot < Topology::arity; ++slot) {
+      Index const child = topology.child(node, slot);
+      if (child < 0) break;
+      Index const first = topology.point_begin(child), last = topology.point_end(child);
+      if (last - first > group_size || first == last) continue;  // its own parent of groups (or empty)
+      if (pack_siblings && run_first >= 0 && run_last == first && last - run_first <= group_size) {
+        run_last = last;
+        continue;
+      }
+      if (run_first >= 0) mark(run_first, run_last);
+      run_first = first;
+      run_last = last;
+    }
+    if (run_first >= 0) mark(run_first, run_last);
+  }
+};
+
+template <class MemorySpace>
+struct CompactGroups {
+  using value_type = Index;
+  Kokkos::View<Index const*, MemorySpace> group_end;
+  Kokkos::View<Index*, MemorySpace> groups;
+
+  KOKKOS_FUNCTION void operator()(Index position, Index& before, bool final) const {
+    if (group_end(position) < 0)
+      return;
+    if (final)
+      groups(before) = position;
+    ++before;
+  }
+};
+
+template <class ExecutionSpace, class Topology, class Visitor>
+GroupWalkTables<Topology>
+prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+                   Kokkos::View<Index const*, typename Topology::memory_space> order, Index points,
+                   Index group_size, bool pack_siblings) {
+  using MemorySpace = typename Topology::memory_space;
+  auto const policy = [&](Index end) { return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, end)); };
+  Index const nodes = topology.size();
+  GroupWalkTables<Topology> tables;
+  tables.links = Kokkos::View<GroupWalkLinks*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::links"), nodes);
+  tables.child_list = Kokkos::View<Index*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::child_list"),
+      nodes);
+  Index children = 0;
+  Kokkos::parallel_scan("treetrav::GroupWalk::links", policy(nodes),
+                        LinkNodes<Topology>{topology, tables.links, tables.child_list}, children);
+  Kokkos::parallel_reduce("treetrav::GroupWalk::depth", policy(nodes),
+                          TreeDepth<Topology>{topology}, Kokkos::Max<int>(tables.depth));
+  tables.group_end = Kokkos::View<Index*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::group_end"),
+      points);
+  Kokkos::deep_copy(space, tables.group_end, Index(-1));
+  Kokkos::parallel_for(
+      "treetrav::GroupWalk::mark_groups", policy(nodes),
+      MarkGroups<Topology, Visitor>{topology, visitor, order, tables.group_end, group_size, pack_siblings});
+  tables.groups = Kokkos::View<Index*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::groups"),
+      points);
+  Kokkos::parallel_scan("treetrav::GroupWalk::compact_groups", policy(points),
+                        CompactGroups<MemorySpace>{tables.group_end, tables.groups},
+                        tables.group_count);
+  return tables;
+}
+
+// One warp's walk per group, repeated over groups taken from a shared
+// counter (so that every warp stays busy and owns one stack).
+template <class Topology, class Visitor>
+struct GroupWalkKernel {
+  using memory_space = typename Topology::memory_space;
+  using Group = typename Visitor::group_type;
+  using NodeRecord = typename Visitor::node_record_type;
+  using PointRecord = typename Visitor::point_record_type;
+  using QueryRecord = typename Visitor::query_record_type;
+  using State = typename Visitor::state_type;
+  static constexpr int max_lanes = 32;
+  static constexpr int slots = 2; // queries per lane
+
+  enum Kind : int { skip, accepted, leaf, opened };
+
+  struct Lane {
+    QueryRecord query[slots];
+    State state[slots];
+    Index query_index[slots];
+    bool valid[slots];
+    Index node, first, count;
+    int kind, offset;
+  };
+
+  // Interaction lists of one warp: accepted nodes' records (flushed once a
+  // warp's worth is pending, so at most 2 W - 1), opened leaves (their first
+  // point and the running count of points before them), and a warp's worth
+  // of point records at a time.
+  struct Scratch {
+    NodeRecord nodes[2 * max_lanes];
+    PointRecord points[max_lanes];
+    Index leaf_first[2 * max_lanes];
+    Index leaf_offset[2 * max_lanes];
+  };
+
+  Topology topology;
+  Visitor visitor;
+  Kokkos::View<Index const*, memory_space> order;
+  Kokkos::View<GroupWalkLinks const*, memory_space> links;
+  Kokkos::View<Index const*, memory_space> child_list;
+  Kokkos::View<Index const*, memory_space> groups;
+  Kokkos::View<Index const*, memory_space> group_end;
+  Kokkos::View<Index*, memory_space> stacks; // stack_capacity per warp
+  Kokkos::View<Index, memory_space> next_group;
+  Index group_count;
+  Index stack_capacity;
+
+  template <class Warp, class Lanes>
+  KOKKOS_FUNCTION void flush_nodes(Warp const& warp, Lanes& lanes, Scratch& scratch,
+                                   int count) const {
+    warp.for_each_lane(lanes, [&](int, Lane& l) {
+      for (int j = 0; j < count; ++j) {
+        NodeRecord const record = scratch.nodes[j];
+        for (int s = 0; s < slots; ++s)
+          if (l.valid[s])
+            visitor.interact(record, l.query[s], l.state[s]);
+      }
+    });
+    warp.sync();
+  }
+
+  template <class Warp, class Lanes>
+  KOKKOS_FUNCTION void flush_points(Warp const& warp, Lanes& lanes, Scratch& scratch, int leaves,
+                                    int points) const {
+    int const width = warp.size();
+    for (int chunk = 0; chunk < points; chunk += width) {
+      int const count = points - chunk < width ? points - chunk : width;
+      warp.for_each_lane(lanes, [&](int lane, Lane&) {
+        if (lane >= count)
+          return;
+        int const flat = chunk + lane;
+        int low = 0, high = leaves - 1; // the last leaf starting at or before `flat`
+        while (low < high) {
+          int const middle = (low + high + 1) / 2;
+          if (scratch.leaf_offset[middle] <= flat)
+            low = middle;
+          else
+            high = middle - 1;
+        }
+        scratch.points[lane] =
+            visitor.point_record(scratch.leaf_first[low] + (flat - scratch.leaf_offset[low]));
+      });
+      warp.sync();
+      warp.for_each_lane(lanes, [&](int, Lane& l) {
+        for (int j = 0; j < count; ++j) {
+          PointRecord const record = scratch.points[j];
+          for (int s = 0; s < slots; ++s)
+            if (l.valid[s])
+              visitor.interact(record, l.query[s], l.state[s]);
+        }
+      });
+      warp.sync();
+    }
+  }
+
+  template <class Warp, class Lanes>
+  KOKKOS_FUNCTION void walk_group(Warp const& warp, Lanes& lanes, Scratch& scratch, Index* stack,
+                                  Index first) const {
+    int const width = warp.size();
+    Index const last = group_end(first);
+    Group const group = visitor.group(first, last);
+    warp.for_each_lane(lanes, [&](int lane, Lane& l) {
+      for (int s = 0; s < slots; ++s) {
+        Index const position = first + lane + s * width;
+        l.query_index[s] = position < last ? query_at(order, position) : 0;
+        l.valid[s] = position < last && visitor.active(l.query_index[s]);
+        if (l.valid[s]) {
+          l.query[s] = visitor.query_record(l.query_index[s], position);
+          visitor.initialize(l.query_index[s], l.state[s]);
+        }
+      }
+      if (lane == 0)
+        stack[0] = Topology::root();
+    });
+    warp.sync();
+    int top = 1, nodes = 0, leaves = 0, points = 0; // warp-uniform
+    while (top > 0) {
+      int const taken = top < width ? top : width;
+      top -= taken;
+      warp.for_each_lane(
+          lanes, [&](int lane, Lane& l) { l.node = lane < taken ? stack[top + lane] : -1; });
+      warp.sync(); // every lane has read its node before the pushes below overwrite it
+      warp.for_each_lane(lanes, [&](int, Lane& l) {
+        l.kind = skip;
+        if (l.node < 0)
+          return;
+        GroupWalkLinks const link = links(l.node);
+        if (visitor.accept(l.node, group)) {
+          l.kind = accepted;
+        } else {
+          l.kind = link.count > 0 ? opened : leaf;
+          l.first = link.first;
+          l.count = link.count > 0 ? link.count : -link.count;
+        }
+      });
+      LaneMask const accepting =
+          warp.ballot(lanes, [](int, Lane& l) { return l.kind == accepted; });
+      LaneMask const leaves_opened =
+          warp.ballot(lanes, [](int, Lane& l) { return l.kind == leaf; });
+      int const new_points = warp.exclusive_scan(
+          lanes, [](int, Lane& l) { return l.kind == leaf ? int(l.count) : 0; },
+          [](int, Lane& l, int before) { l.offset = before; });
+      warp.for_each_lane(lanes, [&](int lane, Lane& l) {
+        if (l.kind == accepted) {
+          scratch.nodes[nodes + lanes_before(accepting, lane)] = visitor.node_record(l.node);
+        } else if (l.kind == leaf) {
+          int const at = leaves + lanes_before(leaves_opened, lane);
+          scratch.leaf_first[at] = l.first;
+          scratch.leaf_offset[at] = points + l.offset;
+        }
+      });
+      nodes += popcount(accepting);
+      leaves += popcount(leaves_opened);
+      points += new_points;
+      int const pushed = warp.exclusive_scan(
+          lanes, [](int, Lane& l) { return l.kind == opened ? int(l.count) : 0; },
+          [](int, Lane& l, int before) { l.offset = before; });
+      warp.for_each_lane(lanes, [&](int, Lane& l) {
+        if (l.kind != opened)
+          return;
+        for (Index k = 0; k < l.count; ++k)
+          stack[top + l.offset + k] = child_list(l.first + k);
+      });
+      top += pushed;
+      warp.sync();
+      if (nodes >= width)
+        flush_nodes(warp, lanes, scratch, nodes), nodes = 0;
+      if (leaves >= width)
+        flush_points(warp, lanes, scratch, leaves, points), leaves = points = 0;
+    }
+    flush_nodes(warp, lanes, scratch, nodes);
+    flush_points(warp, lanes, scratch, leaves, points);
+    warp.for_each_lane(lanes, [&](int, Lane& l) {
+      for (int s = 0; s < slots; ++s)
+        if (l.valid[s])
+          visitor.finalize(l.query_index[s], l.state[s]);
+    });
+  }
+
+  template <class Warp>
+  KOKKOS_FUNCTION void run(Warp const& warp, Index warp_index, Scratch& scratch) const {
+    Index* const stack = stacks.data() + std::size_t(warp_index) * std::size_t(stack_capacity);
+    typename Warp::template PerLane<Lane> lanes;
+    for (;;) {
+      Index const group =
+          warp.uniform([&] { return Kokkos::atomic_fetch_add(&next_group(), Index(1)); });
+      if (group >= group_count)
+        break;
+      walk_group(warp, lanes, scratch, stack, groups(group));
+    }
+  }
+
+  // Scratch of `warps` warps, aligned for the records.
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes(int warps) {
+    return sizeof(Scratch) * warps + alignof(Scratch);
+  }
+  template <class Member>
+  KOKKOS_FUNCTION static Scratch* scratch_of(Member const& team, int warps) {
+    auto const address =
+        reinterpret_cast<std::uintptr_t>(team.team_scratch(0).get_shmem(scratch_bytes(warps)));
+    std::uintptr_t const alignment = alignof(Scratch);
+    return reinterpret_cast<Scratch*>((address + alignment - 1) / alignment * alignment);
+  }
+};
+
+// Host backends: a team of one thread runs one emulated warp.
+template <class Kernel>
+struct HostGroupWalkLaunch {
+  Kernel kernel;
+  int warp_size;
+  template <class Member>
+  void operator()(Member const& team) const {
+    kernel.run(HostWarp{warp_size}, team.league_rank(), *Kernel::scratch_of(team, 1));
+  }
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// CUDA: teams of `warps_per_team` warps (vector length 1: a team is a block
+// of shape (1, 32 * warps_per_team), its rank the linear thread index, so
+// each run of 32 ranks is one hardware warp and rank % 32 its lane).
+template <class Kernel>
+struct CudaGroupWalkLaunch {
+  Kernel kernel;
+  int warps_per_team;
+  template <class Member>
+  KOKKOS_FUNCTION void operator()(Member const& team) const {
+#if defined(__CUDA_ARCH__)
+    if (blockDim.x != 1 || blockDim.z != 1 || blockDim.y % 32 != 0)
+      Kokkos::abort("treetrav: group walk teams must be whole warps of vector length 1");
+    int const rank = team.team_rank();
+    int const warp = rank / 32;
+    kernel.run(CudaWarp{rank % 32, 0xffffffffu}, team.league_rank() * warps_per_team + warp,
+               Kernel::scratch_of(team, warps_per_team)[warp]);
+#else
+    (void)team;
+#endif
+  }
+};
+#endif
+
+// The per-warp stacks: a warp pops up to W nodes at a time and pushes at most
+// arity children for each; every pushed block is deeper than the rest of the
+// block it came from, so at most depth + 1 blocks of arity * W entries pile up.
+template <class MemorySpace>
+Kokkos::View<Index*, MemorySpace> group_walk_stacks(GroupWalkWorkspace* workspace,
+                                                    std::size_t size) {
+  using Stacks = Kokkos::View<Index*, MemorySpace>;
+  if (workspace != nullptr && workspace->memory_space == MemorySpace::name() &&
+      workspace->size >= size)
+    return *static_cast<Stacks*>(workspace->stacks.get());
+  auto stacks = std::make_shared<Stacks>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::GroupWalk::stacks"), size);
+  if (workspace != nullptr) {
+    workspace->stacks = stacks;
+    workspace->size = size;
+    workspace->memory_space = MemorySpace::name();
+  }
+  return *stacks;
+}
+
+template <class ExecutionSpace, class Topology, class Visitor>
+void traverse_groups(ExecutionSpace const& space, std::string const& label,
+                     Topology const& topology, Visitor const& visitor, GroupWalk const& strategy,
+                     Kokkos::View<Index const*, typename Topology::memory_space> order) {
+  static_assert(Visitor::group_walk,
+                "GroupWalk needs a visitor with the group interface (visitor.hpp)");
+  using MemorySpace = typename Topology::memory_space;
+  int const width = is_cuda_space_v<ExecutionSpace> ? 32 : strategy.warp_size;
+  if (width < 1 || width > 32)
+    throw std::invalid_argument("group walk: warp size must be in [1, 32]");
+  if (strategy.group_size < 1 || strategy.group_size > 2 * width)
+    throw std::invalid_argument("group walk: group size " + std::to_string(strategy.group_size) +
+                                " must be in [1, 2 x warp size = " + std::to_string(2 * width) +
+                                "]");
+  if (topology.size() == 0)
+    return;
+  auto const root_range = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, Kokkos::subview(topology.point_end, std::make_pair(0, 1)));
+  Index const points = root_range(0); // the root owns [0, points)
+  if (order.extent(0) != 0 ? order.extent(0) != std::size_t(points)
+                           : visitor.query_count() != points)
+    throw std::invalid_argument(
+        "group walk: the queries must be the tree's own points (order: tree position -> query)");
+  auto const tables =
+      prepare_group_walk(space, topology, visitor, order, points, strategy.group_size, strategy.pack_siblings);
+  if (tables.group_count == 0)
+    return;
+
+  using Kernel = GroupWalkKernel<Topology, Visitor>;
+  int const warps_per_team = is_cuda_space_v<ExecutionSpace> ? 4 : 1;
+  // As many warps as can run at once (on CUDA, half the threads an SM holds).
+  Index const resident = is_cuda_space_v<ExecutionSpace> ? Index(space.concurrency() / 64)
+                                                         : Index(space.concurrency());
+  Index const teams = std::max<Index>(
+      1, (std::min(tables.group_count, resident) + warps_per_team - 1) / warps_per_team);
+  Index const stack_capacity = Topology::arity * width * (tables.depth + 1);
+  Kernel kernel{
+      topology,
+      visitor,
+      order,
+      tables.links,
+      tables.child_list,
+      tables.groups,
+      tables.group_end,
+      group_walk_stacks<MemorySpace>(strategy.workspace, std::size_t(teams) * warps_per_team *
+                                                             std::size_t(stack_capacity)),
+      Kokkos::View<Index, MemorySpace>("treetrav::GroupWalk::next_group"),
+      tables.group_count,
+      stack_capacity};
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    auto policy = as_kernel_argument(Kokkos::TeamPolicy<ExecutionSpace>(space, teams, 32 * warps_per_team, 1));
+    policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(warps_per_team)));
+    Kokkos::parallel_for(label, policy, CudaGroupWalkLaunch<Kernel>{kernel, warps_per_team});
+#endif
+  } else {
+    auto policy = as_kernel_argument(Kokkos::TeamPolicy<ExecutionSpace>(space, teams, 1));
+    policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(1)));
+    Kokkos::parallel_for(label, policy, HostGroupWalkLaunch<Kernel>{kernel, width});
+  }
+}
+
+} // namespace treetrav::detail
