@@ -338,17 +338,17 @@ Snapshot read_snapshot(std::string const& path) {
   for (auto const& part : parts) read[part.type] += part.x.rows(), n += part.x.rows();
   if (n == 0)
     throw InputError(path + ": the snapshot is empty: no bodies in /PartType1/Coordinates (nor in PartType2-5)");
-  for (auto const& [file, low, high] : totals)
+  for (Totals const& file : totals)
     for (int t = 1; t < particle_types; ++t) {
-      auto const check = [&, t = t](std::optional<TypeCounts> const& counts, char const* name, std::uint64_t expected,
-                                    char const* bits) {
+      auto const check = [&](std::optional<TypeCounts> const& counts, char const* name, std::uint64_t expected,
+                             char const* bits) {
         if (counts && (*counts)[t] != expected)
           throw InputError(fmt::format("{}: {}: attribute {}[{}] is {} but the {} 32 bits of the number of bodies of "
                                        "type {} in the snapshot ({} file(s)) is {}: the file contradicts itself",
-                                       file, header_group, name, t, (*counts)[t], bits, t, files, expected));
+                                       file.file, header_group, name, t, (*counts)[t], bits, t, files, expected));
       };
-      check(low, "NumPart_Total", read[t] & 0xffffffffu, "low");
-      check(high, "NumPart_Total_HighWord", read[t] >> 32, "high");
+      check(file.low, "NumPart_Total", read[t] & 0xffffffffu, "low");
+      check(file.high, "NumPart_Total_HighWord", read[t] >> 32, "high");
     }
   bool const all_potentials =
       any_potentials && std::all_of(parts.begin(), parts.end(), [](Part const& p) { return !p.phi.values.empty(); });
