@@ -18,7 +18,8 @@ JSON and a markdown summary into --out:
      against the same sample and reference;
   4. full N-body steps (treetrav nbody) at the fastest configurations with
      p99 <= 1e-3 and <= 1e-4, at N and at --big bodies;
-  5. the energy drift over 1000 block steps of a 100k-body Plummer sphere.
+  5. the energy drift over 1000 block steps of a 100k-body Plummer sphere, in
+     each of the --drift-args configurations.
 """
 import argparse
 import csv
@@ -154,9 +155,11 @@ def main():
                         help="group walks under the barnes-hut criterion")
     parser.add_argument("--pytreegrav-thetas", default="0.3 0.4 0.5 0.6 0.7 0.8 1.0")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--drift-args", default="--plummer 100000 --seed 2 --dt 0.0078125 --eta 0.025 --max-bin 4 "
-                        "--steps 1000 --softening 0.01 --strategy group --multipole quadrupole --opening com-offset "
-                        "--theta 0.4 --potential-theta 0 --snapshot-every 100")
+    drift_common = ("--plummer 100000 --seed 2 --dt 0.0078125 --steps 1000 --softening 0.01 --strategy group "
+                    "--multipole quadrupole --opening com-offset --potential-theta 0 --snapshot-every 100")
+    parser.add_argument("--drift-args", default=f"{drift_common} --eta 0.025 --max-bin 4 --theta 0.4;"
+                        f"{drift_common} --eta 0.02 --max-bin 5 --theta 0.3",
+                        help="';'-separated treetrav nbody configurations of the drift runs")
     parser.add_argument("--skip", default="", help="phases to leave out: sweep steps drift pytreegrav variants big")
     args = parser.parse_args()
     skip = set(args.skip.replace(",", " ").split())
@@ -210,11 +213,14 @@ def main():
                                                       0.01, work, f"nbody-{args.n}-p99-{bound}", log)
 
     def drift():
-        timings = os.path.join(work, "nbody-drift-100k.json")
-        run([args.treetrav, "nbody", "--backend", args.backend, *args.drift_args.split(), "--quiet", "-o",
-             os.path.join(work, "drift"), "--timings", timings], log, timeout=900)
-        with open(timings) as f:
-            summary["drift"] = json.load(f)
+        summary["drift"] = []
+        for index, configuration in enumerate(args.drift_args.split(";")):
+            timings = os.path.join(work, f"nbody-drift-100k-{index}.json")
+            run([args.treetrav, "nbody", "--backend", args.backend, *configuration.split(), "--quiet", "-o",
+                 os.path.join(work, f"drift-{index}"), "--timings", timings], log, timeout=900)
+            with open(timings) as f:
+                summary["drift"].append(json.load(f))
+            save()
 
     def comparison():
         run([*bench, "--softening", "0", "--walks", "group", "autoropes", "--multipoles", "quadrupole", "monopole",
