@@ -161,6 +161,7 @@ def main():
                         f"{drift_common} --eta 0.02 --max-bin 5 --theta 0.3",
                         help="';'-separated treetrav nbody configurations of the drift runs")
     parser.add_argument("--skip", default="", help="phases to leave out: sweep steps drift pytreegrav variants big")
+    parser.add_argument("--chosen", help="a previous run's summary.json: its chosen configurations (for --skip sweep)")
     args = parser.parse_args()
     skip = set(args.skip.replace(",", " ").split())
     out, work = args.out, args.work
@@ -168,6 +169,9 @@ def main():
     os.makedirs(work, exist_ok=True)
     log = open(os.path.join(out, "runner.log"), "a")
     summary = {"n": args.n}
+    if args.chosen:
+        with open(args.chosen) as f:
+            summary["chosen"] = json.load(f)["chosen"]
     sweep_csv = os.path.join(out, "sweep.csv")
     snapshot = os.path.join(work, "plummer.h5")
     label = f"plummer-{args.n}"
