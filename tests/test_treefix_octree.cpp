@@ -160,11 +160,12 @@ TYPED_TEST(TreefixOctree, CentresOfMassEqualDirectSums) {
   check_method(EulerTourTreefix<Memory>(space, rooted), "euler");
 }
 
-// The Morton octree's step 4 (compute_octree_moments, the treefix leaffix
-// octree_moments by the level-synchronous method) sums in a fixed order: a
-// leaf its bodies, a parent its children by slot, in double, deepest level
-// first, as this host loop does. Float products are exact in double, so
-// contraction into FMAs changes nothing and every backend must give these bits.
+// The Morton octree's step 4 (compute_octree_moments, a loop over the build's
+// levels) and the treefix leaffix octree_moments by the level-synchronous
+// method both sum in a fixed order: a leaf its bodies, a parent its children
+// by slot, in double, deepest level first, as this host loop does. Float
+// products are exact in double, so contraction into FMAs changes nothing and
+// every backend must give these bits, by either route.
 TYPED_TEST(TreefixOctree, MortonMomentsFollowTheFixedOrderBitForBit) {
   TypeParam space;
   auto const points = bodies(5000, 5);
@@ -203,6 +204,20 @@ TYPED_TEST(TreefixOctree, MortonMomentsFollowTheFixedOrderBitForBit) {
       ASSERT_EQ(com(node, k),
                 static_cast<Coordinate>(sum[0] > 0 ? sum[k + 1] / sum[0] : cell_center(node, k)))
           << "node " << node << ", axis " << k;
+  }
+  // The treefix leaffix on the same cells: the same bits.
+  auto leaffix = tree;
+  using Memory = typename TypeParam::memory_space;
+  leaffix.mass = typename Octree<Memory>::scalar_view("test::leaffix_mass", nodes);
+  leaffix.center_of_mass = typename Octree<Memory>::vector_view("test::leaffix_com", nodes, 3);
+  LevelSynchronousTreefix<Memory> method(space, rooted_tree(space, leaffix.topology));
+  octree_moments(space, leaffix, method);
+  auto const leaffix_mass = to_host(leaffix.mass);
+  auto const leaffix_com = to_host(leaffix.center_of_mass);
+  for (Index node = 0; node < nodes; ++node) {
+    ASSERT_EQ(leaffix_mass(node), mass(node)) << "leaffix, node " << node;
+    for (int k = 0; k < 3; ++k)
+      ASSERT_EQ(leaffix_com(node, k), com(node, k)) << "leaffix, node " << node << ", axis " << k;
   }
 }
 
