@@ -3,7 +3,8 @@
 #   scripts/build.sh [cpu|cuda] [BUILD_DIR]     (defaults: cpu, build-cpu / build-cuda)
 # Kokkos: $Kokkos_ROOT if set (a user's own Kokkos >= 3.4), else the cached
 # bootstrap build (scripts/bootstrap-kokkos.sh). CUDA arch: $TREETRAV_CUDA_ARCH
-# (a Kokkos arch name, default HOPPER90). Extra CMake flags: $TREETRAV_CMAKE_FLAGS.
+# (a Kokkos arch name, default HOPPER90). MPI (distributed runs): on unless
+# TREETRAV_MPI=OFF. Extra CMake flags: $TREETRAV_CMAKE_FLAGS.
 set -euo pipefail
 config=${1:-cpu}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -11,7 +12,7 @@ build=${2:-$repo/build-$config}
 arch=${TREETRAV_CUDA_ARCH:-HOPPER90}
 
 "$repo/scripts/setup-apt.sh"
-flags=(-DCMAKE_BUILD_TYPE=${TREETRAV_BUILD_TYPE:-Release})
+flags=(-DCMAKE_BUILD_TYPE=${TREETRAV_BUILD_TYPE:-Release} -DTREETRAV_ENABLE_MPI=${TREETRAV_MPI:-ON})
 if [[ -n ${Kokkos_ROOT:-} ]]; then
   flags+=(-DKokkos_ROOT="$Kokkos_ROOT")
   kokkos=$Kokkos_ROOT

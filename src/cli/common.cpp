@@ -2,10 +2,15 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/io/hdf5.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/communicator.hpp>
+#endif
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 namespace treetrav::cli {
 
@@ -47,18 +52,48 @@ void check_output_file(FileOption const& output, std::vector<FileOption> const& 
   }
 }
 
-KokkosSession::KokkosSession(RuntimeOptions const& options)
+KokkosSession::KokkosSession(RuntimeOptions const& options, [[maybe_unused]] Ranks ranks)
     : backend_(options.backend.empty() ? default_backend() : parse_backend(options.backend)) {
+  int threads = options.threads, device = -1;
+#ifdef TREETRAV_ENABLE_MPI
+  if (distributed::Environment::active()) {
+    distributed::Communicator const world;
+    rank_ = world.rank();
+    ranks_ = world.size();
+    if (ranks == Ranks::one && ranks_ > 1)
+      throw InputError(
+          fmt::format("this subcommand runs on one MPI rank, not {} (pc, nn, knn, vp and bt run "
+                      "on several): start it without mpirun -np or srun -n",
+                      ranks_));
+    if (threads == 0 && world.local_size() > 1)
+      threads =
+          std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / world.local_size());
+#if defined(KOKKOS_ENABLE_CUDA)
+    int gpus = 0;
+    cudaError_t const error = cudaGetDeviceCount(&gpus);
+    if (error != cudaSuccess && error != cudaErrorNoDevice)
+      throw std::runtime_error(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error));
+    if (gpus > 0)
+      device = world.local_rank() % gpus;
+#endif
+  }
+#endif
   // Kokkos warns when OpenMP binding is unset; spread threads unless the user chose.
   setenv("OMP_PROC_BIND", "spread", 0);
   setenv("OMP_PLACES", "threads", 0);
 #if KOKKOS_VERSION >= 40000
   Kokkos::InitializationSettings settings;
-  if (options.threads > 0) settings.set_num_threads(options.threads);
+  if (threads > 0)
+    settings.set_num_threads(threads);
+  if (device >= 0)
+    settings.set_device_id(device);
   Kokkos::initialize(settings);
 #else
   Kokkos::InitArguments arguments;
-  if (options.threads > 0) arguments.num_threads = options.threads;
+  if (threads > 0)
+    arguments.num_threads = threads;
+  if (device >= 0)
+    arguments.device_id = device;
   Kokkos::initialize(arguments);
 #endif
 }

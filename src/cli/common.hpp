@@ -124,18 +124,28 @@ void refuse_inputs(FileOption const& output, std::vector<FileOption> const& inpu
 // none of `inputs`. Throws InputError naming the options.
 void check_output_file(FileOption const& output, std::vector<FileOption> const& inputs);
 
+// How many MPI ranks a subcommand can run on.
+enum class Ranks { one, many };
+
 // Initialises Kokkos for the lifetime of a subcommand's run (after parsing, so
-// --threads takes effect and --help never starts a device).
+// --threads takes effect and --help never starts a device). Under mpirun or
+// srun (builds with MPI), each rank gets its own execution space: the GPU of
+// its rank on the node (local rank modulo the GPUs it sees) and, unless
+// --threads says, its share of the node's cores. A Ranks::one subcommand
+// started on several ranks is refused (InputError).
 class KokkosSession {
  public:
-  explicit KokkosSession(RuntimeOptions const& options);
-  ~KokkosSession();
-  KokkosSession(KokkosSession const&) = delete;
-  KokkosSession& operator=(KokkosSession const&) = delete;
-  Backend backend() const { return backend_; }
+   explicit KokkosSession(RuntimeOptions const& options, Ranks ranks = Ranks::one);
+   ~KokkosSession();
+   KokkosSession(KokkosSession const&) = delete;
+   KokkosSession& operator=(KokkosSession const&) = delete;
+   Backend backend() const { return backend_; }
+   int ranks() const { return ranks_; }       // MPI ranks of the run (1 without MPI)
+   bool prints() const { return rank_ == 0; } // only rank 0 prints summaries and progress
 
  private:
   Backend backend_;
+  int rank_ = 0, ranks_ = 1;
 };
 
 // Each subcommand registers itself and its callback on the app.

@@ -4,6 +4,9 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/version.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/communicator.hpp>
+#endif
 
 #include <fmt/core.h>
 
@@ -25,6 +28,17 @@ std::string command_path(CLI::App const& app) {
 } // namespace
 
 int main(int argc, char** argv) {
+#ifdef TREETRAV_ENABLE_MPI
+  // Before anything parses argv (MPI may take its own arguments out of it).
+  treetrav::distributed::Environment mpi(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Every rank parses the same command line and reads the same inputs, so
+  // mistakes are the same on every rank: rank 0 names them.
+  bool const speaks = rank == 0;
+#else
+  bool const speaks = true;
+#endif
   CLI::App app{"treetrav: repeated tree traversals (kNN, NN, PC, VP, BT, Barnes-Hut) on CPUs and GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TREETRAV_VERSION_STRING);
@@ -43,8 +57,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (CLI::Success const& e) {
-    return app.exit(e);
+    return speaks ? app.exit(e) : 0;
   } catch (CLI::ParseError const& e) {
+    if (!speaks)
+      return treetrav::cli::exit_bad_input;
     // CLI11 reports "treetrav sideways" or "treetrav --bogus" as a missing
     // subcommand: name the word instead.
     auto const extra = app.remaining();
@@ -56,10 +72,18 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "treetrav: error: {} (see treetrav {}--help)\n", message, command_path(app));
     return treetrav::cli::exit_bad_input;
   } catch (treetrav::InputError const& e) {
-    fmt::print(stderr, "treetrav: error: {}\n", e.what());
+    if (speaks)
+      fmt::print(stderr, "treetrav: error: {}\n", e.what());
     return treetrav::cli::exit_bad_input;
   } catch (std::exception const& e) {
+    // A bug may strike one rank alone while the others wait for it: end them all.
     fmt::print(stderr, "treetrav: internal error: {}\n", e.what());
+#ifdef TREETRAV_ENABLE_MPI
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (ranks > 1)
+      MPI_Abort(MPI_COMM_WORLD, treetrav::cli::exit_internal_error);
+#endif
     return treetrav::cli::exit_internal_error;
   }
   return 0;

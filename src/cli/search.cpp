@@ -10,6 +10,9 @@
 #include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/kd_tree.hpp>
 #include <treetrav/trees/vp_tree.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/distributed_search.hpp>
+#endif
 
 namespace treetrav::cli {
 namespace {
@@ -155,10 +158,127 @@ struct RadiusSearch {
   }
 };
 
+#ifdef TREETRAV_ENABLE_MPI
+// Several ranks: each holds a spatial piece of the reference points in its
+// own tree and answers for a block of the queries (distributed_search.hpp);
+// rank 0 gathers the results in query order.
+template <template <class> class Tree, class Space>
+struct DistributedSetup {
+  distributed::DistributedTree<Tree<typename Space::memory_space>> tree;
+  io::HostPointSet queries; // this rank's block of the queries
+  Index first_query;        // the block's first row
+};
+
+template <template <class> class Tree, class Space>
+DistributedSetup<Tree, Space> set_up_distributed(Space const& space, SearchInputs const& inputs) {
+  distributed::Communicator const world;
+  auto const block = distributed::block_of(inputs.queries.size(), world.rank(), world.size());
+  auto queries = allocate_points<Kokkos::HostSpace>(
+      "treetrav::cli::queries", Index(block.end - block.begin), inputs.queries.dimension());
+  Kokkos::deep_copy(queries.coordinates,
+                    Kokkos::subview(inputs.queries.coordinates,
+                                    std::make_pair(block.begin, block.end), Kokkos::ALL));
+  return {{space, world,
+           distributed::morton_partition(inputs.reference, world.rank(), world.size()),
+           inputs.leaf_size},
+          queries,
+          Index(block.begin)};
+}
+
+// Rank 0's copy of every rank's rows of `view` (n rows of `width` values), in rank order.
+template <class View>
+auto gather_rows(View const& view, int width) {
+  using Value = typename View::non_const_value_type;
+  std::vector<Value> const mine(view.data(), view.data() + view.extent(0) * width);
+  auto const all = distributed::gather(distributed::Communicator{}, mine);
+  Kokkos::View<typename View::non_const_data_type, typename View::array_layout, Kokkos::HostSpace>
+      gathered(view.label(), width ? all.size() / width : 0, width);
+  std::copy(all.begin(), all.end(), gathered.data());
+  return gathered;
+}
+
+template <template <class> class Tree>
+struct DistributedNeighborSearch {
+  static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
+  SearchInputs inputs;
+  NeighborOptions options;
+
+  template <class Space>
+  auto setup(Space const& space) const {
+    return set_up_distributed<Tree>(space, inputs);
+  }
+  template <class Space, class Setup, class Strategy>
+  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    NeighborOptions sorted = options;
+    sorted.order = query_order(inputs);
+    return distributed::find_neighbors(space, setup.tree, setup.queries, sorted, strategy,
+                                       setup.first_query);
+  }
+  io::QueryResults collect(NeighborResults<Kokkos::HostSpace> const& neighbors) const {
+    io::QueryResults results;
+    results.neighbor_indices = gather_rows(neighbors.indices, options.k);
+    results.neighbor_distances = gather_rows(neighbors.distances, options.k);
+    return results;
+  }
+};
+
+struct DistributedPointCorrelation {
+  static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
+  SearchInputs inputs;
+  RangeCountOptions options;
+
+  template <class Space>
+  auto setup(Space const& space) const {
+    return set_up_distributed<KdTree>(space, inputs);
+  }
+  template <class Space, class Setup, class Strategy>
+  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    RangeCountOptions sorted = options;
+    sorted.order = query_order(inputs);
+    return distributed::count_within(space, setup.tree, setup.queries, sorted, strategy);
+  }
+  io::QueryResults collect(Kokkos::View<std::int64_t*, Kokkos::HostSpace> const& counts) const {
+    io::QueryResults results;
+    auto const all = distributed::gather(
+        distributed::Communicator{},
+        std::vector<std::int64_t>(counts.data(), counts.data() + counts.extent(0)));
+    results.counts = decltype(results.counts)(counts.label(), all.size());
+    std::copy(all.begin(), all.end(), results.counts.data());
+    return results;
+  }
+};
+
+io::QueryResults run_distributed_search(SearchKind kind, SearchInputs const& inputs,
+                                        SearchOptions const& options, HostStrategy strategy,
+                                        RunRecord& record) {
+  NeighborOptions const neighbors{options.k, options.self};
+  switch (kind) {
+  case SearchKind::pc:
+    return run_application(DistributedPointCorrelation{inputs, {options.radius, options.self}},
+                           strategy, record);
+  case SearchKind::nn:
+  case SearchKind::knn:
+    return run_application(DistributedNeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
+  case SearchKind::vp:
+    return run_application(DistributedNeighborSearch<VpTree>{inputs, neighbors}, strategy, record);
+  case SearchKind::bt:
+    return run_application(DistributedNeighborSearch<BallTree>{inputs, neighbors}, strategy,
+                           record);
+  case SearchKind::radius:
+    break;
+  }
+  throw std::logic_error("unhandled distributed search kind");
+}
+#endif
+
 // The application axis of the dispatch: the subcommand picks tree and query.
 io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
-                            SearchOptions const& options, HostStrategy strategy,
-                            RunRecord& record) {
+                            SearchOptions const& options, HostStrategy strategy, RunRecord& record,
+                            [[maybe_unused]] int ranks) {
+#ifdef TREETRAV_ENABLE_MPI
+  if (ranks > 1)
+    return run_distributed_search(kind, inputs, options, strategy, record);
+#endif
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
   case SearchKind::pc:
@@ -244,7 +364,9 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     if (!options->self)
       input_files.push_back({"--queries", options->queries});
     check_output_file({"-o", options->run.output}, input_files);
-    KokkosSession session(options->run.runtime);
+    // Radius lists are not distributed yet.
+    KokkosSession session(options->run.runtime,
+                          kind == SearchKind::radius ? Ranks::one : Ranks::many);
 
     RunRecord record;
     record.application = name;
@@ -264,8 +386,11 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     else
       record.parameters.set("k", static_cast<double>(options->k));
 
-    auto results = run_search(kind, inputs, *options, strategy, record);
-    write_and_summarize(results, record, options->run.output);
+    if (session.ranks() > 1)
+      record.parameters.set("ranks", static_cast<double>(session.ranks()));
+    auto results = run_search(kind, inputs, *options, strategy, record, session.ranks());
+    if (session.prints())
+      write_and_summarize(results, record, options->run.output);
   });
 }
 

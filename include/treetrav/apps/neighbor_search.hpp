@@ -97,6 +97,7 @@ struct NeighborSearchVisitor {
   bool exclude_self;
   Kokkos::View<Index**, Kokkos::LayoutRight, memory_space> indices;
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, memory_space> distances;
+  bool squared; // distances are written squared (exactly as compared)
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
   KOKKOS_FORCEINLINE_FUNCTION void initialize(Index query, state_type& s) const {
@@ -142,7 +143,8 @@ struct NeighborSearchVisitor {
   KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const {
     s.best.for_each(k, [&](int j, std::uint64_t key) {
       indices(query, j) = detail::KBest<KMax>::index_of(key);
-      distances(query, j) = math::sqrt(detail::KBest<KMax>::distance2_of(key));
+      Coordinate const d2 = detail::KBest<KMax>::distance2_of(key);
+      distances(query, j) = squared ? d2 : math::sqrt(d2);
     });
   }
 };
@@ -157,6 +159,9 @@ struct NeighborOptions {
   int k = 8;
   bool exclude_self = false;           // queries are the reference set: skip each query itself
   QueryOrder order = QueryOrder::none; // sfc: queries walk in Morton order (sorted inside the call)
+  // Squared distances in the results, the values the search ordered by
+  // (distributed searches merge partial results by them exactly).
+  bool squared_distances = false;
 };
 
 // The largest k a search supports (its candidate list lives in registers).
@@ -212,7 +217,8 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
           options.k,
           options.exclude_self,
           results.indices,
-          results.distances};
+          results.distances,
+          options.squared_distances};
       traverse(space, tree.topology, visitor, strategy, walk_order, metrics);
     });
   });

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <treetrav/core/point_set.hpp>
+
+#include <vector>
+
+namespace treetrav::distributed {
+
+// The reference points one rank holds, and where they came from.
+struct LocalPoints {
+  PointSet<Kokkos::HostSpace> points; // in increasing global row
+  std::vector<Index> global_index;    // points' row i is row global_index[i] of the whole set
+};
+
+// Spatial partition of `all` over `size` ranks: the points in Morton order
+// over their bounding box (ties by row, the same on every backend), cut into
+// contiguous pieces of n / size points (the first n % size ranks one more);
+// rank `rank` gets its piece in increasing global row, so that a local search
+// breaks distance ties as the global one would.
+LocalPoints morton_partition(PointSet<Kokkos::HostSpace> const& all, int rank, int size);
+
+// A rank's reference points as seen by the others: their bounding box and
+// how many there are (a rank without points has count 0 and is never asked).
+struct RankBox {
+  Coordinate lower[max_dimension];
+  Coordinate upper[max_dimension];
+  Index count;
+};
+
+RankBox bounding_box_of(PointSet<Kokkos::HostSpace> const& points);
+
+// A lower bound of the squared distance from `query` (d coordinates) to any
+// point in `box`, in double: routing compares it, with a margin for the
+// float rounding of the searches' own distances, to a squared distance bound.
+double min_distance2(RankBox const& box, Coordinate const* query, int dimension);
+
+// Whether a point of `box` may lie within squared distance `bound2` (as the
+// searches compute it in float) of `query`: never false when one does.
+bool may_reach(RankBox const& box, Coordinate const* query, int dimension, Coordinate bound2);
+
+} // namespace treetrav::distributed
