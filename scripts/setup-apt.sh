@@ -8,6 +8,7 @@ packages=(
   build-essential cmake patch dpkg-dev
   libhdf5-dev hdf5-tools
   openmpi-bin libopenmpi-dev
+  slurm-wlm munge
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   python3-h5py python3-numpy python3-matplotlib
