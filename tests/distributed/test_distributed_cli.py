@@ -8,7 +8,7 @@
   through h5py, to one process (which runs the single-tree search the other
   CLI tests check against brute force), on inputs made to tie: duplicated
   points, a lattice (many equal distances), queries outside the points' box,
-  more ranks than some pieces can fill; the 1-rank result is also checked
+  pieces of one or two points, more ranks than points; the 1-rank result is also checked
   against numpy brute force here;
 - several strategies, --sort sfc and both host backends agree;
 - only rank 0 prints the summary; it names the ranks;
@@ -87,6 +87,8 @@ for name, n in (("ref7", 3000), ("q7", 1500)):
 # Fewer points than ranks can share evenly: 5 points on 4 ranks.
 write_points(f"{work}/ref_small.h5", rng.uniform(0, 1, size=(5, 2)))
 write_points(f"{work}/q_small.h5", rng.uniform(-1, 2, size=(40, 2)))
+# More ranks than points: 3 points on 4 ranks leave one rank without any.
+write_points(f"{work}/ref_tiny.h5", rng.uniform(0, 1, size=(3, 2)))
 
 
 def brute_knn(reference, queries, k, self_):
@@ -115,6 +117,8 @@ cases = [
     ("pc 7-D --self hybrid", ["pc", "--reference", "ref7.h5", "--self", "-r", 0.3, "--strategy", "hybrid"]),
     ("knn 5 points k 5", ["knn", "--reference", "ref_small.h5", "--queries", "q_small.h5", "-k", 5]),
     ("knn 5 points --self k 4", ["knn", "--reference", "ref_small.h5", "--self", "-k", 4]),
+    ("knn 3 points k 3", ["knn", "--reference", "ref_tiny.h5", "--queries", "q_small.h5", "-k", 3]),
+    ("pc 3 points --self", ["pc", "--reference", "ref_tiny.h5", "--self", "-r", 0.5]),
 ]
 
 for name, args in cases:
