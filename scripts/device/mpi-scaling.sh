@@ -18,24 +18,31 @@ mkdir -p "$out"
 dir=$PWD/.device/mpi
 echo "image mpirun: $(command -v mpirun || echo none)" | tee "$out/env.txt"
 nvidia-smi -L | tee -a "$out/env.txt"
-for archive in "$dir"/*.tar.xz; do
-  [[ -e $archive ]] && mkdir -p "${archive%.tar.xz}" && tar xJf "$archive" -C "${archive%.tar.xz}"
+# Archives unpack outside the carried folder (nothing carried twice).
+unpacked=/tmp/tt-mpi
+for name in ompi lib; do
+  if [[ -e $dir/$name.tar.xz ]]; then
+    mkdir -p "$unpacked/$name" && tar xJf "$dir/$name.tar.xz" -C "$unpacked/$name"
+  elif [[ -d $dir/$name ]]; then
+    mkdir -p "$unpacked" && ln -sfn "$dir/$name" "$unpacked/$name"
+  fi
 done
-export OPAL_PREFIX=$dir/ompi PMIX_INSTALL_PREFIX=$dir/ompi/lib/x86_64-linux-gnu/pmix2
+ompi=$unpacked/ompi
+export OPAL_PREFIX=$ompi PMIX_INSTALL_PREFIX=$ompi/lib/x86_64-linux-gnu/pmix2
 # OpenMPI's own libraries first; of lib/, only those the image lacks (ldd's
 # "not found", three levels down), so the image's own stay first otherwise.
 mkdir -p /tmp/tt-lib
-export LD_LIBRARY_PATH=$dir/ompi/syslib:$dir/ompi/lib/x86_64-linux-gnu/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$ompi/syslib:$ompi/lib/x86_64-linux-gnu/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for _ in 1 2 3; do
   for missing in $(ldd "$dir/treetrav" 2>/dev/null | awk '/not found/ {print $1}'); do
-    cp -n "$dir/lib/$missing" /tmp/tt-lib/ 2>/dev/null
+    cp -n "$unpacked/lib/$missing" /tmp/tt-lib/ 2>/dev/null
   done
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 # Shared memory without cross-process reads (containers often forbid them).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMP_PROC_BIND=spread OMP_PLACES=threads
-mpirun=$dir/ompi/bin/mpirun
+mpirun=$ompi/bin/mpirun
 treetrav=$dir/treetrav
 ldd "$treetrav" | grep "not found" && echo "missing libraries" >&2
 work=$(mktemp -d)

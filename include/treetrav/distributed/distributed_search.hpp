@@ -14,6 +14,7 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
+#include <treetrav/trees/detail/host_build.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -67,11 +68,24 @@ private:
 
 namespace detail {
 
+// f(i) for i in [begin, end) on the host's threads (routing and merging are
+// per query and independent).
+template <class F>
+void host_for(char const* label, std::int64_t begin, std::int64_t end, F const& f) {
+  if (end > begin)
+    Kokkos::parallel_for(
+        label,
+        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+            begin, end),
+        f);
+  Kokkos::DefaultHostExecutionSpace().fence();
+}
+
 // One round trip: query q goes to every rank in routes[q] (ascending); each
 // rank answers all it receives at once with answer(received queries in
 // `Space`'s memory) -> `width` values per query (host, in received order);
-// then consume(q, rank, answer's width values) runs for every route, in
-// query order.
+// then consume(q, rank, answer's width values) runs for every route, one
+// rank after the other (concurrently for the distinct queries of a rank).
 template <class T, class ExecutionSpace, class Answer, class Consume>
 void route_queries(ExecutionSpace const& space, Communicator const& comm,
                    PointSet<Kokkos::HostSpace> const& queries,
@@ -106,9 +120,10 @@ void route_queries(ExecutionSpace const& space, Communicator const& comm,
   if (n_received > 0) {
     auto host =
         allocate_points<Kokkos::HostSpace>("treetrav::distributed::received", n_received, d);
-    for (Index i = 0; i < n_received; ++i)
+    host_for("treetrav::distributed::unpack", 0, n_received, [&](std::int64_t i) {
       for (int k = 0; k < d; ++k)
         host.coordinates(i, k) = received[std::size_t(i) * d + k];
+    });
     answers = answer(copy_points(space, host, "treetrav::distributed::received"));
   }
   for (int r = 0; r < p; ++r)
@@ -116,8 +131,8 @@ void route_queries(ExecutionSpace const& space, Communicator const& comm,
   auto const returned = all_to_all(comm, answers, send_counts, recv_counts);
   // Returned answers come in rank order, each rank's in the order sent.
   for (int r = 0; r < p; ++r)
-    for (int j = offsets[r]; j < offsets[r + 1]; ++j)
-      consume(sent[j], r, &returned[std::size_t(j) * width]);
+    host_for("treetrav::distributed::consume", offsets[r], offsets[r + 1],
+             [&](std::int64_t j) { consume(sent[j], r, &returned[std::size_t(j) * width]); });
 }
 
 // Query q's coordinates as one row (the point set keeps each coordinate contiguous).
@@ -185,7 +200,7 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
   Index const m = queries.size();
   auto const& boxes = tree.boxes();
   // best[q * wanted, ...): query q's best keys so far, ascending, empty-padded.
-  std::vector<Key> best(std::size_t(m) * wanted, empty), merged(2 * wanted);
+  std::vector<Key> best(std::size_t(m) * wanted, empty);
 
   auto answer = [&](PointSet<typename Tree::memory_space> const& received) {
     NeighborOptions local = options;
@@ -198,21 +213,23 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
     auto const distances2 =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.distances);
     std::vector<Key> keys(std::size_t(received.size()) * wanted, empty);
-    for (Index i = 0; i < received.size(); ++i)
+    detail::host_for("treetrav::distributed::pack", 0, received.size(), [&](std::int64_t i) {
       for (int j = 0; j < local.k; ++j)
         keys[std::size_t(i) * wanted + j] =
             Best::pack(distances2(i, j), tree.global_index()[indices(i, j)]);
+    });
     return keys;
   };
   auto consume = [&](Index q, int, Key const* keys) {
     Key* const mine = &best[std::size_t(q) * wanted];
-    std::merge(mine, mine + wanted, keys, keys + wanted, merged.begin());
-    std::copy(merged.begin(), merged.begin() + wanted, mine);
+    Key merged[2 * max_neighbors];
+    std::merge(mine, mine + wanted, keys, keys + wanted, merged);
+    std::copy(merged, merged + wanted, mine);
   };
 
   // Round 1: the nearest ranks holding `wanted` points between them.
   std::vector<std::vector<int>> first(m), second(m);
-  for (Index q = 0; q < m; ++q) {
+  detail::host_for("treetrav::distributed::route_nearest", 0, m, [&](std::int64_t q) {
     Index held = 0;
     for (int r : detail::ranks_by_distance(boxes, detail::Row(queries, q).x, d)) {
       if (held >= wanted)
@@ -221,17 +238,17 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       held += boxes[r].count;
     }
     std::sort(first[q].begin(), first[q].end());
-  }
+  });
   detail::route_queries<Key>(space, tree.comm(), queries, first, wanted, answer, consume);
   // Round 2: every other rank that may hold a point within the k-th distance.
-  for (Index q = 0; q < m; ++q) {
+  detail::host_for("treetrav::distributed::route_within", 0, m, [&](std::int64_t q) {
     Coordinate const bound2 = Best::distance2_of(best[std::size_t(q) * wanted + wanted - 1]);
     detail::Row const row(queries, q);
     for (int r = 0; r < tree.comm().size(); ++r)
       if (!std::binary_search(first[q].begin(), first[q].end(), r) &&
           may_reach(boxes[r], row.x, d, bound2))
         second[q].push_back(r);
-  }
+  });
   detail::route_queries<Key>(space, tree.comm(), queries, second, wanted, answer, consume);
 
   NeighborResults<Kokkos::HostSpace> results;
@@ -241,7 +258,7 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
   results.distances = decltype(results.distances)(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::NeighborResults::distances"), m,
       options.k);
-  for (Index q = 0; q < m; ++q) {
+  detail::host_for("treetrav::distributed::results", 0, m, [&](std::int64_t q) {
     Key const* const keys = &best[std::size_t(q) * wanted];
     int j = 0;
     for (int i = 0; i < wanted && j < options.k; ++i) {
@@ -253,7 +270,7 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                                                           : std::sqrt(Best::distance2_of(keys[i]));
       ++j;
     }
-  }
+  });
   Kokkos::Profiling::popRegion();
   return results;
 }
@@ -280,12 +297,12 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
   Index const m = queries.size();
   Coordinate const radius2 = options.radius * options.radius; // as count_within squares it
   std::vector<std::vector<int>> routes(m);
-  for (Index q = 0; q < m; ++q) {
+  detail::host_for("treetrav::distributed::route_within", 0, m, [&](std::int64_t q) {
     detail::Row const row(queries, q);
     for (int r = 0; r < tree.comm().size(); ++r)
       if (may_reach(tree.boxes()[r], row.x, d, radius2))
         routes[q].push_back(r);
-  }
+  });
 
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> counts("treetrav::RangeCount::counts", m);
   auto answer = [&](PointSet<typename Tree::memory_space> const& received) {

@@ -1,0 +1,140 @@
+// Distributed searches (distributed/distributed_search.hpp) on every backend,
+// run by ctest on 3 ranks: the Morton partition holds every reference row
+// once, and each rank's answers for its block of the queries equal brute
+// force over all the reference points (ties by row) for kNN on kd, ball and
+// vp trees (with and without self-exclusion) and PC, for every strategy on
+// the kd-tree. The inputs are those of the single-tree tests: one point
+// (ranks without points), a leaf's worth, duplicates, identical points.
+#include "execution_spaces.hpp"
+#include "test_inputs.hpp"
+
+#include <treetrav/distributed/distributed_search.hpp>
+#include <treetrav/trees/ball_tree.hpp>
+#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/vp_tree.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace treetrav {
+namespace {
+
+using test::HostPoints;
+
+// Rows [block.begin, block.end) of `points`.
+HostPoints rows_of(HostPoints const& points, distributed::Block block) {
+  HostPoints out = allocate_points<Kokkos::HostSpace>("test::block", Index(block.end - block.begin),
+                                                      points.dimension());
+  for (Index i = 0; i < out.size(); ++i)
+    for (int k = 0; k < points.dimension(); ++k)
+      out.coordinates(i, k) = points.coordinates(Index(block.begin) + i, k);
+  return out;
+}
+
+TEST(MortonPartition, HoldsEveryRowOnceInIncreasingOrderWithBalancedPieces) {
+  distributed::Communicator const world;
+  for (auto const& c : test::search_cases()) {
+    auto const local = distributed::morton_partition(c.reference, world.rank(), world.size());
+    auto const block = distributed::block_of(c.reference.size(), world.rank(), world.size());
+    EXPECT_EQ(local.global_index.size(), block.end - block.begin) << c.name;
+    EXPECT_TRUE(std::is_sorted(local.global_index.begin(), local.global_index.end())) << c.name;
+    for (Index i = 0; i < local.points.size(); ++i)
+      for (int k = 0; k < c.reference.dimension(); ++k)
+        ASSERT_EQ(local.points.coordinates(i, k), c.reference.coordinates(local.global_index[i], k))
+            << c.name;
+    auto all = distributed::gather(world, local.global_index);
+    if (world.rank() == 0) {
+      std::sort(all.begin(), all.end());
+      std::vector<Index> rows(c.reference.size());
+      std::iota(rows.begin(), rows.end(), 0);
+      EXPECT_EQ(all, rows) << c.name;
+    }
+  }
+}
+
+template <class Space>
+struct Distributed : ::testing::Test {};
+TYPED_TEST_SUITE(Distributed, test::ExecutionSpaces, test::SpaceName);
+
+template <class Tree, class Space, class Strategy>
+void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self,
+                     Strategy strategy) {
+  if (k > c.reference.size() - (self ? 1 : 0))
+    return;
+  distributed::Communicator const world;
+  HostPoints const& queries = self ? c.reference : c.queries;
+  auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
+  distributed::DistributedTree<Tree> tree(
+      space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
+      c.leaf_size);
+  auto const expected = test::brute_force_neighbors(c.reference, queries, k, self);
+  auto const got = distributed::find_neighbors(
+      space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy, Index(block.begin));
+  int mismatches = 0;
+  for (Index q = 0; q < got.indices.extent_int(0); ++q)
+    for (int j = 0; j < k; ++j) {
+      std::size_t const at = (block.begin + q) * k + j;
+      if (got.indices(q, j) != expected.indices[at] ||
+          got.distances(q, j) != expected.distances[at])
+        if (++mismatches <= 3)
+          ADD_FAILURE() << c.name << " " << Tree::name << " k=" << k << (self ? " self " : " ")
+                        << test::strategy_name(strategy) << ": query " << block.begin + q
+                        << " neighbour " << j << ": got (" << got.indices(q, j) << ", "
+                        << got.distances(q, j) << "), brute force (" << expected.indices[at] << ", "
+                        << expected.distances[at] << ")";
+    }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
+  using Memory = typename TypeParam::memory_space;
+  TypeParam space;
+  for (auto const& c : test::search_cases())
+    for (bool self : {false, true}) {
+      test::for_each_strategy<TypeParam>(
+          [&](auto strategy) { check_neighbors<KdTree<Memory>>(space, c, 8, self, strategy); });
+      check_neighbors<KdTree<Memory>>(space, c, 1, self, Autoropes{});
+      check_neighbors<VpTree<Memory>>(space, c, 1, self, Autoropes{});
+      check_neighbors<BallTree<Memory>>(space, c, 20, self, Autoropes{});
+    }
+}
+
+TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
+  using Memory = typename TypeParam::memory_space;
+  TypeParam space;
+  distributed::Communicator const world;
+  for (auto const& c : test::search_cases()) {
+    distributed::DistributedTree<KdTree<Memory>> tree(
+        space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
+        c.leaf_size);
+    for (bool self : {false, true}) {
+      HostPoints const& queries = self ? c.reference : c.queries;
+      auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
+      for (Coordinate radius : {c.radius, 2 * c.radius}) {
+        auto const expected = test::brute_force_counts(c.reference, queries, radius, self);
+        test::for_each_strategy<TypeParam>([&](auto strategy) {
+          auto const counts = distributed::count_within(space, tree, rows_of(queries, block),
+                                                        RangeCountOptions{radius, self}, strategy);
+          int mismatches = 0;
+          for (Index q = 0; q < counts.extent_int(0); ++q)
+            mismatches += counts(q) != expected[block.begin + q];
+          EXPECT_EQ(mismatches, 0) << c.name << " r=" << radius << (self ? " self " : " ")
+                                   << test::strategy_name(strategy);
+        });
+      }
+    }
+  }
+}
+
+} // namespace
+} // namespace treetrav
+
+// MPI around Kokkos around the tests (every rank reports what it checked).
+int main(int argc, char** argv) {
+  treetrav::distributed::Environment mpi(argc, argv);
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
