@@ -29,6 +29,10 @@ cuda) prefix=$cache/kokkos-3.4.1-$patches-cuda-$arch ;;
   ;;
 esac
 
+# One bootstrap of a prefix at a time: a second waits, then reuses it.
+mkdir -p "$cache"
+exec 9>"$prefix.lock"
+flock 9
 if [[ -f $prefix/.treetrav-complete ]]; then
   log "reusing $prefix"
   echo "$prefix"
