@@ -5,11 +5,11 @@
 #   peers/ (cudakdtree_driver, arborx_driver: built against your own checkouts),
 #   lib/ (shared libraries the image lacks), whl/ (pykdtree, jztree wheels).
 # Any of these may come as DIR.tar.xz (unpacked here first). Logs and tables go to $OUT.
-#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu]
+#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu] [kernels]
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-dir=.device/search
+dir=${TREETRAV_DEVICE_DIR:-.device/search}
 cuda=$dir/bin-cuda
 for archive in "$dir"/*.tar.xz; do
   [[ -e $archive ]] || continue
@@ -33,7 +33,20 @@ if ls $dir/whl/*.whl >/dev/null 2>&1; then
     export PYTHONPATH=/tmp/site
 fi
 work=$(mktemp -d)
-steps=${*:-tests sanitize compare seven ncu}
+steps=${*:-tests sanitize compare seven ncu kernels}
+# The headline shape, once: 1M uniform references in a 100^3 box, 1M queries
+# uniform in the inscribed ball (r.f32, q.f32 in $work).
+sphere_shape() {
+  [[ -f $work/q.f32 ]] && return
+  python3 - "$work" <<'EOF'
+import sys, numpy as np
+rng = np.random.default_rng(1); n = 1000000
+(rng.random((n, 3)) * 100).astype(np.float32).tofile(sys.argv[1] + "/r.f32")
+v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
+(50 + v * (50 * rng.random(n) ** (1 / 3))[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
+EOF
+}
+leaves=${TREETRAV_LEAF_SIZES:-16}
 
 for step in $steps; do
   case $step in
@@ -67,7 +80,7 @@ for step in $steps; do
     [[ -x $dir/peers/arborx_driver ]] && peers+=(--arborx $dir/peers/arborx_driver)
     PYTHONUNBUFFERED=1 timeout 560 python3 ${TREETRAV_COMPARE:-perf/peers/compare.py} --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
       --treetrav "$cuda/bench_search" --treetrav-cpu $dir/bin-cpu/bench_search "${peers[@]}" \
-      --leaf-size ${TREETRAV_LEAF_SIZES:-8} --strategies ${TREETRAV_STRATEGIES:-autoropes} --cpu-max ${TREETRAV_CPU_MAX:-1e6} \
+      --leaf-size $leaves --strategies ${TREETRAV_STRATEGIES:-autoropes} --cpu-max ${TREETRAV_CPU_MAX:-1e6} \
       --repeats ${TREETRAV_REPEATS:-20} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
     ;;
   seven)
@@ -88,7 +101,7 @@ for name, seed in (("uniform", 1), ("clustered", 2)):
         x.astype(np.float32).tofile(f"{sys.argv[1]}/{name}-{part}.f32")
 PY
     for name in uniform clustered; do
-      for leaf in ${TREETRAV_LEAF_SIZES:-8}; do
+      for leaf in $leaves; do
         echo "== $name 7-D, 200k x 200k, k = 8, leaf $leaf"
         "$cuda/bench_search" --reference "$work/$name-ref.f32" --queries "$work/$name-q.f32" --dimension 7 -k 8 \
           --radius 0.05 --leaf-size $leaf --phases build knn_sorted knn_presorted knn_unsorted \
@@ -98,19 +111,37 @@ PY
     ;;
   ncu)
     # Global-memory sectors per request of the kNN kernel, sorted queries.
-    python3 - "$work" <<'EOF'
-import sys, numpy as np
-rng = np.random.default_rng(1); n = 1000000
-(rng.random((n, 3)) * 100).astype(np.float32).tofile(sys.argv[1] + "/r.f32")
-v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
-(50 + v * (50 * rng.random(n) ** (1 / 3))[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
-EOF
+    sphere_shape
     timeout 300 ncu --kernel-name-base demangled --kernel-name regex:AutoropesKernel --launch-skip 2 --launch-count 1 \
       --metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
       "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --phases knn_presorted \
       --warmup 1 --repeats 2 >"$out/ncu.txt" 2>&1
     echo "ncu: rc=$?"
     grep -E "Autoropes|sectors|requests|hit_rate|bytes|warps_active|thread_inst|duration" "$out/ncu.txt" | head -20
+    ;;
+  kernels)
+    # Every kernel of each phase with its duration, registers and local-memory
+    # traffic (one cold pass per phase, 1M box references / 1M sphere queries).
+    sphere_shape
+    for phase in build sort knn_presorted knn_unsorted radius_count radius_search; do
+      echo "== $phase"
+      timeout 120 ncu --clock-control none --kernel-name-base demangled --csv \
+        --metrics gpu__time_duration.sum,launch__registers_per_thread,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+        "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
+        --leaf-size ${leaves%% *} --phases $phase --warmup 0 --repeats 1 2>/dev/null | grep '^"' >"$work/ncu.csv"
+      python3 - "$work/ncu.csv" <<'PY'
+import csv, sys
+kernels = {}
+for row in csv.DictReader(open(sys.argv[1])):
+    kernels.setdefault((int(row["ID"]), row["Kernel Name"]), {})[row["Metric Name"]] = row["Metric Value"].replace(",", "")
+for (i, name), m in sorted(kernels.items()):
+    short = name.split("treetrav::")[-1].split("<")[0] if "treetrav::" in name else name.split("<")[0]
+    local = [int(float(m[f"l1tex__t_bytes_pipe_lsu_mem_local_op_{op}.sum"])) >> 20 for op in ("ld", "st")]
+    print(f"{i:4d} {float(m['gpu__time_duration.sum']) / 1e3:9.1f} us  regs {m['launch__registers_per_thread']:>3}"
+          f"  local ld/st {local[0]:5d}/{local[1]:5d} MiB"
+          f"  warps {float(m['sm__warps_active.avg.pct_of_peak_sustained_active']):5.1f}%  {short}")
+PY
+    done 2>&1 | tee "$out/kernels.txt"
     ;;
   esac
 done

@@ -25,8 +25,8 @@ namespace detail {
 template <int KMax>
 struct KBest {
   static constexpr std::uint64_t empty = ~std::uint64_t(0);
-  std::uint64_t entry[KMax];  // ascending: KMax - k zeros, then the k best so far
-  Coordinate bound;           // the k-th best's squared distance, infinity until k are in
+  std::uint64_t entry[KMax]; // ascending: KMax - k zeros, then the k best so far
+  Coordinate bound;          // the k-th best's squared distance, infinity until k are in
 
   KOKKOS_FORCEINLINE_FUNCTION static std::uint64_t pack(Coordinate d2, Index i) {
     return std::uint64_t(float_bits(d2)) << 32 | (static_cast<std::uint32_t>(i) + 1);
@@ -40,12 +40,14 @@ struct KBest {
 
   KOKKOS_FORCEINLINE_FUNCTION void clear(int k) {
 #pragma unroll
-    for (int j = 0; j < KMax; ++j) entry[j] = j < KMax - k ? 0 : empty;
+    for (int j = 0; j < KMax; ++j)
+      entry[j] = j < KMax - k ? 0 : empty;
     bound = infinity;
   }
 
   KOKKOS_FORCEINLINE_FUNCTION void insert(std::uint64_t key) {
-    if (key >= entry[KMax - 1]) return;
+    if (key >= entry[KMax - 1])
+      return;
     if constexpr (KMax <= 32) {
       // Sorted insertion that drops the last entry, branch-free:
       // new[j] = min(old[j], max(old[j - 1], key)), from the back.
@@ -57,10 +59,12 @@ struct KBest {
       entry[0] = key < entry[0] ? key : entry[0];
     } else {
       int position = KMax - 1;
-      for (; position > 0 && key < entry[position - 1]; --position) entry[position] = entry[position - 1];
+      for (; position > 0 && key < entry[position - 1]; --position)
+        entry[position] = entry[position - 1];
       entry[position] = key;
     }
-    if (entry[KMax - 1] != empty) bound = distance2_of(entry[KMax - 1]);
+    if (entry[KMax - 1] != empty)
+      bound = distance2_of(entry[KMax - 1]);
   }
 
   // f(j, key) for the k best, nearest first.
@@ -68,7 +72,8 @@ struct KBest {
   KOKKOS_FORCEINLINE_FUNCTION void for_each(int k, F const& f) const {
 #pragma unroll
     for (int j = 0; j < KMax; ++j)
-      if (j >= KMax - k) f(j - (KMax - k), entry[j]);
+      if (j >= KMax - k)
+        f(j - (KMax - k), entry[j]);
   }
 };
 
@@ -112,24 +117,24 @@ struct NeighborSearchVisitor {
   KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type& s) const {
     for (Index p = leaf.index; p < leaf.index + leaf.count; ++p) {
       Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
-      if (d2 > s.best.bound) continue;
+      if (d2 > s.best.bound)
+        continue;
       Index const original = tree.points.original_index(p);
-      if (exclude_self && original == query) continue;
+      if (exclude_self && original == query)
+        continue;
       s.best.insert(detail::KBest<KMax>::pack(d2, original));
     }
   }
 
   KOKKOS_FORCEINLINE_FUNCTION bool visit(Index node, Index query, state_type& s) const {
-    if (prune(tree.template min_distance2<W>(node, s.query), s)) return false;
-    NodeRef const ref = tree.topology.ref(node);
-    if (!ref.is_leaf()) return true;
-    process_leaf(ref, query, s);
-    return false;
+    return detail::visit_by_bound<W>(*this, node, query, s);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const { return tree.topology.ref(tree.topology.root()); }
-  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s, NodeRef (&children)[2],
-                                              Coordinate (&keys)[2]) const {
+  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const {
+    return tree.topology.ref(tree.topology.root());
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s,
+                                              NodeRef (&children)[2], Coordinate (&keys)[2]) const {
     tree.template child_bounds<W>(inner.index, s.query, children, keys);
   }
 
@@ -168,13 +173,24 @@ struct NeighborOptions {
 inline constexpr int max_neighbors = 128;
 
 // Calls f(std::integral_constant<int, KMax>) with the candidate-list capacity
-// for k: a few capacities keep registers small for small k.
-template <class F>
+// for k: a few capacities keep registers small for small k. The autoropes
+// walk (the fast path) gets finer steps: a capacity of 16 for k = 10 costs it
+// 12 registers and a longer insertion per candidate.
+template <class Strategy, class F>
 decltype(auto) dispatch_k(int k, F&& f) {
   if (k == 1)
     return f(std::integral_constant<int, 1>{});
+  if constexpr (std::is_same_v<Strategy, Autoropes>) {
+    if (k <= 8)
+      return f(std::integral_constant<int, 8>{});
+    if (k <= 12)
+      return f(std::integral_constant<int, 12>{});
+  }
   if (k <= 16)
     return f(std::integral_constant<int, 16>{});
+  if constexpr (std::is_same_v<Strategy, Autoropes>)
+    if (k <= 32)
+      return f(std::integral_constant<int, 32>{});
   return f(std::integral_constant<int, max_neighbors>{});
 }
 
@@ -209,7 +225,7 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
                                                      "treetrav::NeighborResults::distances"),
                                   queries.size(), options.k);
   auto const walk_order = detail::resolve_order(space, queries, options.order, order);
-  dispatch_k(options.k, [&](auto k_max) {
+  dispatch_k<Strategy>(options.k, [&](auto k_max) {
     dispatch_width(tree.width(), [&](auto width) {
       NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
           tree,

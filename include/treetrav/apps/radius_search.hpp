@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/apps/range_count.hpp>
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/math.hpp>
 
 #include <cstdint>
@@ -53,55 +54,33 @@ struct OverflowList {
   }
 };
 
-// Moves each query's list from its fixed-capacity slot range into the CSR
-// arrays (lists that overflowed were written there directly), then sorts it
-// by (distance, index) in place (heap sort: any list length, no extra memory)
-// and turns squared distances into distances.
+// Copies the lists that fit their slots into the CSR keys (the others were
+// written there by the second walk). One work item per slot, in the slots'
+// column-major order, so that reads are contiguous and no lane loops over
+// another's longer list.
 template <class MemorySpace>
-struct FinishLists {
+struct GatherSlots {
   Kokkos::View<std::int64_t*, MemorySpace> counts;
-  Index capacity;
-  Kokkos::View<Index*, MemorySpace> slot_indices;
-  Kokkos::View<Coordinate*, MemorySpace> slot_distances2;
-  RadiusResults<MemorySpace> results;
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
+  Kokkos::View<std::int64_t*, MemorySpace> offsets;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  KOKKOS_FUNCTION void operator()(std::int64_t slot) const {
+    std::int64_t const queries = static_cast<std::int64_t>(slots.extent(0));
+    Index const q = static_cast<Index>(slot % queries);
+    std::int64_t const j = slot / queries, size = counts(q);
+    if (j < size && size <= static_cast<std::int64_t>(slots.extent(1)))
+      keys(offsets(q) + j) = slots(q, j);
+  }
+};
 
-  KOKKOS_FUNCTION bool before(std::int64_t a, std::int64_t b) const {
-    Coordinate const da = results.distances(a), db = results.distances(b);
-    return da < db || (da == db && results.indices(a) < results.indices(b));
-  }
-  KOKKOS_FUNCTION void swap(std::int64_t a, std::int64_t b) const {
-    Index const i = results.indices(a);
-    results.indices(a) = results.indices(b);
-    results.indices(b) = i;
-    Coordinate const d = results.distances(a);
-    results.distances(a) = results.distances(b);
-    results.distances(b) = d;
-  }
-  KOKKOS_FUNCTION void sift_down(std::int64_t base, std::int64_t root, std::int64_t size) const {
-    for (std::int64_t child = 2 * root + 1; child < size; child = 2 * root + 1) {
-      if (child + 1 < size && before(base + child, base + child + 1))
-        ++child;
-      if (!before(base + root, base + child))
-        return;
-      swap(base + root, base + child);
-      root = child;
-    }
-  }
-  KOKKOS_FUNCTION void operator()(Index q) const {
-    std::int64_t const base = results.offsets(q), size = counts(q);
-    if (size <= capacity)
-      for (std::int64_t j = 0; j < size; ++j) {
-        results.indices(base + j) = slot_indices(std::int64_t(q) * capacity + j);
-        results.distances(base + j) = slot_distances2(std::int64_t(q) * capacity + j);
-      }
-    for (std::int64_t root = size / 2 - 1; root >= 0; --root)
-      sift_down(base, root, size);
-    for (std::int64_t end = size - 1; end > 0; --end) {
-      swap(base, base + end);
-      sift_down(base, 0, end);
-    }
-    for (std::int64_t j = 0; j < size; ++j)
-      results.distances(base + j) = math::sqrt(results.distances(base + j));
+// Sorted keys to the lists' indices and distances.
+template <class MemorySpace>
+struct UnpackNeighbors {
+  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  RadiusResults<MemorySpace> results;
+  KOKKOS_FUNCTION void operator()(std::int64_t i) const {
+    results.indices(i) = neighbor_key_index(keys(i));
+    results.distances(i) = math::sqrt(neighbor_key_distance2(keys(i)));
   }
 };
 
@@ -110,7 +89,8 @@ struct FinishLists {
 // Radius search (scipy's query_ball_point): every reference point within
 // distance r of each query (inclusive), as CSR lists. One walk writes up to
 // `capacity` neighbours per query into fixed slots; queries with more are
-// walked again on their own, writing straight into their CSR range.
+// walked again on their own, writing straight into their CSR range; then one
+// segmented sort orders every list by (distance, index).
 template <class ExecutionSpace, class Tree, class Strategy>
 RadiusResults<typename Tree::memory_space>
 find_within(ExecutionSpace const& space, Tree const& tree,
@@ -128,13 +108,10 @@ find_within(ExecutionSpace const& space, Tree const& tree,
                               "treetrav::RadiusSearch::" + member);
   };
   Kokkos::View<std::int64_t*, MemorySpace> counts(alloc("counts"), n);
-  Kokkos::View<Index*, MemorySpace> slot_indices(alloc("slot_indices"), std::size_t(n) * capacity);
-  Kokkos::View<Coordinate*, MemorySpace> slot_distances2(alloc("slot_distances2"),
-                                                         std::size_t(n) * capacity);
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots(alloc("slots"), n, capacity);
   auto const order = detail::resolve_order(space, queries, options.radius.order, {});
   detail::radius_walk(space, tree, queries, options.radius, strategy,
-                      WriteNeighbors<MemorySpace>{capacity, {}, slot_indices, slot_distances2},
-                      counts, order, {});
+                      WriteNeighbors<MemorySpace>{capacity, slots, {}, {}}, counts, order, {});
 
   RadiusResults<MemorySpace> results;
   results.offsets = decltype(results.offsets)(alloc("offsets"), n + 1);
@@ -144,9 +121,7 @@ find_within(ExecutionSpace const& space, Tree const& tree,
                         detail::ExclusiveOffsets<MemorySpace>{counts, results.offsets}, total);
   if (n == 0)
     Kokkos::deep_copy(space, results.offsets, 0);
-  results.indices = decltype(results.indices)(alloc("indices"), total);
-  Kokkos::View<Coordinate*, MemorySpace> distances2(alloc("distances"), total);
-  results.distances = distances2;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), total);
 
   Index overflow_count = 0;
   Kokkos::View<Index*, MemorySpace> overflowed(alloc("overflowed"), n);
@@ -156,14 +131,21 @@ find_within(ExecutionSpace const& space, Tree const& tree,
   if (overflow_count > 0) {
     // Lists too long for their slots: walked again, all at once, into CSR.
     Kokkos::View<std::int64_t*, MemorySpace> recount(alloc("recount"), n);
-    detail::radius_walk(
-        space, tree, queries, options.radius, strategy,
-        WriteNeighbors<MemorySpace>{0, results.offsets, results.indices, distances2}, recount,
-        Kokkos::subview(overflowed, std::make_pair(Index(0), overflow_count)), {});
+    detail::radius_walk(space, tree, queries, options.radius, strategy,
+                        WriteNeighbors<MemorySpace>{0, {}, results.offsets, keys}, recount,
+                        Kokkos::subview(overflowed, std::make_pair(Index(0), overflow_count)), {});
   }
-  Kokkos::parallel_for(
-      "treetrav::RadiusSearch::finish", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      detail::FinishLists<MemorySpace>{counts, capacity, slot_indices, slot_distances2, results});
+  Kokkos::parallel_for("treetrav::RadiusSearch::gather",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, std::int64_t(n) * capacity),
+                       detail::GatherSlots<MemorySpace>{counts, slots, results.offsets, keys});
+  auto const sorted = detail::sort_segments(
+      space, keys, Kokkos::View<std::int64_t const*, MemorySpace>(results.offsets),
+      "treetrav::RadiusSearch::sort");
+  results.indices = decltype(results.indices)(alloc("indices"), total);
+  results.distances = decltype(results.distances)(alloc("distances"), total);
+  Kokkos::parallel_for("treetrav::RadiusSearch::unpack",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, total),
+                       detail::UnpackNeighbors<MemorySpace>{sorted, results});
   Kokkos::Profiling::popRegion();
   return results;
 }

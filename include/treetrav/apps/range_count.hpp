@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/apps/detail/search_setup.hpp>
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/traversal/traverse.hpp>
 
@@ -10,32 +11,41 @@
 
 namespace treetrav {
 
+// A neighbour as one sortable key: the bits of its squared distance (a
+// non-negative float orders like its bits) above its index, so that sorting
+// keys orders neighbours by (distance, index).
+KOKKOS_FORCEINLINE_FUNCTION std::uint64_t neighbor_key(Coordinate d2, Index index) {
+  return std::uint64_t(detail::float_bits(d2)) << 32 | static_cast<std::uint32_t>(index);
+}
+KOKKOS_FORCEINLINE_FUNCTION Index neighbor_key_index(std::uint64_t key) {
+  return static_cast<Index>(static_cast<std::uint32_t>(key));
+}
+KOKKOS_FORCEINLINE_FUNCTION Coordinate neighbor_key_distance2(std::uint64_t key) {
+  return detail::bits_float(static_cast<std::uint32_t>(key >> 32));
+}
+
 // What a radius query keeps of each point within distance r (inclusive) of
-// it: PC only counts; a radius search also writes the point (index and
-// distance) into the query's slot range [base, base + limit).
+// it: PC only counts; a radius search also writes the point's key.
 struct CountOnly {
   KOKKOS_FORCEINLINE_FUNCTION void found(Index, Index, Coordinate, std::int64_t) const {}
 };
 
 template <class MemorySpace>
 struct WriteNeighbors {
-  // Query q writes its first `capacity` neighbours at q * capacity, or, with
-  // capacity 0, all of them at offsets(q).
+  // With capacity > 0, query q writes its first `capacity` neighbours into
+  // slots(q, 0 .. capacity - 1) (column-major: the lanes of a warp writing
+  // their j-th neighbour write neighbouring words); with capacity 0, all of
+  // them into keys from offsets(q) on.
   Index capacity;
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
   Kokkos::View<std::int64_t const*, MemorySpace> offsets;
-  Kokkos::View<Index*, MemorySpace> indices;
-  Kokkos::View<Coordinate*, MemorySpace> distances2;
-  KOKKOS_FORCEINLINE_FUNCTION void found(Index query, Index original, Coordinate d2, std::int64_t count) const {
-    std::int64_t at;
-    if (capacity > 0) {
-      if (count >= capacity)
-        return;
-      at = std::int64_t(query) * capacity + count;
-    } else {
-      at = offsets(query) + count;
-    }
-    indices(at) = original;
-    distances2(at) = d2;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  KOKKOS_FORCEINLINE_FUNCTION void found(Index query, Index original, Coordinate d2,
+                                         std::int64_t count) const {
+    if (capacity == 0)
+      keys(offsets(query) + count) = neighbor_key(d2, original);
+    else if (count < capacity)
+      slots(query, count) = neighbor_key(d2, original);
   }
 };
 
@@ -67,34 +77,38 @@ struct RadiusVisitor {
     s.count = 0;
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION bool prune(Coordinate bound, state_type const&) const { return bound > radius2; }
+  KOKKOS_FORCEINLINE_FUNCTION bool prune(Coordinate bound, state_type const&) const {
+    return bound > radius2;
+  }
 
   KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type& s) const {
     for (Index p = leaf.index; p < leaf.index + leaf.count; ++p) {
       Coordinate const d2 = tree.points.template distance2<W>(p, s.query);
-      if (d2 > radius2) continue;
+      if (d2 > radius2)
+        continue;
       Index const original = tree.points.original_index(p);
-      if (exclude_self && original == query) continue;
+      if (exclude_self && original == query)
+        continue;
       sink.found(query, original, d2, s.count);
       ++s.count;
     }
   }
 
   KOKKOS_FORCEINLINE_FUNCTION bool visit(Index node, Index query, state_type& s) const {
-    if (prune(tree.template min_distance2<W>(node, s.query), s)) return false;
-    NodeRef const ref = tree.topology.ref(node);
-    if (!ref.is_leaf()) return true;
-    process_leaf(ref, query, s);
-    return false;
+    return detail::visit_by_bound<W>(*this, node, query, s);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const { return tree.topology.ref(tree.topology.root()); }
-  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s, NodeRef (&children)[2],
-                                              Coordinate (&keys)[2]) const {
+  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const {
+    return tree.topology.ref(tree.topology.root());
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s,
+                                              NodeRef (&children)[2], Coordinate (&keys)[2]) const {
     tree.template child_bounds<W>(inner.index, s.query, children, keys);
   }
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
-  KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const { counts(query) = s.count; }
+  KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const {
+    counts(query) = s.count;
+  }
 };
 
 struct RangeCountOptions {

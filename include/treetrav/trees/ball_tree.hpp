@@ -76,12 +76,9 @@ struct BallTree {
            int leaf_size = 8) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
-    detail::check_build_arguments("ball tree", reference.size(), leaf_size);
-    packed_width(reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
     std::string const label = "treetrav::BallTree";
-    auto skeleton = detail::build_radix_skeleton(space, detail::points_for(space, reference, label),
-                                                 leaf_size, label);
+    auto skeleton = detail::build_radix_skeleton(space, reference, leaf_size, "ball tree", label);
     topology = skeleton.topology;
     points = skeleton.points;
     auto const alloc = [&](std::string const& member) {

@@ -36,20 +36,27 @@ struct PackChildRecords {
   PackedPoints<MemorySpace> points;
   NodeBoxes<MemorySpace> boxes;
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> records;
+  // The row is assembled in registers and stored as float4s (element-wise
+  // stores of rows 4W + 4 floats apart cost a sector each).
   KOKKOS_FUNCTION void operator()(Index node) const {
+    Coordinate row[ChildRecord<W>::width];
+    Index const first = topology.internal(node, 0), last = topology.internal(node, 1),
+                split = topology.internal(node, 2);
+#pragma unroll
     for (int slot = 0; slot < 2; ++slot) {
-      Index const child = topology.child_of(topology.internal(node, 0), topology.internal(node, 1),
-                                            topology.internal(node, 2), slot);
+      Index const child = topology.child_of(first, last, split, slot);
+      Coordinate lo[W], hi[W];
+      child_box<W, RowCache::read_only>(topology, points, boxes, child, lo, hi);
+#pragma unroll
       for (int k = 0; k < W; ++k) {
-        bool const internal = topology.is_internal(child);
-        Index const p = child - (topology.points - 1);
-        records(node, 2 * W * slot + k) = internal ? boxes(child, k) : points.rows(p, k);
-        records(node, 2 * W * slot + W + k) = internal ? boxes(child, W + k) : points.rows(p, k);
+        row[2 * W * slot + k] = lo[k];
+        row[2 * W * slot + W + k] = hi[k];
       }
       NodeRef const ref = topology.ref(child);
-      records(node, ChildRecord<W>::refs + 2 * slot) = bits_float(static_cast<std::uint32_t>(ref.index));
-      records(node, ChildRecord<W>::refs + 2 * slot + 1) = bits_float(static_cast<std::uint32_t>(ref.count));
+      row[ChildRecord<W>::refs + 2 * slot] = bits_float(static_cast<std::uint32_t>(ref.index));
+      row[ChildRecord<W>::refs + 2 * slot + 1] = bits_float(static_cast<std::uint32_t>(ref.count));
     }
+    store_row<ChildRecord<W>::width>(&records(node, 0), row);
   }
 };
 
@@ -81,12 +88,9 @@ struct KdTree {
          int leaf_size = 8) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
-    detail::check_build_arguments("kd-tree", reference.size(), leaf_size);
-    packed_width(reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
     std::string const label = "treetrav::KdTree";
-    auto skeleton = detail::build_radix_skeleton(space, detail::points_for(space, reference, label),
-                                                 leaf_size, label);
+    auto skeleton = detail::build_radix_skeleton(space, reference, leaf_size, "kd-tree", label);
     topology = skeleton.topology;
     points = skeleton.points;
     boxes = skeleton.boxes;

@@ -40,24 +40,46 @@ decltype(auto) dispatch_width(int width, F&& f) {
 
 namespace detail {
 
-// A row of W coordinates into registers: 16-byte loads through the read-only
-// cache on the GPU (rows are 16-byte aligned: W is a multiple of 4 and Views
-// are 64-byte aligned).
-template <int W>
+// Where a row load reads from: the read-only cache (data no thread of the
+// running kernel writes), or L2 past the GPU's non-coherent L1 (a row another
+// thread of the same kernel wrote, after a fence said it is complete).
+enum class RowCache { read_only, coherent };
+
+// A row of W coordinates into registers: 16-byte loads on the GPU (rows are
+// 16-byte aligned: W is a multiple of 4 and Views are 64-byte aligned).
+template <int W, RowCache Cache = RowCache::read_only>
 KOKKOS_FORCEINLINE_FUNCTION void load_row(Coordinate const* row, Coordinate (&out)[W]) {
 #if defined(__CUDA_ARCH__)
   static_assert(W % 4 == 0, "rows are loaded as float4");
 #pragma unroll
   for (int j = 0; j < W / 4; ++j) {
-    float4 const v = __ldg(reinterpret_cast<float4 const*>(row) + j);
+    float4 const* const at = reinterpret_cast<float4 const*>(row) + j;
+    float4 const v = Cache == RowCache::read_only ? __ldg(at) : __ldcg(at);
     out[4 * j] = v.x;
     out[4 * j + 1] = v.y;
     out[4 * j + 2] = v.z;
     out[4 * j + 3] = v.w;
   }
 #else
+  Coordinate const volatile* source = row; // coherent: re-read, never cached
   for (int k = 0; k < W; ++k)
-    out[k] = row[k];
+    out[k] = Cache == RowCache::read_only ? row[k] : source[k];
+#endif
+}
+
+// Stores a row of W coordinates, as float4s on the GPU: one 16-byte store
+// per four values instead of four scattered 4-byte ones.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void store_row(Coordinate* row, Coordinate const (&in)[W]) {
+#if defined(__CUDA_ARCH__)
+  static_assert(W % 4 == 0, "rows are stored as float4");
+#pragma unroll
+  for (int j = 0; j < W / 4; ++j)
+    reinterpret_cast<float4*>(row)[j] =
+        make_float4(in[4 * j], in[4 * j + 1], in[4 * j + 2], in[4 * j + 3]);
+#else
+  for (int k = 0; k < W; ++k)
+    row[k] = in[k];
 #endif
 }
 

@@ -4,6 +4,7 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
+#include <treetrav/traversal/visitor.hpp>
 #include <treetrav/trees/packed_points.hpp>
 
 #include <string>
@@ -18,6 +19,21 @@ void check_queries(Tree const& tree, PointSet<MemorySpace> const& queries, bool 
                      " but the reference points have " + std::to_string(tree.points.dimension));
   if (exclude_self && queries.size() != tree.points.size())
     throw InputError("--self needs the queries to be the reference set");
+}
+
+// visit() of a keyed search visitor (kNN, radius) in terms of its keyed
+// operations, for the kernels that walk by node ids: a node whose bound
+// prunes it is skipped, an inner node descended into, a leaf scanned.
+template <int W, class Visitor>
+KOKKOS_FORCEINLINE_FUNCTION bool visit_by_bound(Visitor const& visitor, Index node, Index query,
+                                                typename Visitor::state_type& state) {
+  if (visitor.prune(visitor.tree.template min_distance2<W>(node, state.query), state))
+    return false;
+  NodeRef const ref = visitor.tree.topology.ref(node);
+  if (!ref.is_leaf())
+    return true;
+  visitor.process_leaf(ref, query, state);
+  return false;
 }
 
 // The walk order of a search: the caller's permutation when given, else the

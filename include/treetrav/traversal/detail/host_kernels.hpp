@@ -107,7 +107,8 @@ struct AutoropesKernel {
   // stack, the others waiting there with their keys: guided visitors in key
   // order, others in slot order), and only then scans it, so the lanes of a
   // GPU warp scan their leaves together rather than one branch at a time.
-  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(Index query, typename Visitor::state_type& state) const {
+  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(Index query,
+                                              typename Visitor::state_type& state) const {
     constexpr int arity = Topology::arity;
     NodeRef ropes[stack_capacity];
     Coordinate rope_keys[stack_capacity];
@@ -115,7 +116,8 @@ struct AutoropesKernel {
     // The next surviving node from the stack; false when none is left.
     auto const pop = [&](NodeRef& ref) {
       do {
-        if (top == 0) return false;
+        if (top == 0)
+          return false;
         --top;
       } while (visitor.prune(rope_keys[top], state));
       ref = ropes[top];
@@ -127,27 +129,48 @@ struct AutoropesKernel {
         NodeRef children[arity];
         Coordinate keys[arity];
         visitor.child_keys(ref, query, state, children, keys);
-        int rank_slot[arity];
-        for (int slot = 0; slot < arity; ++slot) rank_slot[slot] = slot;
-        if constexpr (Visitor::guided)
-          for (int rank = 1; rank < arity; ++rank)  // a stable insertion sort by key
-            for (int j = rank; j > 0 && keys[rank_slot[j]] < keys[rank_slot[j - 1]]; --j) {
-              int const t = rank_slot[j];
-              rank_slot[j] = rank_slot[j - 1];
-              rank_slot[j - 1] = t;
-            }
-        for (int rank = arity - 1; rank > 0; --rank)
-          if (!visitor.prune(keys[rank_slot[rank]], state)) {
-            ropes[top] = children[rank_slot[rank]];
-            rope_keys[top++] = keys[rank_slot[rank]];
+        if constexpr (arity == 2) {
+          // Selects rather than an index array, so that children and keys
+          // stay in registers (an array indexed at run time goes to local
+          // memory: 2 KB of it per kNN query before).
+          bool const swap = Visitor::guided && keys[1] < keys[0];
+          NodeRef const near = swap ? children[1] : children[0];
+          NodeRef const far = swap ? children[0] : children[1];
+          Coordinate const near_key = swap ? keys[1] : keys[0];
+          Coordinate const far_key = swap ? keys[0] : keys[1];
+          if (!visitor.prune(far_key, state)) {
+            ropes[top] = far;
+            rope_keys[top++] = far_key;
           }
-        if (!visitor.prune(keys[rank_slot[0]], state))
-          ref = children[rank_slot[0]];
-        else if (!pop(ref))
-          return;
+          if (!visitor.prune(near_key, state))
+            ref = near;
+          else if (!pop(ref))
+            return;
+        } else {
+          int rank_slot[arity];
+          for (int slot = 0; slot < arity; ++slot)
+            rank_slot[slot] = slot;
+          if constexpr (Visitor::guided)
+            for (int rank = 1; rank < arity; ++rank) // a stable insertion sort by key
+              for (int j = rank; j > 0 && keys[rank_slot[j]] < keys[rank_slot[j - 1]]; --j) {
+                int const t = rank_slot[j];
+                rank_slot[j] = rank_slot[j - 1];
+                rank_slot[j - 1] = t;
+              }
+          for (int rank = arity - 1; rank > 0; --rank)
+            if (!visitor.prune(keys[rank_slot[rank]], state)) {
+              ropes[top] = children[rank_slot[rank]];
+              rope_keys[top++] = keys[rank_slot[rank]];
+            }
+          if (!visitor.prune(keys[rank_slot[0]], state))
+            ref = children[rank_slot[0]];
+          else if (!pop(ref))
+            return;
+        }
       }
       visitor.process_leaf(ref, query, state);
-      if (!pop(ref)) return;
+      if (!pop(ref))
+        return;
     }
   }
 };

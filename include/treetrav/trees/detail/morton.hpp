@@ -9,66 +9,58 @@
 
 namespace treetrav::detail {
 
-// Per-dimension extent of a point set: box(k, 0) the least coordinate k,
-// box(k, 1) the greatest, both as order-preserving integers (see
-// ordered_bits) so that atomic minima and maxima compute them.
+// Per-dimension extent of a point set: box(k) the least coordinate k,
+// box(dimension + k) the greatest.
 template <class MemorySpace>
-using BoundingBox = Kokkos::View<std::uint32_t* [2], MemorySpace>;
+using BoundingBox = Kokkos::View<Coordinate*, MemorySpace>;
 
-// The bits of a float as an unsigned integer that orders like the float.
-KOKKOS_FORCEINLINE_FUNCTION std::uint32_t ordered_bits(Coordinate x) {
-  std::uint32_t const bits = float_bits(x);
-  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
-}
-KOKKOS_FORCEINLINE_FUNCTION Coordinate from_ordered_bits(std::uint32_t bits) {
-  return bits_float(bits & 0x80000000u ? bits & 0x7fffffffu : ~bits);
-}
-
+// The extremes of every dimension as one array reduction over the points
+// (minima, then maxima): a GPU block reduces in shared memory, blocks
+// combine in the kernel, and the result lands in device memory without a
+// host round trip. Exact: minima and maxima do not depend on the order.
 template <class MemorySpace>
-struct EmptyBox {
-  BoundingBox<MemorySpace> box;
-  KOKKOS_FUNCTION void operator()(int k) const {
-    box(k, 0) = ordered_bits(infinity);
-    box(k, 1) = ordered_bits(-infinity);
-  }
-};
-
-// Each work item bounds a run of points, then merges its bounds atomically:
-// one pass over the points for all dimensions, and exact (minima and maxima do
-// not depend on the order they are taken in).
-template <class MemorySpace>
-struct GrowBox {
-  static constexpr Index run = 256;
+struct BoxReduction {
+  using value_type = Coordinate[];
+  using size_type = int;
+  int value_count; // 2 * dimension
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates;
-  BoundingBox<MemorySpace> box;
-  KOKKOS_FUNCTION void operator()(Index chunk) const {
-    Index const begin = chunk * run, size = static_cast<Index>(coordinates.extent(0));
-    Index const end = size - begin < run ? size : begin + run;
-    for (int k = 0; k < static_cast<int>(coordinates.extent(1)); ++k) {
-      Coordinate lo = coordinates(begin, k), hi = lo;
-      for (Index i = begin + 1; i < end; ++i) {
-        Coordinate const x = coordinates(i, k);
-        lo = x < lo ? x : lo;
-        hi = x > hi ? x : hi;
-      }
-      Kokkos::atomic_fetch_min(&box(k, 0), ordered_bits(lo));
-      Kokkos::atomic_fetch_max(&box(k, 1), ordered_bits(hi));
+
+  KOKKOS_FUNCTION void init(value_type bounds) const {
+    for (int k = 0; k < value_count / 2; ++k) {
+      bounds[k] = infinity;
+      bounds[value_count / 2 + k] = -infinity;
+    }
+  }
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type bounds,
+                            TREETRAV_JOIN_ARGUMENT value_type const other) const {
+    for (int k = 0; k < value_count / 2; ++k) {
+      int const hi = value_count / 2 + k;
+      bounds[k] = other[k] < bounds[k] ? other[k] : bounds[k];
+      bounds[hi] = other[hi] > bounds[hi] ? other[hi] : bounds[hi];
+    }
+  }
+  KOKKOS_FUNCTION void operator()(Index i, value_type bounds) const {
+    for (int k = 0; k < value_count / 2; ++k) {
+      Coordinate const x = coordinates(i, k);
+      int const hi = value_count / 2 + k;
+      bounds[k] = x < bounds[k] ? x : bounds[k];
+      bounds[hi] = x > bounds[hi] ? x : bounds[hi];
     }
   }
 };
 
 // The bounding box of `points`, computed in `space` without a host round trip.
 template <class ExecutionSpace, class MemorySpace>
-BoundingBox<MemorySpace> bounding_box(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
+BoundingBox<MemorySpace> bounding_box(ExecutionSpace const& space,
+                                      PointSet<MemorySpace> const& points,
                                       std::string const& label) {
   int const dimension = points.dimension();
-  BoundingBox<MemorySpace> box(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::bounding_box"),
-                               dimension);
-  Kokkos::parallel_for(label + "::empty_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, dimension),
-                       EmptyBox<MemorySpace>{box});
-  Index const chunks = (points.size() + GrowBox<MemorySpace>::run - 1) / GrowBox<MemorySpace>::run;
-  Kokkos::parallel_for(label + "::bounding_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, chunks),
-                       GrowBox<MemorySpace>{points.coordinates, box});
+  BoundingBox<MemorySpace> box(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::bounding_box"),
+      2 * dimension);
+  Kokkos::parallel_reduce(label + "::bounding_box",
+                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
+                          BoxReduction<MemorySpace>{2 * dimension, points.coordinates}, box);
   return box;
 }
 
@@ -81,7 +73,7 @@ template <class MemorySpace>
 struct MortonEncoder {
   BoundingBox<MemorySpace> box;
   int dimension;
-  int bits;  // per dimension; bits * dimension <= 64
+  int bits; // per dimension; bits * dimension <= 64
 
   static int bits_per_dimension(int dimension) {
     return dimension > 21 ? 1 : 63 / dimension > 21 ? 21 : 63 / dimension;
@@ -91,18 +83,18 @@ struct MortonEncoder {
   template <class Coordinates>
   KOKKOS_FUNCTION std::uint64_t operator()(Coordinates const& x, Index i) const {
     Coordinate const top = static_cast<Coordinate>((std::uint32_t(1) << bits) - 1);
-    std::uint32_t cell[max_dimension];
-    for (int k = 0; k < dimension; ++k) {
-      Coordinate const lo = from_ordered_bits(box(k, 0)), extent = from_ordered_bits(box(k, 1)) - lo;
-      Coordinate const scaled = extent > 0 ? (x(i, k) - lo) / extent * top : Coordinate(0);
-      cell[k] = static_cast<std::uint32_t>(scaled < 0     ? Coordinate(0)
-                                           : scaled > top ? top
-                                                          : scaled);
-    }
+    // Bit b of dimension k's cell goes to bit b * dimension + (dimension - 1 - k)
+    // (no per-dimension array: one indexed at run time lives in local memory).
     std::uint64_t code = 0;
-    for (int b = bits - 1; b >= 0; --b)
-      for (int k = 0; k < dimension; ++k)
-        code = code << 1 | (cell[k] >> b & 1u);
+    for (int k = 0; k < dimension; ++k) {
+      Coordinate const lo = box(k), extent = box(dimension + k) - lo;
+      Coordinate const scaled = extent > 0 ? (x(i, k) - lo) / extent * top : Coordinate(0);
+      std::uint32_t const cell = static_cast<std::uint32_t>(scaled < 0     ? Coordinate(0)
+                                                            : scaled > top ? top
+                                                                           : scaled);
+      for (int b = 0; b < bits; ++b)
+        code |= std::uint64_t(cell >> b & 1u) << (b * dimension + (dimension - 1 - k));
+    }
     return code;
   }
 };
@@ -112,26 +104,30 @@ struct MortonCodes {
   MortonEncoder<MemorySpace> encode;
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates;
   Kokkos::View<Key*, MemorySpace> codes;
-  KOKKOS_FUNCTION void operator()(Index i) const { codes(i) = static_cast<Key>(encode(coordinates, i)); }
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    codes(i) = static_cast<Key>(encode(coordinates, i));
+  }
 };
 
 // The permutation that orders `points` along the Morton curve of `box` at
 // `bits` per dimension; ties (equal codes) keep index order, the same on
 // every backend. Codes of up to 32 bits are sorted as 32-bit keys.
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<Index*, MemorySpace> morton_permutation(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
-                                                     BoundingBox<MemorySpace> const& box, int bits,
-                                                     std::string const& label) {
+Kokkos::View<Index*, MemorySpace>
+morton_permutation(ExecutionSpace const& space, PointSet<MemorySpace> const& points,
+                   BoundingBox<MemorySpace> const& box, int bits, std::string const& label) {
   MortonEncoder<MemorySpace> encode{box, points.dimension(), bits};
   auto sorted = [&](auto key) {
     using Key = decltype(key);
-    Kokkos::View<Key*, MemorySpace> codes(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::morton_codes"),
-                                          points.size());
-    Kokkos::parallel_for(label + "::morton_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
+    Kokkos::View<Key*, MemorySpace> codes(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::morton_codes"),
+        points.size());
+    Kokkos::parallel_for(label + "::morton_codes",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, points.size()),
                          MortonCodes<MemorySpace, Key>{encode, points.coordinates, codes});
     return sort_permutation(space, codes, encode.key_bits(), label);
   };
   return encode.key_bits() <= 32 ? sorted(std::uint32_t{}) : sorted(std::uint64_t{});
 }
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail

@@ -28,13 +28,6 @@ KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint32_t x) {
 #endif
 }
 
-template <class MemorySpace>
-struct GatherCodes {
-  Kokkos::View<std::uint64_t*, MemorySpace> codes, sorted_codes;
-  Kokkos::View<Index*, MemorySpace> permutation;
-  KOKKOS_FUNCTION void operator()(Index p) const { sorted_codes(p) = codes(permutation(p)); }
-};
-
 // Karras' construction: each internal node finds its range and split from the
 // sorted codes alone (codes tied are told apart by position), in parallel.
 template <class MemorySpace>
@@ -125,6 +118,24 @@ void bottom_up(ExecutionSpace const& space, RadixTopology<MemorySpace> const& to
 template <class MemorySpace>
 using NodeBoxes = Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>;
 
+// The bounds of a child of an internal node: its box when it is an internal
+// node, the point itself when it is a single point.
+template <int W, RowCache Cache, class MemorySpace>
+KOKKOS_FORCEINLINE_FUNCTION void child_box(RadixTopology<MemorySpace> const& topology,
+                                           PackedPoints<MemorySpace> const& points,
+                                           NodeBoxes<MemorySpace> const& boxes, Index child,
+                                           Coordinate (&lo)[W], Coordinate (&hi)[W]) {
+  if (topology.is_internal(child)) {
+    load_row<W, Cache>(&boxes(child, 0), lo);
+    load_row<W, Cache>(&boxes(child, W), hi);
+  } else {
+    load_row<W>(&points.rows(child - (topology.points - 1), 0), lo);
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      hi[k] = lo[k];
+  }
+}
+
 template <int W, class MemorySpace>
 struct UnionOfChildren {
   RadixTopology<MemorySpace> topology;
@@ -132,28 +143,25 @@ struct UnionOfChildren {
   NodeBoxes<MemorySpace> boxes;
   KOKKOS_FUNCTION void operator()(Index node) const {
     Coordinate lo[W], hi[W];
+#pragma unroll
     for (int k = 0; k < W; ++k)
       lo[k] = infinity, hi[k] = -infinity;
+    Index const first = topology.internal(node, 0), last = topology.internal(node, 1),
+                split = topology.internal(node, 2);
+#pragma unroll
     for (int slot = 0; slot < 2; ++slot) {
-      Index const child = topology.child_of(topology.internal(node, 0), topology.internal(node, 1),
-                                            topology.internal(node, 2), slot);
+      Index const child = topology.child_of(first, last, split, slot);
+      Coordinate a[W], b[W];
+      // Boxes of children are written by other threads of this kernel.
+      child_box<W, RowCache::coherent>(topology, points, boxes, child, a, b);
+#pragma unroll
       for (int k = 0; k < W; ++k) {
-        Coordinate a, b;
-        if (topology.is_internal(child)) {
-          Coordinate const volatile* box = &boxes(child, 0);
-          a = box[k];
-          b = box[W + k];
-        } else {
-          a = b = points.rows(child - (topology.points - 1), k);
-        }
-        lo[k] = a < lo[k] ? a : lo[k];
-        hi[k] = b > hi[k] ? b : hi[k];
+        lo[k] = a[k] < lo[k] ? a[k] : lo[k];
+        hi[k] = b[k] > hi[k] ? b[k] : hi[k];
       }
     }
-    for (int k = 0; k < W; ++k) {
-      boxes(node, k) = lo[k];
-      boxes(node, W + k) = hi[k];
-    }
+    store_row<W>(&boxes(node, 0), lo);
+    store_row<W>(&boxes(node, W), hi);
   }
 };
 
@@ -170,10 +178,16 @@ struct RadixSkeleton {
   NodeBoxes<MemorySpace> boxes; // (internal nodes, 2W)
 };
 
-template <class ExecutionSpace, class MemorySpace>
-RadixSkeleton<MemorySpace> build_radix_skeleton(ExecutionSpace const& space,
-                                                PointSet<MemorySpace> const& points, int leaf_size,
-                                                std::string const& label) {
+// `what` names the tree in errors; `reference` may live in any memory space
+// (it is copied to the execution space's first when it does not).
+template <class ExecutionSpace, class PointMemorySpace>
+RadixSkeleton<typename ExecutionSpace::memory_space>
+build_radix_skeleton(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
+                     int leaf_size, char const* what, std::string const& label) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  check_build_arguments(what, reference.size(), leaf_size);
+  packed_width(reference.dimension());
+  auto const points = points_for(space, reference, label);
   auto const alloc = [&](std::string const& member) {
     return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::" + member);
   };
@@ -191,9 +205,7 @@ RadixSkeleton<MemorySpace> build_radix_skeleton(ExecutionSpace const& space,
       sorted_codes(alloc("sorted_codes"), n);
   Kokkos::parallel_for(label + "::morton_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                        MortonCodes<MemorySpace, std::uint64_t>{encode, points.coordinates, codes});
-  auto const permutation = sort_permutation(space, codes, encode.key_bits(), label);
-  Kokkos::parallel_for(label + "::sorted_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       GatherCodes<MemorySpace>{codes, sorted_codes, permutation});
+  auto const permutation = sort_permutation(space, codes, encode.key_bits(), label, sorted_codes);
   auto& packed = skeleton.points;
   packed = pack_points(space, points, permutation, label);
 
