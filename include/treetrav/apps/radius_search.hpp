@@ -55,20 +55,19 @@ struct OverflowList {
 };
 
 // Copies the lists that fit their slots into the CSR keys (the others were
-// written there by the second walk). One work item per slot, in the slots'
-// column-major order, so that reads are contiguous and no lane loops over
-// another's longer list.
+// written there by the second walk). One work item per query: on the H100 a
+// work item per slot was slower (599 vs 306 us at 1M queries, 32 slots each).
 template <class MemorySpace>
 struct GatherSlots {
   Kokkos::View<std::int64_t*, MemorySpace> counts;
   Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
   Kokkos::View<std::int64_t*, MemorySpace> offsets;
   Kokkos::View<std::uint64_t*, MemorySpace> keys;
-  KOKKOS_FUNCTION void operator()(std::int64_t slot) const {
-    std::int64_t const queries = static_cast<std::int64_t>(slots.extent(0));
-    Index const q = static_cast<Index>(slot % queries);
-    std::int64_t const j = slot / queries, size = counts(q);
-    if (j < size && size <= static_cast<std::int64_t>(slots.extent(1)))
+  KOKKOS_FUNCTION void operator()(Index q) const {
+    std::int64_t const size = counts(q);
+    if (size > static_cast<std::int64_t>(slots.extent(1)))
+      return;
+    for (std::int64_t j = 0; j < size; ++j)
       keys(offsets(q) + j) = slots(q, j);
   }
 };
@@ -136,7 +135,7 @@ find_within(ExecutionSpace const& space, Tree const& tree,
                         Kokkos::subview(overflowed, std::make_pair(Index(0), overflow_count)), {});
   }
   Kokkos::parallel_for("treetrav::RadiusSearch::gather",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, std::int64_t(n) * capacity),
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                        detail::GatherSlots<MemorySpace>{counts, slots, results.offsets, keys});
   auto const sorted = detail::sort_segments(
       space, keys, Kokkos::View<std::int64_t const*, MemorySpace>(results.offsets),
