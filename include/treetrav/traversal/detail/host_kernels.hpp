@@ -48,9 +48,16 @@ struct AutoropesKernel {
     Index const query = query_at(order, i);
     typename Visitor::state_type state;
     visitor.initialize(query, state);
+    descend(Topology::root(), query, state);
+    visitor.finalize(query, state);
+  }
+
+  // The walk of the subtree under `root` (REGTT continues from each query's
+  // frontier with it).
+  KOKKOS_FUNCTION void descend(Index root, Index query, typename Visitor::state_type& state) const {
     Index ropes[stack_capacity];
     int top = 0;
-    ropes[top++] = Topology::root();
+    ropes[top++] = root;
     while (top > 0) {
       Index const node = ropes[--top];
       if (!visitor.visit(node, query, state) || topology.is_leaf(node)) continue;
@@ -60,7 +67,6 @@ struct AutoropesKernel {
         if (child >= 0) ropes[top++] = child;
       }
     }
-    visitor.finalize(query, state);
   }
 };
 
