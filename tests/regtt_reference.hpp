@@ -22,14 +22,17 @@ void regtt_reference(Topology const& topology, Visitor const& visitor, int depth
     int level;
     bool descended = false;
     int first = 0;
-    std::vector<long> child;  // queue entry of each slot's child, -1 if none
+    std::vector<long> child; // queue entry of each slot's child, -1 if none
   };
-  auto walk = [&](auto&& self, Index node, Index query, typename Visitor::state_type& state) -> void {
-    if (!visitor.visit(node, query, state) || topology.is_leaf(node)) return;
+  auto walk = [&](auto&& self, Index node, Index query,
+                  typename Visitor::state_type& state) -> void {
+    if (!visitor.visit(node, query, state) || topology.is_leaf(node))
+      return;
     int const first = Visitor::guided ? visitor.first_child(node, query, state) : 0;
     for (int rank = 0; rank < Topology::arity; ++rank) {
       Index const child = topology.child(node, detail::child_slot(rank, first));
-      if (child >= 0) self(self, child, query, state);
+      if (child >= 0)
+        self(self, child, query, state);
     }
   };
   for (Index query = 0; query < visitor.query_count(); ++query) {
@@ -42,26 +45,32 @@ void regtt_reference(Topology const& topology, Visitor const& visitor, int depth
     }
     std::vector<Entry> queue{{Topology::root(), 0}};
     for (std::size_t e = 0; e < queue.size(); ++e) {
-      if (queue[e].level == depth) continue;  // the frontier: walked depth-first below
+      if (queue[e].level == depth)
+        continue; // the frontier: walked depth-first below
       Index const node = queue[e].node;
-      if (!visitor.visit(node, query, state) || topology.is_leaf(node)) continue;
+      if (!visitor.visit(node, query, state) || topology.is_leaf(node))
+        continue;
       queue[e].descended = true;
       queue[e].first = Visitor::guided ? visitor.first_child(node, query, state) : 0;
       queue[e].child.assign(Topology::arity, -1);
       for (int slot = 0; slot < Topology::arity; ++slot) {
         Index const child = topology.child(node, slot);
-        if (child < 0) continue;
+        if (child < 0)
+          continue;
         queue[e].child[slot] = static_cast<long>(queue.size());
         queue.push_back({child, queue[e].level + 1});
       }
     }
     // Depth-first over the reached top tree.
     auto top = [&](auto&& self, std::size_t e) -> void {
-      if (queue[e].level == depth) return walk(walk, queue[e].node, query, state);
-      if (!queue[e].descended) return;
+      if (queue[e].level == depth)
+        return walk(walk, queue[e].node, query, state);
+      if (!queue[e].descended)
+        return;
       for (int rank = 0; rank < Topology::arity; ++rank) {
         long const child = queue[e].child[detail::child_slot(rank, queue[e].first)];
-        if (child >= 0) self(self, static_cast<std::size_t>(child));
+        if (child >= 0)
+          self(self, static_cast<std::size_t>(child));
       }
     };
     top(top, 0);
@@ -69,4 +78,4 @@ void regtt_reference(Topology const& topology, Visitor const& visitor, int depth
   }
 }
 
-}  // namespace treetrav::test
+} // namespace treetrav::test

@@ -36,13 +36,15 @@ auto to_host(View const& view) {
 // Keys of `bits` bits as REGTT lays them out (position 0 = bit 63 of word 0;
 // the bits past `bits` stay 0), drawn from a few prototypes so that many rows
 // tie, each prototype sometimes flipped at one position.
-detail::RegttKeys<Kokkos::HostSpace> random_keys(Index rows, std::int64_t bits, std::uint64_t seed) {
+detail::RegttKeys<Kokkos::HostSpace> random_keys(Index rows, std::int64_t bits,
+                                                 std::uint64_t seed) {
   int const words = static_cast<int>((bits + 63) / 64);
   detail::RegttKeys<Kokkos::HostSpace> keys("test::keys", rows, words);
   std::mt19937_64 random(seed);
   std::vector<std::vector<std::uint64_t>> prototypes(40, std::vector<std::uint64_t>(words));
   for (auto& prototype : prototypes)
-    for (auto& word : prototype) word = random();
+    for (auto& word : prototype)
+      word = random();
   for (Index r = 0; r < rows; ++r) {
     auto row = prototypes[random() % prototypes.size()];
     if (random() % 3 == 0) {
@@ -60,9 +62,10 @@ detail::RegttKeys<Kokkos::HostSpace> random_keys(Index rows, std::int64_t bits, 
 TYPED_TEST(RegttParts, SortOrdersKeysAsIntegersStably) {
   TypeParam space;
   using Memory = typename TypeParam::memory_space;
-  Index const rows = 6000, items = 5000;  // rows past `items` must be ignored
+  Index const rows = 6000, items = 5000; // rows past `items` must be ignored
   // One word (a radix sort on CUDA), a few words (radix passes), many (comparison sort).
-  for (std::int64_t bits : {std::int64_t(7), std::int64_t(64), std::int64_t(150), std::int64_t(380), std::int64_t(1100)}) {
+  for (std::int64_t bits : {std::int64_t(7), std::int64_t(64), std::int64_t(150), std::int64_t(380),
+                            std::int64_t(1100)}) {
     auto host_keys = random_keys(rows, bits, static_cast<std::uint64_t>(bits));
     auto keys = Kokkos::create_mirror_view_and_copy(space, host_keys);
     Kokkos::View<Index*, Memory> sorted("test::sorted", rows);
@@ -73,11 +76,13 @@ TYPED_TEST(RegttParts, SortOrdersKeysAsIntegersStably) {
     std::iota(expected.begin(), expected.end(), 0);
     std::stable_sort(expected.begin(), expected.end(), [&](Index a, Index b) {
       for (std::size_t w = 0; w < host_keys.extent(1); ++w)
-        if (host_keys(a, w) != host_keys(b, w)) return host_keys(a, w) < host_keys(b, w);
+        if (host_keys(a, w) != host_keys(b, w))
+          return host_keys(a, w) < host_keys(b, w);
       return false;
     });
     int mismatches = 0;
-    for (Index i = 0; i < items; ++i) mismatches += got(i) != expected[i];
+    for (Index i = 0; i < items; ++i)
+      mismatches += got(i) != expected[i];
     EXPECT_EQ(mismatches, 0) << bits << " bits";
   }
 }
@@ -97,12 +102,16 @@ void expect_heap_numbering(Space const& space, Tree const& tree, int depth) {
   int holes = 0;
   for (Index p = 0; p < positions; ++p) {
     holes += expected[p] < 0;
-    if (expected[p] < 0) continue;
+    if (expected[p] < 0)
+      continue;
     for (int slot = 0; slot < arity; ++slot)
-      if (Index const child = arity * p + 1 + slot; child < positions) expected[child] = children(expected[p], slot);
+      if (Index const child = arity * p + 1 + slot; child < positions)
+        expected[child] = children(expected[p], slot);
   }
-  for (Index p = 0; p < positions; ++p) ASSERT_EQ(got(p), expected[p]) << "position " << p;
-  if (arity == 8) EXPECT_GT(holes, 0) << "the octree should have empty octants";
+  for (Index p = 0; p < positions; ++p)
+    ASSERT_EQ(got(p), expected[p]) << "position " << p;
+  if (arity == 8)
+    EXPECT_GT(holes, 0) << "the octree should have empty octants";
 }
 
 TYPED_TEST(RegttParts, TopNodesFollowTheHeapNumbering) {
@@ -113,8 +122,10 @@ TYPED_TEST(RegttParts, TopNodesFollowTheHeapNumbering) {
   Kokkos::deep_copy(masses, 1.0f);
   expect_heap_numbering(space, Octree<Memory>(space, bodies, masses, 4), 3);
   // Deeper than the tree: leaves end every path.
-  expect_heap_numbering(space, KdTree<Memory>(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 300, 3, 5), 8),
-                        7);
+  expect_heap_numbering(
+      space,
+      KdTree<Memory>(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 300, 3, 5), 8),
+      7);
 }
 
 // Wraps a visitor to count each query's visits: for a guided search the count
@@ -174,14 +185,16 @@ TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
     auto const& expected = expected_visitor.counts;
     // Unsorted, sorted, in chunks, sorted with order bits: which thread serves
     // a query never changes its walk.
-    for (auto strategy : {Regtt{depth, RegttMode::nonlockstep, 32, false}, Regtt{depth, RegttMode::nonlockstep},
-                          Regtt{depth, RegttMode::nonlockstep, 32, true, 40000},
-                          Regtt{depth, RegttMode::nonlockstep, 32, true, 0, nullptr, true}}) {
+    for (auto strategy :
+         {Regtt{depth, RegttMode::nonlockstep, 32, false}, Regtt{depth, RegttMode::nonlockstep},
+          Regtt{depth, RegttMode::nonlockstep, 32, true, 40000},
+          Regtt{depth, RegttMode::nonlockstep, 32, true, 0, nullptr, true}}) {
       auto visitor = counting_knn<Memory, 16>(tree, device_queries, 5);
       traverse(space, tree.topology, visitor, strategy);
       auto got = to_host(visitor.counts);
       int mismatches = 0;
-      for (Index q = 0; q < queries.size(); ++q) mismatches += got(q) != expected(q);
+      for (Index q = 0; q < queries.size(); ++q)
+        mismatches += got(q) != expected(q);
       EXPECT_EQ(mismatches, 0) << test::strategy_name(strategy);
     }
   }
@@ -191,7 +204,8 @@ TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
 // lockstep lane visits (breadth-first top + depth-first rest) equal the
 // lockstep kernel's; its warps walk at least as many nodes as their busiest lane.
 template <class Space, class Run>
-void expect_lockstep_visits(Space const&, Index queries, Run const& run, int warp_size, std::string const& what) {
+void expect_lockstep_visits(Space const&, Index queries, Run const& run, int warp_size,
+                            std::string const& what) {
   using Memory = typename Space::memory_space;
   auto plain = allocate_metrics<Memory>(queries, warp_count<Space>(Lockstep{warp_size}, queries));
   run(Lockstep{warp_size}, plain);
@@ -208,10 +222,12 @@ void expect_lockstep_visits(Space const&, Index queries, Run const& run, int war
       mismatches += visits(q) != expected(q);
       lanes += visits(q);
     }
-    for (std::size_t w = 0; w < warps.extent(0); ++w) steps += warps(w);
+    for (std::size_t w = 0; w < warps.extent(0); ++w)
+      steps += warps(w);
     EXPECT_EQ(mismatches, 0) << what << " depth " << depth;
     EXPECT_GT(lanes, 0) << what;
-    EXPECT_LE(lanes, steps * (is_cuda_space_v<Space> ? 32 : warp_size)) << what << " depth " << depth;
+    EXPECT_LE(lanes, steps * (is_cuda_space_v<Space> ? 32 : warp_size))
+        << what << " depth " << depth;
   }
 }
 
@@ -227,7 +243,8 @@ TYPED_TEST(RegttParts, LockstepVisitsEqualTheLockstepKernels) {
   Kokkos::deep_copy(masses, Coordinate(1.0 / 2000));
   Octree<Memory> octree(space, bodies, masses, 8);
   for (int warp_size : {32, 5}) {
-    if (is_cuda_space_v<TypeParam> && warp_size != 32) continue;
+    if (is_cuda_space_v<TypeParam> && warp_size != 32)
+      continue;
     expect_lockstep_visits(
         space, 1000,
         [&](auto strategy, auto const& metrics) {
@@ -237,7 +254,8 @@ TYPED_TEST(RegttParts, LockstepVisitsEqualTheLockstepKernels) {
     expect_lockstep_visits(
         space, 2000,
         [&](auto strategy, auto const& metrics) {
-          barnes_hut_accelerations(space, octree, bodies, {0.5f, 0.01f, 1.0f}, strategy, {}, metrics);
+          barnes_hut_accelerations(space, octree, bodies, {0.5f, 0.01f, 1.0f}, strategy, {},
+                                   metrics);
         },
         warp_size, "bh");
   }
@@ -254,7 +272,8 @@ TYPED_TEST(RegttParts, ChunksGiveTheSameResults) {
   auto expected_counts = test::brute_force_counts(reference, queries, 0.08f, false);
   for (auto mode : {RegttMode::lockstep, RegttMode::nonlockstep})
     for (int warp_size : {32, 5}) {
-      if (is_cuda_space_v<TypeParam> && warp_size != 32) continue;
+      if (is_cuda_space_v<TypeParam> && warp_size != 32)
+        continue;
       // Room for about 300 queries per chunk (a kNN query keeps its 16 best
       // candidates, a count 8 bytes).
       RegttTimings timings;
@@ -264,13 +283,15 @@ TYPED_TEST(RegttParts, ChunksGiveTheSameResults) {
       auto indices = to_host(neighbors.indices);
       int mismatches = 0;
       for (Index q = 0; q < queries.size(); ++q)
-        for (int j = 0; j < 8; ++j) mismatches += indices(q, j) != expected_knn.indices[std::size_t(q) * 8 + j];
+        for (int j = 0; j < 8; ++j)
+          mismatches += indices(q, j) != expected_knn.indices[std::size_t(q) * 8 + j];
       EXPECT_EQ(mismatches, 0) << test::strategy_name(strategy);
       strategy.memory_budget = 12000;
       auto counts = to_host(count_within(space, tree, device_queries, {0.08f, false}, strategy));
       EXPECT_GT(timings.chunks, 2);
       mismatches = 0;
-      for (Index q = 0; q < queries.size(); ++q) mismatches += counts(q) != expected_counts[q];
+      for (Index q = 0; q < queries.size(); ++q)
+        mismatches += counts(q) != expected_counts[q];
       EXPECT_EQ(mismatches, 0) << test::strategy_name(strategy);
     }
 }
@@ -291,36 +312,41 @@ TYPED_TEST(RegttParts, AutomaticDepthComesFromTheModelsRange) {
     EXPECT_LE(timings.depth, regtt_model_max_depth(2, tree.topology.size()));
     EXPECT_GT(timings.model, 0);
     int mismatches = 0;
-    for (Index q = 0; q < queries.size(); ++q) mismatches += counts(q) != expected[q];
+    for (Index q = 0; q < queries.size(); ++q)
+      mismatches += counts(q) != expected[q];
     EXPECT_EQ(mismatches, 0) << to_string(mode) << " at depth " << timings.depth;
   }
   // A guided search, and an octree (whose model stops at a shallower depth).
   auto const few = test::first_points(queries, 4000);
   auto expected_knn = test::brute_force_neighbors(reference, few, 4, false);
   RegttTimings timings;
-  auto neighbors = to_host(
-      find_neighbors(space, tree, copy_points(space, few, "test::few"), {4, false},
-                     Regtt{Regtt::automatic, RegttMode::lockstep, 32, true, 0, &timings}).indices);
+  auto neighbors =
+      to_host(find_neighbors(space, tree, copy_points(space, few, "test::few"), {4, false},
+                             Regtt{Regtt::automatic, RegttMode::lockstep, 32, true, 0, &timings})
+                  .indices);
   EXPECT_GE(timings.depth, 1);
   int mismatches = 0;
   for (Index q = 0; q < few.size(); ++q)
-    for (int j = 0; j < 4; ++j) mismatches += neighbors(q, j) != expected_knn.indices[std::size_t(q) * 4 + j];
+    for (int j = 0; j < 4; ++j)
+      mismatches += neighbors(q, j) != expected_knn.indices[std::size_t(q) * 4 + j];
   EXPECT_EQ(mismatches, 0) << "knn at depth " << timings.depth;
   auto bodies_host = test::plummer_positions(2000, 15);
   auto bodies = copy_points(space, bodies_host, "test::bodies");
   Kokkos::View<Coordinate*, typename TypeParam::memory_space> masses("test::masses", 2000);
   Kokkos::deep_copy(masses, Coordinate(1.0 / 2000));
   Octree<typename TypeParam::memory_space> octree(space, bodies, masses, 8);
-  auto direct = to_host(barnes_hut_accelerations(space, octree, bodies, {0.0f, 0.01f, 1.0f}, Autoropes{}));
-  auto automatic = to_host(barnes_hut_accelerations(space, octree, bodies, {0.0f, 0.01f, 1.0f},
-                                                    Regtt{Regtt::automatic, RegttMode::nonlockstep, 32, true, 0,
-                                                          &timings}));
+  auto direct =
+      to_host(barnes_hut_accelerations(space, octree, bodies, {0.0f, 0.01f, 1.0f}, Autoropes{}));
+  auto automatic = to_host(barnes_hut_accelerations(
+      space, octree, bodies, {0.0f, 0.01f, 1.0f},
+      Regtt{Regtt::automatic, RegttMode::nonlockstep, 32, true, 0, &timings}));
   EXPECT_GE(timings.depth, 1);
   EXPECT_LE(timings.depth, regtt_model_max_depth(8, octree.topology.size()));
   double worst = 0;
   for (Index i = 0; i < 2000; ++i)
     for (int k = 0; k < 3; ++k)
-      worst = std::max(worst, std::abs(double(automatic(i, k)) - direct(i, k)) / (std::abs(direct(i, k)) + 1e-3));
+      worst = std::max(worst, std::abs(double(automatic(i, k)) - direct(i, k)) /
+                                  (std::abs(direct(i, k)) + 1e-3));
   EXPECT_LT(worst, 1e-4) << "bh at depth " << timings.depth;
 }
 
@@ -336,16 +362,20 @@ TYPED_TEST(RegttParts, BadArgumentsAreErrors) {
   RangeCountOptions const pc{0.1f, false};
   EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{regtt_max_depth(2) + 1}), InputError);
   EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{-2}), InputError);
-  EXPECT_THROW(barnes_hut_accelerations(space, octree, bodies, {0.5f, 0.0f, 1.0f}, Regtt{regtt_max_depth(8) + 1}),
+  EXPECT_THROW(barnes_hut_accelerations(space, octree, bodies, {0.5f, 0.0f, 1.0f},
+                                        Regtt{regtt_max_depth(8) + 1}),
                InputError);
   // Constraint (9): not even one warp's keys fit.
-  EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{8, RegttMode::nonlockstep, 32, true, 100}), InputError);
+  EXPECT_THROW(
+      count_within(space, tree, queries, pc, Regtt{8, RegttMode::nonlockstep, 32, true, 100}),
+      InputError);
   if constexpr (!is_cuda_space_v<TypeParam>)
-    EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{3, RegttMode::lockstep, 33}), std::invalid_argument);
+    EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{3, RegttMode::lockstep, 33}),
+                 std::invalid_argument);
   EXPECT_THROW(parse_regtt_mode("sideways"), InputError);
   EXPECT_THROW(parse_application_strategy("regt"), InputError);
   EXPECT_EQ(std::get<Regtt>(parse_application_strategy("regtt")).depth, Regtt::automatic);
-  EXPECT_THROW(parse_host_strategy("regtt"), InputError);  // not offered to nbody
+  EXPECT_THROW(parse_host_strategy("regtt"), InputError); // not offered to nbody
 }
 
 TEST(RegttNumbering, TopTreeSizes) {
@@ -388,7 +418,8 @@ TEST(RegttDepthModel, RecoversAModelOfItsOwnForm) {
     double bft, sort, dft;
     truth(d, bft, sort, dft);
     EXPECT_NEAR(model.predict(d), bft + sort + dft, 1e-6 * (bft + sort + dft)) << "depth " << d;
-    if (bft + sort + dft < best_time) best = d, best_time = bft + sort + dft;
+    if (bft + sort + dft < best_time)
+      best = d, best_time = bft + sort + dft;
   }
   EXPECT_EQ(model.best_depth(1, 14), best);
   EXPECT_GT(best, 1);
@@ -396,7 +427,8 @@ TEST(RegttDepthModel, RecoversAModelOfItsOwnForm) {
   // Two probes determine a per-node cost linear in d.
   RegttDepthModel const linear(arity, nodes, {{3, 7.0, 1.0, 9.0}, {5, 31.0, 1.0, 12.0}});
   double const top4 = 15, rest3 = nodes - 7.0, rest5 = nodes - 31.0, rest4 = nodes - 15.0;
-  EXPECT_NEAR(linear.predict(4), top4 * 1.0 + 1.0 + rest4 * (9.0 / rest3 + (12.0 / rest5 - 9.0 / rest3) / 2), 1e-9);
+  EXPECT_NEAR(linear.predict(4),
+              top4 * 1.0 + 1.0 + rest4 * (9.0 / rest3 + (12.0 / rest5 - 9.0 / rest3) / 2), 1e-9);
 }
 
-}  // namespace
+} // namespace

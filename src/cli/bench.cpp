@@ -57,8 +57,8 @@ struct Row {
   int depth = 0;
   double profile_ms = 0, transfer_ms = 0, schedule_ms = 0, execute_ms = 0;
   // REGTT only: its mode and variant ("nonlockstep", "lockstep/no-reorder",
-  // "lockstep/bfs-layout", ...; no commas: it is a CSV field), median phase times (ms; model: the automatic
-  // depth's probes, run once, not inside median_ms) and query chunks.
+  // "lockstep/bfs-layout", ...; no commas: it is a CSV field), median phase times (ms; model: the
+  // automatic depth's probes, run once, not inside median_ms) and query chunks.
   std::string variant;
   double model_ms = 0, bft_ms = 0, sort_ms = 0, dft_ms = 0;
   int chunks = 0;
@@ -73,8 +73,8 @@ struct Settings {
   bool wants(std::string const& app) const {
     return only.empty() || std::find(only.begin(), only.end(), app) != only.end();
   }
-  std::vector<int> sweep_depths; // hybrid depth sweep (Liu et al. Figures 14-15)
-  bool regtt = false;            // Zhang et al.'s REGTT study instead of the matrix
+  std::vector<int> sweep_depths;   // hybrid depth sweep (Liu et al. Figures 14-15)
+  bool regtt = false;              // Zhang et al.'s REGTT study instead of the matrix
   std::vector<std::string> inputs; // inputs to run; empty: all
   bool wants_input(std::string const& input) const {
     return inputs.empty() || std::find(inputs.begin(), inputs.end(), input) != inputs.end();
@@ -97,7 +97,8 @@ double median(std::vector<double> v) {
 template <class Strategy>
 Row measure(Settings const& s, std::string const& app, std::string const& input, Index queries,
             Runner const& run_strategy, Strategy strategy, std::string const& sort, Order order,
-            std::vector<double> const& reference, double tolerance, std::string const& variant = "") {
+            std::vector<double> const& reference, double tolerance,
+            std::string const& variant = "") {
   Space space;
   if constexpr (std::is_same_v<Strategy, Hybrid>)
     strategy.timings = &last_hybrid;
@@ -220,8 +221,8 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
   };
   for (auto const& [order, sort] :
        {std::pair{Order{}, std::string("none")}, std::pair{sorted, sort_name}})
-    for (BenchStrategy strategy : {BenchStrategy{Autoropes{}}, BenchStrategy{Lockstep{}},
-                                   BenchStrategy{FsmLockstep{}}}) {
+    for (BenchStrategy strategy :
+         {BenchStrategy{Autoropes{}}, BenchStrategy{Lockstep{}}, BenchStrategy{FsmLockstep{}}}) {
       rows.push_back(variant(s, strategy, order, sort));
       if (sort != "none")
         rows.back().order_ms = sort_ms;
@@ -383,7 +384,8 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
             return std::visit(
                 [&](auto tag) {
                   return flatten(
-                      find_neighbors(space, tree, queries, {k, false}, tag, order, metrics).indices);
+                      find_neighbors(space, tree, queries, {k, false}, tag, order, metrics)
+                          .indices);
                 },
                 strategy);
           },
@@ -689,7 +691,8 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
   md << "\n## Figure 5: predicted against best reorder depth\n\nThe sweep times each depth from 1 "
         "(at most 2 runs) until two depths in a row take over 1.5x the best; gap = T(predicted) / "
         "T(best) - 1, both from the sweep.\n\n| app | input | mode | predicted d | best d | "
-        "T(predicted) ms | T(best) ms | gap | model ms |\n|---|---|---|---:|---:|---:|---:|---:|---:|"
+        "T(predicted) ms | T(best) ms | gap | model ms "
+        "|\n|---|---|---|---:|---:|---:|---:|---:|---:|"
         "\n";
   std::vector<double> gaps;
   for (auto const* base : bases)
@@ -742,8 +745,9 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
                       total_ms(*sorted), over_hybrid.back(), over_sorted.back(),
                       over_autoropes.back());
   }
-  md << fmt::format("\nGeometric means: over hybrid {}, over sorted lockstep {}, over autoropes {}.\n",
-                    ratio_text(over_hybrid), ratio_text(over_sorted), ratio_text(over_autoropes));
+  md << fmt::format(
+      "\nGeometric means: over hybrid {}, over sorted lockstep {}, over autoropes {}.\n",
+      ratio_text(over_hybrid), ratio_text(over_sorted), ratio_text(over_autoropes));
 
   md << "\n## Guided searches with order bits (not in the paper)\n\nA guided search's bound is "
         "infinite until it reaches a leaf, so above d it truncates nothing and its truncation "
@@ -756,7 +760,8 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
     for (std::string mode : {"nonlockstep", "lockstep"}) {
       auto const* ordered = find_regtt(rows, *base, mode + "/order-bits");
       auto const* plain = find_regtt(rows, *base, mode);
-      auto const* baseline = mode == "lockstep" ? find_row(rows, *base, Lockstep::name, false) : base;
+      auto const* baseline =
+          mode == "lockstep" ? find_row(rows, *base, Lockstep::name, false) : base;
       auto const* sorted = find_row(rows, *base, Lockstep::name, true);
       if (!ordered || !plain || !baseline || !sorted)
         continue;
@@ -771,7 +776,8 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
   md << "\n## Phases, layout and idle lanes\n\nMedian phase times of the REGTT rows above; layout: "
         "the same run with the tree's nodes above d stored breadth-first, below depth-first "
         "(§III-D4); idle lanes (M_TI): lane-visits idle over all lane-visits, Goldfarb lockstep "
-        "unsorted against REGTT lockstep.\n\n| app | input | mode | d | BFT ms | sort ms | DFT ms | "
+        "unsorted against REGTT lockstep.\n\n| app | input | mode | d | BFT ms | sort ms | DFT ms "
+        "| "
         "chunks | BFS-top layout ms | layout speedup | M_TI lockstep | M_TI REGTT "
         "|\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   std::vector<double> layout_speedups;
@@ -823,9 +829,10 @@ void add_bench_command(CLI::App& app) {
       ->add_option("--sweep-depths", s->sweep_depths,
                    "hybrid profiling depths to sweep (e.g. 2 4 6 8 10 12)")
       ->check(in_range(1, max_tree_depth));
-  command->add_flag("--regtt", s->regtt,
-                    "Zhang et al.'s REGTT study instead of the matrix: Tables II and III, Figure 5, "
-                    "REGTT against hybrid and Morton-sorted lockstep (regtt.{csv,md}, regtt-sweep.csv)");
+  command->add_flag(
+      "--regtt", s->regtt,
+      "Zhang et al.'s REGTT study instead of the matrix: Tables II and III, Figure 5, "
+      "REGTT against hybrid and Morton-sorted lockstep (regtt.{csv,md}, regtt-sweep.csv)");
   command->add_option("--inputs", s->inputs, "inputs to run (default all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"rand7", "covtype7", "geocity2", "plummer", "uniform"}));

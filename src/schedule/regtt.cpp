@@ -14,7 +14,8 @@ std::int64_t complete_positions(int arity, int depth, std::int64_t limit) {
   std::int64_t total = 0, level = 1;
   for (int j = 0; j < depth; ++j) {
     total += level;
-    if (total > limit) return limit + 1;
+    if (total > limit)
+      return limit + 1;
     level *= arity;
   }
   return total;
@@ -26,20 +27,23 @@ constexpr std::int64_t max_model_key_bits = std::int64_t(1) << 14;
 // Least squares of y ~ rows * c over the first `used` columns (the rest stay
 // 0), by the normal equations on columns scaled to unit maximum; a column
 // that carries no information gets 0.
-std::vector<double> least_squares(std::vector<std::vector<double>> const& rows, std::vector<double> const& y,
-                                  int columns, int used) {
+std::vector<double> least_squares(std::vector<std::vector<double>> const& rows,
+                                  std::vector<double> const& y, int columns, int used) {
   std::vector<double> scale(columns, 0.0);
   for (auto const& row : rows)
-    for (int j = 0; j < used; ++j) scale[j] = std::max(scale[j], std::abs(row[j]));
+    for (int j = 0; j < used; ++j)
+      scale[j] = std::max(scale[j], std::abs(row[j]));
   std::vector<std::vector<double>> a(used, std::vector<double>(used + 1, 0.0));
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (int j = 0; j < used; ++j) {
       double const xj = scale[j] > 0 ? rows[i][j] / scale[j] : 0;
-      for (int l = 0; l < used; ++l) a[j][l] += xj * (scale[l] > 0 ? rows[i][l] / scale[l] : 0);
+      for (int l = 0; l < used; ++l)
+        a[j][l] += xj * (scale[l] > 0 ? rows[i][l] / scale[l] : 0);
       a[j][used] += xj * y[i];
     }
   double largest = 0;
-  for (int j = 0; j < used; ++j) largest = std::max(largest, std::abs(a[j][j]));
+  for (int j = 0; j < used; ++j)
+    largest = std::max(largest, std::abs(a[j][j]));
   std::vector<double> solution(columns, 0.0);
   std::vector<bool> pivoted(used, false);
   std::vector<int> pivot_row(used, -1);
@@ -47,14 +51,18 @@ std::vector<double> least_squares(std::vector<std::vector<double>> const& rows, 
   for (int column = 0; column < used; ++column) {
     int best = -1;
     for (int r = 0; r < used; ++r)
-      if (!pivoted[r] && (best < 0 || std::abs(a[r][column]) > std::abs(a[best][column]))) best = r;
-    if (best < 0 || std::abs(a[best][column]) <= 1e-12 * largest) continue;
+      if (!pivoted[r] && (best < 0 || std::abs(a[r][column]) > std::abs(a[best][column])))
+        best = r;
+    if (best < 0 || std::abs(a[best][column]) <= 1e-12 * largest)
+      continue;
     pivoted[best] = true;
     pivot_row[column] = best;
     for (int r = 0; r < used; ++r) {
-      if (r == best) continue;
+      if (r == best)
+        continue;
       double const factor = a[r][column] / a[best][column];
-      for (int l = column; l <= used; ++l) a[r][l] -= factor * a[best][l];
+      for (int l = column; l <= used; ++l)
+        a[r][l] -= factor * a[best][l];
     }
   }
   for (int column = 0; column < used; ++column)
@@ -63,17 +71,20 @@ std::vector<double> least_squares(std::vector<std::vector<double>> const& rows, 
   return solution;
 }
 
-}  // namespace
+} // namespace
 
 std::int64_t regtt_top_positions(int arity, int depth) {
   return complete_positions(arity, depth, std::numeric_limits<std::int64_t>::max() / 16);
 }
 
-int regtt_key_words(int arity, int depth) { return static_cast<int>((regtt_top_positions(arity, depth) + 63) / 64); }
+int regtt_key_words(int arity, int depth) {
+  return static_cast<int>((regtt_top_positions(arity, depth) + 63) / 64);
+}
 
 int regtt_max_depth(int arity) {
   int depth = 0;
-  while (complete_positions(arity, depth + 2, max_positions) <= max_positions) ++depth;
+  while (complete_positions(arity, depth + 2, max_positions) <= max_positions)
+    ++depth;
   return depth;
 }
 
@@ -81,14 +92,17 @@ int regtt_model_max_depth(int arity, std::int64_t tree_nodes) {
   int depth = 1;
   while (depth < regtt_max_depth(arity) &&
          complete_positions(arity, depth + 1, max_model_key_bits) <= max_model_key_bits &&
-         complete_positions(arity, depth + 1, max_positions) <= std::max<std::int64_t>(tree_nodes, 1))
+         complete_positions(arity, depth + 1, max_positions) <=
+             std::max<std::int64_t>(tree_nodes, 1))
     ++depth;
   return depth;
 }
 
-RegttDepthModel::RegttDepthModel(int arity, std::int64_t tree_nodes, std::vector<RegttProbe> const& probes)
+RegttDepthModel::RegttDepthModel(int arity, std::int64_t tree_nodes,
+                                 std::vector<RegttProbe> const& probes)
     : arity_(arity), tree_nodes_(tree_nodes), bft_(3, 0.0), sort_(2, 0.0), dft_(3, 0.0) {
-  if (probes.empty()) return;
+  if (probes.empty())
+    return;
   int const m = static_cast<int>(probes.size());
   std::vector<std::vector<double>> bft_rows, sort_rows, dft_rows;
   std::vector<double> bft_y, sort_y, dft_y;
@@ -111,7 +125,9 @@ RegttDepthModel::RegttDepthModel(int arity, std::int64_t tree_nodes, std::vector
   dft_ = {dft[2], dft[1], dft[0]};
 }
 
-double RegttDepthModel::top_nodes(int depth) const { return static_cast<double>(regtt_top_positions(arity_, depth)); }
+double RegttDepthModel::top_nodes(int depth) const {
+  return static_cast<double>(regtt_top_positions(arity_, depth));
+}
 
 double RegttDepthModel::rest_nodes(int depth) const {
   return std::max(0.0, static_cast<double>(tree_nodes_) - top_nodes(depth));
@@ -129,22 +145,26 @@ double RegttDepthModel::predict(int depth) const {
 int RegttDepthModel::best_depth(int lo, int hi) const {
   int best = lo;
   for (int depth = lo + 1; depth <= hi; ++depth)
-    if (predict(depth) < predict(best)) best = depth;
+    if (predict(depth) < predict(best))
+      best = depth;
   return best;
 }
 
 std::vector<int> regtt_probe_depths(int max_depth, int count) {
   std::vector<int> depths;
-  if (max_depth < 1) return depths;
+  if (max_depth < 1)
+    return depths;
   if (max_depth <= count) {
-    for (int d = 1; d <= max_depth; ++d) depths.push_back(d);
+    for (int d = 1; d <= max_depth; ++d)
+      depths.push_back(d);
     return depths;
   }
   for (int i = 0; i < count; ++i) {
     int const d = 1 + static_cast<int>(std::lround(double(i) * (max_depth - 1) / (count - 1)));
-    if (depths.empty() || d != depths.back()) depths.push_back(d);
+    if (depths.empty() || d != depths.back())
+      depths.push_back(d);
   }
   return depths;
 }
 
-}  // namespace treetrav
+} // namespace treetrav

@@ -53,7 +53,7 @@ struct RegttProbe {
 // three probes the quadratics drop to what the probes determine. A phase is
 // never predicted below zero.
 class RegttDepthModel {
- public:
+public:
   RegttDepthModel(int arity, std::int64_t tree_nodes, std::vector<RegttProbe> const& probes);
 
   double predict(int depth) const;
@@ -65,7 +65,7 @@ class RegttDepthModel {
   std::vector<double> const& sort_coefficients() const { return sort_; }
   std::vector<double> const& dft_coefficients() const { return dft_; }
 
- private:
+private:
   double top_nodes(int depth) const;
   double rest_nodes(int depth) const;
 
@@ -78,4 +78,4 @@ class RegttDepthModel {
 // over [1, max_depth], shallowest first.
 std::vector<int> regtt_probe_depths(int max_depth, int count = 5);
 
-}  // namespace treetrav
+} // namespace treetrav

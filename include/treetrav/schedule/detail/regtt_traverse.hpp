@@ -24,7 +24,8 @@ std::size_t regtt_default_budget() {
     std::size_t free_bytes = 0, total_bytes = 0;
     cudaError_t const status = cudaMemGetInfo(&free_bytes, &total_bytes);
     if (status != cudaSuccess)
-      throw std::runtime_error(std::string("treetrav::regtt: cudaMemGetInfo: ") + cudaGetErrorString(status));
+      throw std::runtime_error(std::string("treetrav::regtt: cudaMemGetInfo: ") +
+                               cudaGetErrorString(status));
     return free_bytes / 4;
 #endif
   }
@@ -69,7 +70,8 @@ struct RegttBuffers {
         hooked() = false;
       });
     }
-    if (free_list().empty()) return std::make_unique<RegttBuffers>();
+    if (free_list().empty())
+      return std::make_unique<RegttBuffers>();
     auto buffers = std::move(free_list().back());
     free_list().pop_back();
     return buffers;
@@ -79,7 +81,7 @@ struct RegttBuffers {
     free_list().push_back(std::move(buffers));
   }
 
- private:
+private:
   static std::mutex& mutex() {
     static std::mutex m;
     return m;
@@ -102,13 +104,13 @@ struct RegttBuffers {
 // by key (keys and states then gathered into sorted order) and Tree_DFT.
 template <class ExecutionSpace, class Topology, class Visitor>
 class RegttRun {
- public:
+public:
   using memory_space = typename Topology::memory_space;
   using state_type = typename Visitor::state_type;
   using Order = Kokkos::View<Index const*, memory_space>;
 
-  RegttRun(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor, Regtt const& strategy,
-           int depth, Index items, std::size_t budget)
+  RegttRun(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+           Regtt const& strategy, int depth, Index items, std::size_t budget)
       : space_(space), topology_(topology), visitor_(visitor), strategy_(strategy) {
     Kokkos::Timer timer;
     constexpr int arity = Topology::arity;
@@ -122,20 +124,23 @@ class RegttRun {
     bits_ = regtt_top_positions(arity, depth);
     int const words = regtt_key_words(arity, depth);
     top_node_ = Kokkos::View<Index*, memory_space>(
-        buffers_->top_node.template get<Index>(space, levels_.begin[depth + 1]).data(), levels_.begin[depth + 1]);
+        buffers_->top_node.template get<Index>(space, levels_.begin[depth + 1]).data(),
+        levels_.begin[depth + 1]);
     Kokkos::parallel_for("treetrav::regtt::top_nodes",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels_.begin[depth + 1]),
                          RegttTopNodes<Topology>{topology, top_node_});
 
-    std::size_t const per_item = 2 * (std::size_t(words) * sizeof(RegttWord) * (Visitor::guided ? 2 : 1) +
-                                      sizeof(state_type)) +
-                                 sizeof(Index) + 2 * sizeof(RegttWord) + sizeof(Index);
+    std::size_t const per_item =
+        2 * (std::size_t(words) * sizeof(RegttWord) * (Visitor::guided ? 2 : 1) +
+             sizeof(state_type)) +
+        sizeof(Index) + 2 * sizeof(RegttWord) + sizeof(Index);
     int const warp = is_cuda_space_v<ExecutionSpace> ? 32 : strategy.warp_size;
     std::size_t const fit = budget / per_item / warp * warp;
     if (fit == 0)
-      throw InputError("REGTT: reorder depth " + std::to_string(depth) + " needs " + std::to_string(per_item * warp) +
-                       " bytes per warp of queries (" + std::to_string(bits_) +
-                       " truncation bits each); the memory budget of " + std::to_string(budget) +
+      throw InputError("REGTT: reorder depth " + std::to_string(depth) + " needs " +
+                       std::to_string(per_item * warp) + " bytes per warp of queries (" +
+                       std::to_string(bits_) + " truncation bits each); the memory budget of " +
+                       std::to_string(budget) +
                        " bytes holds less (Zhang et al.'s constraint (9))");
     chunk_ = static_cast<Index>(std::min<std::size_t>(fit, std::max<Index>(items, 1)));
     // One table, zeroed per chunk: the truncation bits, then (guided
@@ -143,15 +148,18 @@ class RegttRun {
     int const columns = Visitor::guided ? 2 * words : words;
     auto table = [&](Workspace<memory_space>& workspace) {
       return RegttKeys<memory_space>(
-          workspace.template get<RegttWord>(space, std::size_t(chunk_) * columns).data(), chunk_, columns);
+          workspace.template get<RegttWord>(space, std::size_t(chunk_) * columns).data(), chunk_,
+          columns);
     };
     auto list = [&](Workspace<memory_space>& workspace, auto element) {
       using T = decltype(element);
-      return Kokkos::View<T*, memory_space>(workspace.template get<T>(space, chunk_).data(), chunk_);
+      return Kokkos::View<T*, memory_space>(workspace.template get<T>(space, chunk_).data(),
+                                            chunk_);
     };
     keys_ = table(buffers_->keys);
     descended_ = Kokkos::subview(keys_, Kokkos::ALL, std::make_pair(0, words));
-    if constexpr (Visitor::guided) preferred_ = Kokkos::subview(keys_, Kokkos::ALL, std::make_pair(words, 2 * words));
+    if constexpr (Visitor::guided)
+      preferred_ = Kokkos::subview(keys_, Kokkos::ALL, std::make_pair(words, 2 * words));
     states_ = list(buffers_->states, state_type{});
     sorted_ = list(buffers_->sorted, Index{});
     if (strategy.reorder) {
@@ -164,7 +172,8 @@ class RegttRun {
 
   // Work items [0, items) of `order` (item i serves query order(i); empty:
   // identity), adding each phase's time to `timings`.
-  void run(Order const& order, Index items, TraversalMetrics<memory_space> const& metrics, RegttTimings& timings) {
+  void run(Order const& order, Index items, TraversalMetrics<memory_space> const& metrics,
+           RegttTimings& timings) {
     bool const lockstep = strategy_.mode == RegttMode::lockstep;
     if (lockstep && metrics.enabled())
       run_chunks<true, true>(order, items, metrics, timings);
@@ -178,7 +187,7 @@ class RegttRun {
   RegttRun(RegttRun const&) = delete;
   RegttRun& operator=(RegttRun const&) = delete;
 
- private:
+private:
   template <bool Lockstep, bool Measure>
   void run_chunks(Order const& order, Index items, TraversalMetrics<memory_space> const& metrics,
                   RegttTimings& timings) {
@@ -195,12 +204,13 @@ class RegttRun {
       Kokkos::Profiling::pushRegion("treetrav::regtt::bft");
       Kokkos::deep_copy(space_, keys_, RegttWord(0));
       RegttBftKernel<Topology, Visitor, Measure> const bft{
-          topology_, visitor_,  order,    begin,   count, levels_, top_node_, descended_,
-          preferred_, states_, metrics};
+          topology_, visitor_,   order,      begin,   count,  levels_,
+          top_node_, descended_, preferred_, states_, metrics};
       if constexpr (Lockstep)
         launch_warps(space_, "treetrav::regtt::bft", bft, count, strategy_.warp_size);
       else
-        Kokkos::parallel_for("treetrav::regtt::bft", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, count), bft);
+        Kokkos::parallel_for("treetrav::regtt::bft",
+                             Kokkos::RangePolicy<ExecutionSpace>(space_, 0, count), bft);
       lap(timings.bft);
       Kokkos::Profiling::popRegion();
 
@@ -215,8 +225,10 @@ class RegttRun {
         else
           buffers_->sorter.sort(space_, descended_, count, bits_, sorted_);
         sorted = sorted_;
-        Kokkos::parallel_for("treetrav::regtt::gather", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, count),
-                             RegttGather<memory_space, state_type>{sorted, keys_, sorted_keys_, states_, sorted_states_});
+        Kokkos::parallel_for("treetrav::regtt::gather",
+                             Kokkos::RangePolicy<ExecutionSpace>(space_, 0, count),
+                             RegttGather<memory_space, state_type>{sorted, keys_, sorted_keys_,
+                                                                   states_, sorted_states_});
         dft_keys = sorted_keys_;
         dft_states = sorted_states_;
       }
@@ -226,26 +238,24 @@ class RegttRun {
       Kokkos::Profiling::pushRegion("treetrav::regtt::dft");
       using Dft = RegttDftKernel<Topology, Visitor, Lockstep, Measure>;
       typename Dft::Inner inner{topology_, visitor_, {}};
-      if constexpr (Lockstep) inner.metrics = metrics;
+      if constexpr (Lockstep)
+        inner.metrics = metrics;
       int const words = static_cast<int>(descended_.extent(1));
       RegttKeys<memory_space> dft_preferred;
-      if constexpr (Visitor::guided) dft_preferred = Kokkos::subview(dft_keys, Kokkos::ALL, std::make_pair(words, 2 * words));
-      Dft const dft{inner,
-                    order,
-                    begin,
-                    count,
-                    levels_,
-                    top_node_,
-                    sorted,
-                    Kokkos::subview(dft_keys, Kokkos::ALL, std::make_pair(0, words)),
-                    dft_preferred,
-                    dft_states,
+      if constexpr (Visitor::guided)
+        dft_preferred = Kokkos::subview(dft_keys, Kokkos::ALL, std::make_pair(words, 2 * words));
+      Dft const dft{inner,         order,
+                    begin,         count,
+                    levels_,       top_node_,
+                    sorted,        Kokkos::subview(dft_keys, Kokkos::ALL, std::make_pair(0, words)),
+                    dft_preferred, dft_states,
                     metrics};
       if constexpr (Lockstep)
         launch_warps(space_, "treetrav::regtt::dft", dft, count, strategy_.warp_size);
       else
         Kokkos::parallel_for("treetrav::regtt::dft",
-                             Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space_, 0, count),
+                             Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(
+                                 space_, 0, count),
                              dft);
       lap(timings.dft);
       Kokkos::Profiling::popRegion();
@@ -274,7 +284,8 @@ class RegttRun {
 // probed range. Probing stops early once a probe takes over twice the best.
 template <class ExecutionSpace, class Topology, class Visitor>
 int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-                      Regtt const& strategy, Kokkos::View<Index const*, typename Topology::memory_space> order,
+                      Regtt const& strategy,
+                      Kokkos::View<Index const*, typename Topology::memory_space> order,
                       std::size_t budget) {
   using memory_space = typename Topology::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::regtt::model");
@@ -282,33 +293,42 @@ int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Vis
   Index const sample = std::min<Index>(items, std::max<Index>(65536, items / 4));
   Kokkos::View<Index*, memory_space> sample_order(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::regtt::sample"), sample);
-  Kokkos::parallel_for("treetrav::regtt::sample", Kokkos::RangePolicy<ExecutionSpace>(space, 0, sample),
+  Kokkos::parallel_for("treetrav::regtt::sample",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sample),
                        RegttSample<memory_space>{order, items, sample, sample_order});
   std::vector<RegttProbe> probes;
   double best = std::numeric_limits<double>::infinity();
   for (int depth : regtt_probe_depths(regtt_model_max_depth(Topology::arity, topology.size()))) {
-    RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth, sample, budget);
+    RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth,
+                                                    sample, budget);
     RegttTimings warm_up, timed;
     run.run(sample_order, std::min<Index>(sample, 1024), {}, warm_up);
     run.run(sample_order, sample, {}, timed);
     probes.push_back({depth, timed.bft, timed.sort, timed.dft});
     best = std::min(best, probes.back().total());
-    if (probes.size() >= 3 && probes.back().total() > 2 * best) break;
+    if (probes.size() >= 3 && probes.back().total() > 2 * best)
+      break;
   }
   Kokkos::Profiling::popRegion();
-  if (probes.empty()) return 1;
-  return RegttDepthModel(Topology::arity, topology.size(), probes).best_depth(1, probes.back().depth);
+  if (probes.empty())
+    return 1;
+  return RegttDepthModel(Topology::arity, topology.size(), probes)
+      .best_depth(1, probes.back().depth);
 }
 
 template <class ExecutionSpace, class Topology, class Visitor>
 void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-                    Regtt const& strategy, Kokkos::View<Index const*, typename Topology::memory_space> order,
+                    Regtt const& strategy,
+                    Kokkos::View<Index const*, typename Topology::memory_space> order,
                     TraversalMetrics<typename Topology::memory_space> const& metrics) {
-  static_assert(!Visitor::guided || Topology::arity == 2, "REGTT records one preferred child: binary trees");
+  static_assert(!Visitor::guided || Topology::arity == 2,
+                "REGTT records one preferred child: binary trees");
   bool const lockstep = strategy.mode == RegttMode::lockstep;
-  if (lockstep && !is_cuda_space_v<ExecutionSpace> && (strategy.warp_size < 1 || strategy.warp_size > 32))
+  if (lockstep && !is_cuda_space_v<ExecutionSpace> &&
+      (strategy.warp_size < 1 || strategy.warp_size > 32))
     throw std::invalid_argument("REGTT lockstep warp size must be in [1, 32]");
-  if (strategy.depth != Regtt::automatic && (strategy.depth < 0 || strategy.depth > regtt_max_depth(Topology::arity)))
+  if (strategy.depth != Regtt::automatic &&
+      (strategy.depth < 0 || strategy.depth > regtt_max_depth(Topology::arity)))
     throw InputError("--reorder-depth " + std::to_string(strategy.depth) + " is outside [0, " +
                      std::to_string(regtt_max_depth(Topology::arity)) + "] for trees of arity " +
                      std::to_string(Topology::arity));
@@ -335,10 +355,12 @@ void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visit
     timings.dft = timer.seconds();
     timings.chunks = 1;
   } else {
-    RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth, items, budget);
+    RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth,
+                                                    items, budget);
     run.run(order, items, metrics, timings);
   }
-  if (strategy.timings) *strategy.timings = timings;
+  if (strategy.timings)
+    *strategy.timings = timings;
 }
 
-}  // namespace treetrav::detail
+} // namespace treetrav::detail
