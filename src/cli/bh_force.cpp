@@ -119,7 +119,7 @@ void add_bh_force_command(CLI::App& app) {
   command->footer("Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body order.");
 
   command->callback([options] {
-    HostStrategy const strategy = strategy_from(options->run);
+    ApplicationStrategy const strategy = strategy_from(options->run);
     check_output_file({"-o", options->run.output}, {{"--snapshot", options->snapshot}});
     KokkosSession session(options->run.runtime);
 

@@ -29,6 +29,14 @@ io::Metadata to_metadata(RunRecord const& record) {
         .set("hybrid_transfer_s", record.hybrid.transfer)
         .set("hybrid_schedule_s", record.hybrid.schedule)
         .set("hybrid_execute_s", record.hybrid.execute);
+  if (record.strategy == Regtt::name)
+    metadata.set("regtt_mode", record.regtt_mode)
+        .set("regtt_depth", static_cast<double>(record.regtt.depth))
+        .set("regtt_chunks", static_cast<double>(record.regtt.chunks))
+        .set("regtt_model_s", record.regtt.model)
+        .set("regtt_bft_s", record.regtt.bft)
+        .set("regtt_sort_s", record.regtt.sort)
+        .set("regtt_dft_s", record.regtt.dft);
   // write_s cannot be stored in the file whose writing it times; the summary reports it.
   return metadata;
 }
@@ -60,7 +68,7 @@ std::string headline(io::QueryResults const& results) {
   return "";
 }
 
-// "recursive, autoropes, ...": every strategy HostStrategy holds (the pointer only names the variant).
+// "recursive, autoropes, ...": every strategy a variant holds (the pointer only names the variant).
 template <class... Strategies>
 std::string strategy_names(std::variant<Strategies...> const*) {
   std::string names;
@@ -85,7 +93,7 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       ->check(file_name());
   command
       .add_option("--strategy", options.strategy,
-                  "Traversal strategy: " + strategy_names(static_cast<HostStrategy const*>(nullptr)) +
+                  "Traversal strategy: " + strategy_names(static_cast<ApplicationStrategy const*>(nullptr)) +
                       " (recursive: host backends only)")
       ->capture_default_str();
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
@@ -98,6 +106,26 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       ->check(in_range(0, max_tree_depth))
       ->capture_default_str();
   command
+      .add_option("--regtt-mode", options.regtt_mode,
+                  "regtt: lockstep (a warp walks together) or nonlockstep (each query alone)")
+      ->check(CLI::IsMember({"lockstep", "nonlockstep"}))
+      ->capture_default_str();
+  command
+      .add_option("--reorder-depth", options.reorder_depth,
+                  "regtt: depth d of the breadth-first top whose truncation bits order the queries; auto: "
+                  "Zhang et al.'s profiling + regression model; 0: no breadth-first top")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto const depth = detail::parse_number<int>(text);
+            if (text == "auto" || (depth && *depth >= 0)) return {};
+            return fmt::format("must be auto or an integer >= 0 (got '{}')", text);
+          },
+          "N|auto"))
+      ->capture_default_str();
+  command.add_flag("--regtt-order-bits", options.regtt_order_bits,
+                   "regtt, guided searches: sort also by the child each query took first above d (not in "
+                   "the paper)");
+  command
       .add_option("--sort", options.sort,
                   "Query order: none, or sfc (Morton order of the queries; bh-force: the octree's leaf order). "
                   "Results stay in the input order either way")
@@ -106,9 +134,16 @@ void add_run_options(CLI::App& command, RunOptions& options) {
   add_runtime_options(command, options.runtime);
 }
 
-HostStrategy strategy_from(RunOptions const& options) {
-  HostStrategy strategy = parse_host_strategy(options.strategy);
+ApplicationStrategy strategy_from(RunOptions const& options) {
+  ApplicationStrategy strategy = parse_application_strategy(options.strategy);
   if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
+  if (auto* regtt = std::get_if<Regtt>(&strategy)) {
+    // Both options were validated on parsing.
+    regtt->mode = parse_regtt_mode(options.regtt_mode);
+    regtt->depth = options.reorder_depth == "auto" ? Regtt::automatic
+                                                   : detail::parse_number<int>(options.reorder_depth).value();
+    regtt->order_bits = options.regtt_order_bits;
+  }
   return strategy;
 }
 

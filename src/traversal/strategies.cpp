@@ -12,4 +12,22 @@ HostStrategy parse_host_strategy(std::string const& name) {
   throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm, hybrid)");
 }
 
+ApplicationStrategy parse_application_strategy(std::string const& name) {
+  if (name == Regtt::name) return Regtt{};
+  try {
+    return std::visit([](auto tag) -> ApplicationStrategy { return tag; }, parse_host_strategy(name));
+  } catch (InputError const&) {
+    throw InputError("--strategy: unknown strategy '" + name +
+                     "' (known: recursive, autoropes, lockstep, fsm, hybrid, regtt)");
+  }
+}
+
+char const* to_string(RegttMode mode) { return mode == RegttMode::lockstep ? "lockstep" : "nonlockstep"; }
+
+RegttMode parse_regtt_mode(std::string const& name) {
+  if (name == "lockstep") return RegttMode::lockstep;
+  if (name == "nonlockstep") return RegttMode::nonlockstep;
+  throw InputError("--regtt-mode: unknown mode '" + name + "' (known: lockstep, nonlockstep)");
+}
+
 }  // namespace treetrav

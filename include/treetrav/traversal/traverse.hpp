@@ -44,13 +44,20 @@ template <class ExecutionSpace, class Topology, class Visitor>
 void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                      Hybrid const& strategy, TraversalMetrics<typename Topology::memory_space> const& metrics);
 
+// Defined in schedule/detail/regtt_traverse.hpp.
+template <class ExecutionSpace, class Topology, class Visitor>
+void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+                    Regtt const& strategy, Kokkos::View<Index const*, typename Topology::memory_space> order,
+                    TraversalMetrics<typename Topology::memory_space> const& metrics);
+
 }  // namespace detail
 
 // The number of warps a lockstep strategy forms for `queries` queries on `space`.
 template <class ExecutionSpace, class Strategy>
 Index warp_count(Strategy const& strategy, Index queries) {
   int size = 32;
-  if constexpr (is_lockstep_v<Strategy> && !is_cuda_space_v<ExecutionSpace>) size = strategy.warp_size;
+  if constexpr ((is_lockstep_v<Strategy> || std::is_same_v<Strategy, Regtt>) && !is_cuda_space_v<ExecutionSpace>)
+    size = strategy.warp_size;
   return (queries + size - 1) / size;
 }
 
@@ -58,8 +65,9 @@ Index warp_count(Strategy const& strategy, Index queries) {
 // in parallel over queries in `space`. `order` (optional) is a permutation:
 // work item i serves query order(i); results stay in the caller's order. An
 // order may also list a subset of the queries: only those are walked.
-// `metrics`, when allocated, receives visit counts (lockstep strategies only;
-// kernels without it are instantiated separately, so timed runs pay nothing).
+// `metrics`, when allocated, receives visit counts (lockstep strategies and
+// REGTT's lockstep mode; kernels without it are instantiated separately, so
+// timed runs pay nothing).
 template <class ExecutionSpace, class Topology, class Visitor, class Strategy>
 void traverse(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor, Strategy strategy,
               Kokkos::View<Index const*, typename Topology::memory_space> order = {},
@@ -89,6 +97,9 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   } else if constexpr (std::is_same_v<Strategy, Hybrid>) {
     // The schedule replaces any order the caller gave.
     detail::traverse_hybrid(space, topology, visitor, strategy, metrics);
+  } else if constexpr (std::is_same_v<Strategy, Regtt>) {
+    // Its sort permutes the caller's order (ties keep it).
+    detail::traverse_regtt(space, topology, visitor, strategy, order, metrics);
   } else {
     static_assert(sizeof(Strategy) == 0, "unknown traversal strategy");
   }
@@ -98,3 +109,4 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
 }  // namespace treetrav
 
 #include <treetrav/schedule/detail/hybrid_traverse.hpp>
+#include <treetrav/schedule/detail/regtt_traverse.hpp>

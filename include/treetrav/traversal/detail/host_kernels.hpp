@@ -80,14 +80,16 @@ struct AutoropesKernel {
     if constexpr (is_keyed_v<Visitor>)
       walk_keyed(query, state);
     else
-      walk(query, state);
+      descend(Topology::root(), query, state);
     visitor.finalize(query, state);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void walk(Index query, typename Visitor::state_type& state) const {
+  // The walk of the subtree under `root` (REGTT continues from each query's
+  // frontier with it).
+  KOKKOS_FUNCTION void descend(Index root, Index query, typename Visitor::state_type& state) const {
     Index ropes[stack_capacity];
     int top = 0;
-    ropes[top++] = Topology::root();
+    ropes[top++] = root;
     while (top > 0) {
       Index const node = ropes[--top];
       if (!visitor.visit(node, query, state) || topology.is_leaf(node))

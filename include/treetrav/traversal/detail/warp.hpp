@@ -24,7 +24,9 @@ KOKKOS_FORCEINLINE_FUNCTION int popcount(LaneMask mask) {
 //  - HostWarp: one host thread runs all `size` lanes in turn; per-lane state
 //    is an array. Same semantics, so CI tests the lockstep logic on the CPU.
 // for_each_lane(f) runs f(lane, state) for each lane this thread owns;
-// ballot(f) returns the mask of lanes where f(lane, state) is true.
+// ballot(f) returns the mask of lanes where f(lane, state) is true;
+// reduce_or(f) returns the bitwise or over the lanes of f(lane, state), a
+// 64-bit word.
 
 #if defined(KOKKOS_ENABLE_CUDA)
 struct CudaWarp {
@@ -49,6 +51,16 @@ struct CudaWarp {
     return __ballot_sync(members, f(lane, state.value));
 #else
     return f(lane, state.value) ? LaneMask(1) << lane : 0;  // host pass of a device-only path
+#endif
+  }
+  template <class T, class F>
+  KOKKOS_FORCEINLINE_FUNCTION std::uint64_t reduce_or(PerLane<T>& state, F const& f) const {
+    std::uint64_t const word = f(lane, state.value);
+#if defined(__CUDA_ARCH__)
+    std::uint64_t const high = __reduce_or_sync(members, static_cast<unsigned>(word >> 32));
+    return high << 32 | __reduce_or_sync(members, static_cast<unsigned>(word));
+#else
+    return word;  // host pass of a device-only path
 #endif
   }
 };
@@ -77,6 +89,12 @@ struct HostWarp {
     for (int lane = 0; lane < lanes; ++lane)
       if (f(lane, state.values[lane])) mask |= LaneMask(1) << lane;
     return mask;
+  }
+  template <class T, class F>
+  KOKKOS_INLINE_FUNCTION std::uint64_t reduce_or(PerLane<T>& state, F const& f) const {
+    std::uint64_t word = 0;
+    for (int lane = 0; lane < lanes; ++lane) word |= f(lane, state.values[lane]);
+    return word;
   }
 };
 
