@@ -13,8 +13,10 @@
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/schedule/regtt.hpp>
+#include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/kd_tree.hpp>
 #include <treetrav/trees/octree.hpp>
+#include <treetrav/trees/vp_tree.hpp>
 
 #include <algorithm>
 #include <numeric>
@@ -96,7 +98,7 @@ void expect_heap_numbering(Space const& space, Tree const& tree, int depth) {
   Kokkos::parallel_for(Kokkos::RangePolicy<Space>(space, 0, positions),
                        detail::RegttTopNodes<decltype(tree.topology)>{tree.topology, top_node});
   auto got = to_host(top_node);
-  auto children = to_host(tree.topology.children);
+  auto const topology = detail::host_topology(tree.topology);
   std::vector<Index> expected(positions, -1);
   expected[0] = 0;
   int holes = 0;
@@ -106,7 +108,7 @@ void expect_heap_numbering(Space const& space, Tree const& tree, int depth) {
       continue;
     for (int slot = 0; slot < arity; ++slot)
       if (Index const child = arity * p + 1 + slot; child < positions)
-        expected[child] = children(expected[p], slot);
+        expected[child] = topology.is_leaf(expected[p]) ? -1 : topology.child(expected[p], slot);
   }
   for (Index p = 0; p < positions; ++p)
     ASSERT_EQ(got(p), expected[p]) << "position " << p;
@@ -121,11 +123,13 @@ TYPED_TEST(RegttParts, TopNodesFollowTheHeapNumbering) {
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("test::masses", 300);
   Kokkos::deep_copy(masses, 1.0f);
   expect_heap_numbering(space, Octree<Memory>(space, bodies, masses, 4), 3);
-  // Deeper than the tree: leaves end every path.
-  expect_heap_numbering(
-      space,
-      KdTree<Memory>(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 300, 3, 5), 8),
-      7);
+  // Deeper than the trees: leaves end every path (the radix tree's point
+  // nodes and ranges, the implicit tree's last level).
+  auto const points = generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 300, 3, 5);
+  expect_heap_numbering(space, KdTree<Memory>(space, points, 8), 7);
+  expect_heap_numbering(space, KdTree<Memory>(space, points, 1), 12);
+  expect_heap_numbering(space, BallTree<Memory>(space, points, 8), 7);
+  expect_heap_numbering(space, VpTree<Memory>(space, points, 8), 8);
 }
 
 // Wraps a visitor to count each query's visits: for a guided search the count
@@ -159,28 +163,29 @@ struct CountingVisitor {
   }
 };
 
-template <class Memory, int KMax>
-auto counting_knn(KdTree<Memory> const& tree, PointSet<Memory> const& queries, int k) {
-  using Inner = NeighborSearchVisitor<KdTree<Memory>, KMax>;
+// Not keyed: every kernel walks it through visit(), as REGTT does.
+template <int KMax, class Tree, class Memory>
+auto counting_knn(Tree const& tree, PointSet<Memory> const& queries, int k) {
+  using Inner = NeighborSearchVisitor<Tree, KMax, 4>; // 3-D points, one packed width
   Index const n = queries.size();
   return CountingVisitor<Inner>{
       Inner{tree, queries.coordinates, k, false,
-            Kokkos::View<Index**, Kokkos::LayoutLeft, Memory>("test::indices", n, k),
-            Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory>("test::distances", n, k)},
+            Kokkos::View<Index**, Kokkos::LayoutRight, Memory>("test::indices", n, k),
+            Kokkos::View<Coordinate**, Kokkos::LayoutRight, Memory>("test::distances", n, k)},
       Kokkos::View<std::int64_t*, Memory>("test::counts", n)};
 }
 
-TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
-  TypeParam space;
-  using Memory = typename TypeParam::memory_space;
+template <template <class> class Tree, class Space>
+void expect_reference_order(Space const& space) {
+  using Memory = typename Space::memory_space;
   Kokkos::DefaultHostExecutionSpace host;
   auto reference = generators::clustered(host, 4000, 3, 10, 0.05, 7);
   auto queries = generators::uniform(host, 700, 3, 8);
-  KdTree<Kokkos::HostSpace> host_tree(host, reference, 8);
-  KdTree<Memory> tree(space, reference, 8);
+  Tree<Kokkos::HostSpace> host_tree(host, reference, 8);
+  Tree<Memory> tree(space, reference, 8);
   auto device_queries = copy_points(space, queries, "test::queries");
   for (int depth : {0, 1, 4, 7}) {
-    auto expected_visitor = counting_knn<Kokkos::HostSpace, 16>(host_tree, queries, 5);
+    auto expected_visitor = counting_knn<16>(host_tree, queries, 5);
     test::regtt_reference(host_tree.topology, expected_visitor, depth);
     auto const& expected = expected_visitor.counts;
     // Unsorted, sorted, in chunks, sorted with order bits: which thread serves
@@ -189,15 +194,22 @@ TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
          {Regtt{depth, RegttMode::nonlockstep, 32, false}, Regtt{depth, RegttMode::nonlockstep},
           Regtt{depth, RegttMode::nonlockstep, 32, true, 40000},
           Regtt{depth, RegttMode::nonlockstep, 32, true, 0, nullptr, true}}) {
-      auto visitor = counting_knn<Memory, 16>(tree, device_queries, 5);
+      auto visitor = counting_knn<16>(tree, device_queries, 5);
       traverse(space, tree.topology, visitor, strategy);
       auto got = to_host(visitor.counts);
       int mismatches = 0;
       for (Index q = 0; q < queries.size(); ++q)
         mismatches += got(q) != expected(q);
-      EXPECT_EQ(mismatches, 0) << test::strategy_name(strategy);
+      EXPECT_EQ(mismatches, 0) << Tree<Memory>::name << " " << test::strategy_name(strategy);
     }
   }
+}
+
+// Every backend builds the same tree, so the host's reference walk is the device's.
+TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
+  expect_reference_order<KdTree>(TypeParam{});
+  expect_reference_order<BallTree>(TypeParam{});
+  expect_reference_order<VpTree>(TypeParam{});
 }
 
 // Unguided visitors visit the same nodes in any order: per query, REGTT's

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # REGTT on the lent GPU machine (the `run` tool), from the repository root,
-# with the CUDA build's binaries carried in .device/regtt/bin (treetrav,
-# test_regtt, test_search_apps, test_barnes_hut, test_sfc_order) and fallback
-# shared libraries in .device/regtt/lib. Logs and results go to $OUT:
+# with the CUDA build's binaries carried in .device/regtt/bin (treetrav and
+# whichever of test_regtt, test_search_apps, test_barnes_hut, test_sfc_order
+# were built; the tests step runs those present) and fallback shared
+# libraries in .device/regtt/lib; either may come as DIR.tar.xz (unpacked
+# here first). Logs and results go to $OUT:
 #   gpu-tests.log   the Cuda instances of the REGTT-carrying test suites
 #   sanitizer.log   compute-sanitizer memcheck + racecheck on REGTT's kernels
 #   regtt/          treetrav bench --regtt (regtt.md, regtt.csv, regtt-sweep.csv, bench.log)
@@ -11,6 +13,8 @@
 #                   perf/regtt_ncu_summary.py makes the table)
 #   scripts/device/regtt-checks.sh [tests] [sanitize] [bench] [ncu]
 # Env: REGTT_BENCH_ARGS (extra bench arguments), REGTT_BENCH_TIMEOUT,
+# REGTT_SANITIZE_TOOLS (default "memcheck racecheck"), REGTT_SANITIZE_TESTS
+# (0: no memcheck of test_regtt),
 # REGTT_NCU_N (points per ncu input, default 200000), REGTT_DEADLINE (seconds
 # from the start by which every step has ended, default 570: the bench gets
 # what the later steps leave, sanitizer and ncu runs stop when time is up).
@@ -19,7 +23,21 @@ out=${OUT:-/tmp/out}
 mkdir -p "$out"
 dir=.device/regtt
 bin=$dir/bin
-export LD_LIBRARY_PATH=$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for archive in "$dir"/*.tar.xz; do
+  [[ -e $archive ]] || continue
+  mkdir -p "${archive%.tar.xz}" && tar xJf "$archive" -C "${archive%.tar.xz}"
+done
+# Only the libraries the image lacks (ldd's "not found", followed three levels
+# down), so the image's own stay first for everything else.
+mkdir -p /tmp/regtt-lib
+export LD_LIBRARY_PATH=/tmp/regtt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for _ in 1 2 3; do
+  for binary in "$bin"/*; do
+    for missing in $(ldd "$binary" 2>/dev/null | awk '/not found/ {print $1}'); do
+      cp -n "$dir/lib/$missing" /tmp/regtt-lib/ 2>/dev/null
+    done
+  done
+done
 ldd "$bin/treetrav" | grep "not found" && echo "missing libraries" >&2
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 steps=${*:-tests bench sanitize ncu}
@@ -28,13 +46,17 @@ left() { echo $((deadline - SECONDS)); }
 work=$(mktemp -d)
 tt=$bin/treetrav
 
-for step in $steps; do
+read -ra queue <<<"$steps"
+for ((i = 0; i < ${#queue[@]}; ++i)); do
+  step=${queue[i]}
+  later=$((${#queue[@]} - i - 1)) # steps still to run after this one
   started=$SECONDS
   case $step in
   tests)
     {
       nvidia-smi -L
       for t in test_regtt test_search_apps test_barnes_hut test_sfc_order; do
+        [[ -x $bin/$t ]] || continue
         echo "== $t (Cuda)"
         timeout 240 "$bin/$t" --gtest_filter='*Cuda*:RegttNumbering*:RegttDepthModel*' 2>&1 |
           grep -E "^\[ +(OK|FAILED|PASSED) |Failure|Expected|Which|actual|error" | tail -n 60
@@ -48,7 +70,7 @@ for step in $steps; do
       "$tt" generate --dist covtype7 -n 3000 --seed 1 -o "$work/s-ref.h5"
       "$tt" generate --dist covtype7 -n 1000 --seed 2 -o "$work/s-q.h5"
       "$tt" generate --dist plummer -n 3000 --seed 3 -o "$work/s-bodies.h5"
-      for tool in memcheck racecheck; do
+      for tool in ${REGTT_SANITIZE_TOOLS:-memcheck racecheck}; do
         # Guided and unguided, both modes, one-word, radix-pass and comparison-sorted keys.
         for run in "knn -k 8 --regtt-mode lockstep --reorder-depth 5" \
           "knn -k 8 --regtt-mode nonlockstep --reorder-depth 9 --regtt-order-bits" \
@@ -71,7 +93,7 @@ for step in $steps; do
           echo "rc=${PIPESTATUS[0]}"
         done
       done
-      if (($(left) > 150)); then
+      if [[ -x $bin/test_regtt && ${REGTT_SANITIZE_TESTS:-1} == 1 ]] && (($(left) > 150)); then
         echo "== compute-sanitizer --tool memcheck test_regtt (Cuda)"
         timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_regtt" \
           --gtest_filter='*Cuda*:-*Automatic*' --gtest_brief=1 2>&1 | tail -n 6
@@ -83,7 +105,8 @@ for step in $steps; do
   bench)
     mkdir -p "$out/regtt"
     # shellcheck disable=SC2086
-    limit=$(($(left) - 150))
+    # Room for the later steps (sanitize, ncu), if any.
+    limit=$(($(left) - (later > 0 ? 150 : 10)))
     ((limit > ${REGTT_BENCH_TIMEOUT:-330})) && limit=${REGTT_BENCH_TIMEOUT:-330}
     timeout "$limit" "$tt" bench --regtt --n 200000 --bodies 1000000 --repeats 3 \
       --out "$out/regtt" ${REGTT_BENCH_ARGS:-} >"$out/regtt/bench.log" 2>&1

@@ -7,9 +7,9 @@
 // matrix.md and depth-sweep.csv into --out.
 // With --regtt, Zhang et al.'s REGTT study instead: the baselines (autoropes,
 // lockstep, Morton-sorted lockstep, hybrid), REGTT in both modes at the
-// model's depth, without reordering (Table III), with the BFS-top layout, and
-// the exhaustive depth sweep (Figure 5); writes regtt.csv, regtt.md and
-// regtt-sweep.csv.
+// model's depth, without reordering (Table III), with the BFS-top layout
+// (octrees), and the exhaustive depth sweep (Figure 5); writes regtt.csv,
+// regtt.md and regtt-sweep.csv.
 #include "common.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
@@ -244,13 +244,16 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
 
 // Puts a tree into REGTT's layout for reorder depth d (nodes above d
 // breadth-first, below depth-first: relayout, on a host copy) until the
-// returned function restores the original.
+// returned function restores the original. Only trees with explicit child
+// links have a layout to choose (the octree): the radix kd and ball trees
+// number their nodes by their points' Morton positions (children are computed
+// from the split, leaves are point ranges), and the vp tree is implicit in heap
+// order, breadth-first throughout; their studies pass no layout.
 using Layout = std::function<std::function<void()>(int)>;
-template <class Tree>
-Layout bfs_top_layout(Tree& tree) {
+Layout bfs_top_layout(Octree<Memory>& tree) {
   return [&tree](int depth) -> std::function<void()> {
     Kokkos::DefaultHostExecutionSpace host;
-    Tree const original = tree;
+    Octree<Memory> const original = tree;
     auto host_tree = copy_tree(host, tree);
     relayout(host, host_tree, depth);
     tree = copy_tree(Space{}, host_tree);
@@ -262,7 +265,7 @@ Layout bfs_top_layout(Tree& tree) {
 // (autoropes and lockstep unsorted, lockstep on the hand-sorted order with
 // its sort counted, hybrid), then per mode: the model's depth (its probes run
 // once, reported apart), REGTT there with and without reordering and with the
-// BFS-top layout, and the exhaustive sweep of depths 1..model maximum (at
+// BFS-top layout (when `layout` is given), and the exhaustive sweep of depths 1..model maximum (at
 // most 2 timed runs each), which stops once two depths in a row take over
 // 1.5x the best so far; guided searches also with order bits in the key (at
 // the model's depth for that key).
@@ -292,7 +295,7 @@ void run_regtt(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swee
     rows.back().model_ms = model.model * 1e3;
     rows.push_back(
         measured(s, Regtt{depth, mode, 32, false}, Order{}, "none", name + "/no-reorder"));
-    {
+    if (layout) {
       auto const restore = layout(depth);
       rows.push_back(measured(s, Regtt{depth, mode}, Order{}, "none", name + "/bfs-layout"));
       restore();
@@ -354,8 +357,6 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     KdTree<Memory> kd(space, in.reference, 8);
     VpTree<Memory> vp(space, in.reference, 8);
     BallTree<Memory> ball(space, in.reference, 8);
-    // The runners capture the trees by reference: the REGTT study swaps a
-    // tree for its BFS-top layout and back.
     auto study = [&](std::string const& app, Runner const& run, Layout const& layout, int arity,
                      Index tree_nodes, bool guided) {
       if (!s.wants(app))
@@ -376,7 +377,7 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
               },
               strategy);
         },
-        bfs_top_layout(kd), 2, kd.topology.size(), false);
+        Layout{}, 2, kd.topology.size(), false);
     auto search_app = [&](std::string const& app, auto& tree, int k) {
       study(
           app,
@@ -389,7 +390,7 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
                 },
                 strategy);
           },
-          bfs_top_layout(tree), 2, tree.topology.size(), true);
+          Layout{}, 2, tree.topology.size(), true);
     };
     search_app("nn", kd, 1);
     search_app("knn", kd, 8);
@@ -775,7 +776,10 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
 
   md << "\n## Phases, layout and idle lanes\n\nMedian phase times of the REGTT rows above; layout: "
         "the same run with the tree's nodes above d stored breadth-first, below depth-first "
-        "(§III-D4); idle lanes (M_TI): lane-visits idle over all lane-visits, Goldfarb lockstep "
+        "(§III-D4; the octree only: the radix kd and ball trees number their nodes by their "
+        "points' Morton positions and the vp tree is implicit in heap order, so they have no "
+        "layout to choose); idle lanes (M_TI): lane-visits idle over all lane-visits, Goldfarb "
+        "lockstep "
         "unsorted against REGTT lockstep.\n\n| app | input | mode | d | BFT ms | sort ms | DFT ms "
         "| "
         "chunks | BFS-top layout ms | layout speedup | M_TI lockstep | M_TI REGTT "

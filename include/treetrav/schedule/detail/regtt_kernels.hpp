@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/schedule/regtt.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/detail/lockstep_kernels.hpp>
@@ -40,14 +41,6 @@ struct RegttLevels {
 // Bit of `position` in its key word: position 0 is the most significant.
 KOKKOS_FORCEINLINE_FUNCTION RegttWord regtt_bit(Index position) {
   return RegttWord(1) << (63 - (position & 63));
-}
-
-KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(RegttWord word) {
-#if defined(__CUDA_ARCH__)
-  return __clzll(static_cast<long long>(word));
-#else
-  return __builtin_clzll(word);
-#endif
 }
 
 // The bits of word `w` that lie in positions [begin, end).
@@ -267,9 +260,10 @@ struct RegttBftKernel {
 // warp reads its lanes' keys from consecutive rows. The frontier is enumerated depth-first over the
 // recorded bits (no node above d is visited again), children in slot order, or guided visitors'
 // preferred child first, so each query's frontier comes in the order its own depth-first walk would
-// reach it; every frontier node then starts the existing walk below it: AutoropesKernel::descend
-// (non-lockstep), or LockstepKernel::descend with the mask of the warp's lanes that reached it
-// (lockstep; guided order by the ballot majority of those lanes).
+// reach it; every frontier node then starts the existing walk below it: autoropes' (non-lockstep;
+// for keyed visitors its keyed while-while walk after the frontier node's own visit(), else
+// AutoropesKernel::descend), or LockstepKernel::descend with the mask of the warp's lanes that
+// reached it (lockstep; guided order by the ballot majority of those lanes).
 template <class Topology, class Visitor, bool Lockstep, bool Measure>
 struct RegttDftKernel {
   using memory_space = typename Topology::memory_space;
@@ -314,8 +308,17 @@ struct RegttDftKernel {
       Index const position = stack[--top];
       if (position >= frontier) {
         Index const node = top_node(position);
-        if (node >= 0)
+        if (node < 0)
+          continue;
+        if constexpr (is_keyed_v<Visitor>) {
+          // visit() prunes the frontier node on its own bound (or scans it,
+          // a leaf), as descend() would; below it, the keyed walk autoropes
+          // itself uses.
+          if (inner.visitor.visit(node, query, state) && !inner.topology.is_leaf(node))
+            inner.walk_keyed(inner.topology.ref(node), query, state);
+        } else {
           inner.descend(node, query, state);
+        }
         continue;
       }
       if (!bit(descended, i, position))

@@ -78,7 +78,7 @@ struct AutoropesKernel {
     typename Visitor::state_type state;
     visitor.initialize(query, state);
     if constexpr (is_keyed_v<Visitor>)
-      walk_keyed(query, state);
+      walk_keyed(visitor.root(), query, state);
     else
       descend(Topology::root(), query, state);
     visitor.finalize(query, state);
@@ -109,7 +109,9 @@ struct AutoropesKernel {
   // stack, the others waiting there with their keys: guided visitors in key
   // order, others in slot order), and only then scans it, so the lanes of a
   // GPU warp scan their leaves together rather than one branch at a time.
-  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(Index query, typename Visitor::state_type& state) const {
+  // `start` is walked whole (REGTT starts at frontier nodes its visit() kept).
+  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(NodeRef start, Index query,
+                                              typename Visitor::state_type& state) const {
     constexpr int arity = Topology::arity;
     NodeRef ropes[stack_capacity];
     Coordinate rope_keys[stack_capacity];
@@ -123,7 +125,7 @@ struct AutoropesKernel {
       ref = ropes[top];
       return true;
     };
-    NodeRef ref = visitor.root();
+    NodeRef ref = start;
     while (true) {
       while (!ref.is_leaf()) {
         NodeRef children[arity];

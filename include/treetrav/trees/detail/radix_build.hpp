@@ -12,22 +12,6 @@
 
 namespace treetrav::detail {
 
-KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __clzll(static_cast<long long>(x));
-#else
-  return __builtin_clzll(x);
-#endif
-}
-
-KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint32_t x) {
-#if defined(__CUDA_ARCH__)
-  return __clz(static_cast<int>(x));
-#else
-  return __builtin_clz(x);
-#endif
-}
-
 template <class MemorySpace>
 struct GatherCodes {
   Kokkos::View<std::uint64_t*, MemorySpace> codes, sorted_codes;
