@@ -13,24 +13,46 @@ namespace treetrav::test {
 
 // Every strategy the space can run (the recursive reference is host-only).
 // Host backends emulate lockstep warps of 32 lanes and of an odd 5 lanes.
-template <class Space, class F>
+// REGTT runs plain (depth 0), with one-word keys, with keys of a few words
+// (radix passes on CUDA) and of over 16 (a comparison sort on CUDA), without
+// reordering, with order bits, and at the automatic depth (binary trees);
+// lockstep and not. Its depths depend
+// on the tree's arity (an octree's top tree widens eight-fold per level).
+template <class Space, int Arity = 2, class F>
 void for_each_strategy(F&& f) {
   f(Autoropes{});
   f(Lockstep{});
   f(FsmLockstep{});
   f(Hybrid{});
   f(Hybrid{2});
+  constexpr bool binary = Arity == 2;
+  f(Regtt{0, RegttMode::lockstep});
+  f(Regtt{binary ? 3 : 1, RegttMode::nonlockstep});
+  f(Regtt{binary ? 5 : 2, RegttMode::lockstep});
+  f(Regtt{binary ? 7 : 3, RegttMode::nonlockstep});
+  f(Regtt{binary ? 11 : 5, RegttMode::lockstep});
+  f(Regtt{binary ? 4 : 2, RegttMode::lockstep, 32, false});
+  f(Regtt{binary ? 5 : 2, RegttMode::nonlockstep, 32, true, 0, nullptr, true});
+  // The automatic depth's probes on octrees cost more than the host tests
+  // should (test_regtt covers them).
+  if constexpr (binary) f(Regtt{Regtt::automatic, RegttMode::nonlockstep});
   if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
     f(Recursive{});
     f(Lockstep{5});
     f(FsmLockstep{5});
     f(Hybrid{3, 5});
+    f(Regtt{binary ? 6 : 3, RegttMode::lockstep, 5});
   }
 }
 
 template <class Strategy>
 std::string strategy_name(Strategy const& strategy) {
-  if constexpr (std::is_same_v<Strategy, Hybrid>)
+  if constexpr (std::is_same_v<Strategy, Regtt>)
+    return std::string("regtt-") + to_string(strategy.mode) + "-d" +
+           (strategy.depth == Regtt::automatic ? std::string("auto") : std::to_string(strategy.depth)) + "-w" +
+           std::to_string(strategy.warp_size) + (strategy.reorder ? "" : "-unsorted") +
+           (strategy.order_bits ? "-order-bits" : "");
+  else if constexpr (std::is_same_v<Strategy, Hybrid>)
     return "hybrid-d" + std::to_string(strategy.depth) + "-w" + std::to_string(strategy.warp_size);
   else if constexpr (is_lockstep_v<Strategy>)
     return std::string(Strategy::name) + "-w" + std::to_string(strategy.warp_size);

@@ -204,7 +204,7 @@ TYPED_TEST(MortonOctree, BarnesHutOverItMatchesDirectSummation) {
   auto const tree = build_morton_octree(space, device_bodies, Kokkos::create_mirror_view_and_copy(space, masses), 4);
   for (Coordinate softening : {0.0f, 0.01f}) {
     auto const reference = test::direct_accelerations(bodies, masses_double, softening, 1.0);
-    test::for_each_strategy<TypeParam>([&](auto strategy) {
+    test::for_each_strategy<TypeParam, 8>([&](auto strategy) {
       auto const exact = Kokkos::create_mirror_view_and_copy(
           Kokkos::HostSpace{}, barnes_hut_accelerations(space, tree, device_bodies, {0.0f, softening, 1.0f}, strategy));
       auto const approximate = Kokkos::create_mirror_view_and_copy(

@@ -195,7 +195,7 @@ void add_bh_force_command(CLI::App& app) {
   command->callback([options] {
     options->physics.multipole = parse_multipole(options->multipole);
     options->physics.opening = parse_opening(options->opening);
-    ForceStrategy const strategy = force_strategy_from(options->run, options->group_size);
+    BarnesHutStrategy const strategy = force_strategy_from(options->run, options->group_size);
     check_output_file({"-o", options->run.output}, {{"--snapshot", options->snapshot}});
     KokkosSession session(options->run.runtime);
 

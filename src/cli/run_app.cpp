@@ -29,6 +29,14 @@ io::Metadata to_metadata(RunRecord const& record) {
         .set("hybrid_transfer_s", record.hybrid.transfer)
         .set("hybrid_schedule_s", record.hybrid.schedule)
         .set("hybrid_execute_s", record.hybrid.execute);
+  if (record.strategy == Regtt::name)
+    metadata.set("regtt_mode", record.regtt_mode)
+        .set("regtt_depth", static_cast<double>(record.regtt.depth))
+        .set("regtt_chunks", static_cast<double>(record.regtt.chunks))
+        .set("regtt_model_s", record.regtt.model)
+        .set("regtt_bft_s", record.regtt.bft)
+        .set("regtt_sort_s", record.regtt.sort)
+        .set("regtt_dft_s", record.regtt.dft);
   // write_s cannot be stored in the file whose writing it times; the summary reports it.
   return metadata;
 }
@@ -37,7 +45,8 @@ template <class View>
 double mean(View const& values) {
   double sum = 0;
   for (std::size_t i = 0; i < values.extent(0); ++i)
-    for (std::size_t j = 0; j < values.extent(1); ++j) sum += values(i, j);
+    for (std::size_t j = 0; j < values.extent(1); ++j)
+      sum += values(i, j);
   return sum / static_cast<double>(values.extent(0) * values.extent(1));
 }
 
@@ -45,7 +54,8 @@ double mean(View const& values) {
 std::string headline(io::QueryResults const& results) {
   if (results.counts.extent(0) != 0) {
     double sum = 0;
-    for (std::size_t i = 0; i < results.counts.extent(0); ++i) sum += static_cast<double>(results.counts(i));
+    for (std::size_t i = 0; i < results.counts.extent(0); ++i)
+      sum += static_cast<double>(results.counts(i));
     return fmt::format("Mean count {:.6g}.", sum / static_cast<double>(results.counts.extent(0)));
   }
   if (results.neighbor_distances.extent(0) != 0)
@@ -53,14 +63,15 @@ std::string headline(io::QueryResults const& results) {
   if (results.accelerations.extent(0) != 0) {
     double sum2 = 0;
     for (std::size_t i = 0; i < results.accelerations.extent(0); ++i)
-      for (int k = 0; k < 3; ++k) sum2 += results.accelerations(i, k) * results.accelerations(i, k);
+      for (int k = 0; k < 3; ++k)
+        sum2 += results.accelerations(i, k) * results.accelerations(i, k);
     return fmt::format("RMS acceleration {:.6g}.",
                        std::sqrt(sum2 / static_cast<double>(results.accelerations.extent(0))));
   }
   return "";
 }
 
-// "recursive, autoropes, ...": every strategy HostStrategy holds (the pointer only names the variant).
+// "recursive, autoropes, ...": every strategy a variant holds (the pointer only names the variant).
 template <class... Strategies>
 std::string strategy_names(std::variant<Strategies...> const*) {
   std::string names;
@@ -70,11 +81,28 @@ std::string strategy_names(std::variant<Strategies...> const*) {
 
 std::string parameters_text(io::Metadata const& parameters) {
   std::string text;
-  for (auto const& [name, value] : parameters.numbers) text += fmt::format(", {} {:g}", name, value);
+  for (auto const& [name, value] : parameters.numbers)
+    text += fmt::format(", {} {:g}", name, value);
   return text;
 }
 
-}  // namespace
+// The strategy's own options from the command line applied to its tag.
+template <class Strategies>
+Strategies configured(Strategies strategy, RunOptions const& options) {
+  if (auto* hybrid = std::get_if<Hybrid>(&strategy))
+    hybrid->depth = options.profile_depth;
+  if (auto* regtt = std::get_if<Regtt>(&strategy)) {
+    // Both options were validated on parsing.
+    regtt->mode = parse_regtt_mode(options.regtt_mode);
+    regtt->depth = options.reorder_depth == "auto"
+                       ? Regtt::automatic
+                       : detail::parse_number<int>(options.reorder_depth).value();
+    regtt->order_bits = options.regtt_order_bits;
+  }
+  return strategy;
+}
+
+} // namespace
 
 void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
   command
@@ -86,8 +114,8 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
   command
       .add_option("--strategy", options.strategy,
                   "Traversal strategy: " +
-                      (forces ? strategy_names(static_cast<ForceStrategy const*>(nullptr))
-                              : strategy_names(static_cast<HostStrategy const*>(nullptr))) +
+                      (forces ? strategy_names(static_cast<BarnesHutStrategy const*>(nullptr))
+                              : strategy_names(static_cast<ApplicationStrategy const*>(nullptr))) +
                       " (recursive: host backends only)")
       ->capture_default_str();
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
@@ -100,24 +128,46 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
       ->check(in_range(0, max_tree_depth))
       ->capture_default_str();
   command
+      .add_option("--regtt-mode", options.regtt_mode,
+                  "regtt: lockstep (a warp walks together) or nonlockstep (each query alone)")
+      ->check(CLI::IsMember({"lockstep", "nonlockstep"}))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--reorder-depth", options.reorder_depth,
+          "regtt: depth d of the breadth-first top whose truncation bits order the queries; auto: "
+          "Zhang et al.'s profiling + regression model; 0: no breadth-first top")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto const depth = detail::parse_number<int>(text);
+            if (text == "auto" || (depth && *depth >= 0))
+              return {};
+            return fmt::format("must be auto or an integer >= 0 (got '{}')", text);
+          },
+          "N|auto"))
+      ->capture_default_str();
+  command.add_flag(
+      "--regtt-order-bits", options.regtt_order_bits,
+      "regtt, guided searches: sort also by the child each query took first above d (not in "
+      "the paper)");
+  command
       .add_option("--sort", options.sort,
-                  "Query order: none, or sfc (Morton order of the queries; bh-force: the octree's leaf order). "
+                  "Query order: none, or sfc (Morton order of the queries; bh-force: the octree's "
+                  "leaf order). "
                   "Results stay in the input order either way")
       ->check(CLI::IsMember({"none", "sfc"}))
       ->capture_default_str();
   add_runtime_options(command, options.runtime);
 }
 
-HostStrategy strategy_from(RunOptions const& options) {
-  HostStrategy strategy = parse_host_strategy(options.strategy);
-  if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
-  return strategy;
+ApplicationStrategy strategy_from(RunOptions const& options) {
+  return configured(parse_application_strategy(options.strategy), options);
 }
 
-ForceStrategy force_strategy_from(RunOptions const& options, int group_size) {
-  ForceStrategy strategy = parse_force_strategy(options.strategy);
-  if (auto* hybrid = std::get_if<Hybrid>(&strategy)) hybrid->depth = options.profile_depth;
-  if (auto* group = std::get_if<GroupWalk>(&strategy)) group->group_size = group_size;
+BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size) {
+  BarnesHutStrategy strategy = configured(parse_barnes_hut_strategy(options.strategy), options);
+  if (auto* group = std::get_if<GroupWalk>(&strategy))
+    group->group_size = group_size;
   return strategy;
 }
 
@@ -127,14 +177,16 @@ void write_and_summarize(io::QueryResults& results, RunRecord& record, std::stri
   Kokkos::Timer timer;
   io::write_results(output, results);
   record.write_s += timer.seconds();
-  fmt::print(
-      "{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend {}, threads {}, "
-      "strategy {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), write {:.3g} s. {} "
-      "Wrote {}.\n",
-      record.application, record.n_queries, record.n_reference, record.dimension, record.tree, record.leaf_size,
-      parameters_text(record.parameters), to_string(record.backend), record.threads, record.strategy,
-      record.read_s, record.build_s, record.traverse_s, record.n_queries / record.traverse_s, record.write_s,
-      headline(results), output);
+  fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
+             "{}, threads {}, "
+             "strategy {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), "
+             "write {:.3g} s. {} "
+             "Wrote {}.\n",
+             record.application, record.n_queries, record.n_reference, record.dimension,
+             record.tree, record.leaf_size, parameters_text(record.parameters),
+             to_string(record.backend), record.threads, record.strategy, record.read_s,
+             record.build_s, record.traverse_s, record.n_queries / record.traverse_s,
+             record.write_s, headline(results), output);
 }
 
-}  // namespace treetrav::cli
+} // namespace treetrav::cli

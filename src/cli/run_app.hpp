@@ -24,18 +24,23 @@ struct RunOptions {
   std::string strategy = Autoropes::name;
   int leaf_size = 8;
   int profile_depth = 0;
+  std::string regtt_mode = "nonlockstep";
+  std::string reorder_depth = "auto";  // REGTT's d, or "auto" (the paper's model)
+  bool regtt_order_bits = false;
   std::string sort = "none";  // "sfc": queries in space-filling-curve order
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
 };
 
-// `forces`: the strategies of bh-force (ForceStrategy, with the group walk).
+// `forces`: the strategies of bh-force (BarnesHutStrategy, with the group walk).
 void add_run_options(CLI::App& command, RunOptions& options, bool forces = false);
 
-// The --strategy tag, with its options (the hybrid profile depth) applied.
-HostStrategy strategy_from(RunOptions const& options);
-ForceStrategy force_strategy_from(RunOptions const& options, int group_size);
+// The --strategy tag, with its options (hybrid's profile depth, REGTT's mode,
+// reorder depth and key, the group size) applied. Throws InputError naming a
+// bad option.
+ApplicationStrategy strategy_from(RunOptions const& options);
+BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size);
 
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
@@ -57,6 +62,8 @@ struct RunRecord {
   double traverse_s = 0;  // (dispatch)
   double write_s = 0;     // results staged on the host, then written
   HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
+  RegttTimings regtt;     // (dispatch) REGTT's breakdown and depth
+  std::string regtt_mode;  // (dispatch)
 };
 
 // Whether Strategy can run on execution space Space. The recursive reference
@@ -83,6 +90,10 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     record.build_s = timer.seconds();
     timer.reset();
     if constexpr (std::is_same_v<Strategy, Hybrid>) strategy.timings = &record.hybrid;
+    if constexpr (std::is_same_v<Strategy, Regtt>) {
+      strategy.timings = &record.regtt;
+      record.regtt_mode = to_string(strategy.mode);
+    }
     auto const output = application.traverse(space, setup, strategy);
     space.fence();
     record.traverse_s = timer.seconds();

@@ -249,7 +249,7 @@ struct DistributedPointCorrelation {
 };
 
 io::QueryResults run_distributed_search(SearchKind kind, SearchInputs const& inputs,
-                                        SearchOptions const& options, HostStrategy strategy,
+                                        SearchOptions const& options, ApplicationStrategy strategy,
                                         RunRecord& record) {
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
@@ -273,7 +273,7 @@ io::QueryResults run_distributed_search(SearchKind kind, SearchInputs const& inp
 
 // The application axis of the dispatch: the subcommand picks tree and query.
 io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
-                            SearchOptions const& options, HostStrategy strategy, RunRecord& record,
+                            SearchOptions const& options, ApplicationStrategy strategy, RunRecord& record,
                             [[maybe_unused]] int ranks) {
 #ifdef TREETRAV_ENABLE_MPI
   if (ranks > 1)
@@ -359,7 +359,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
   sub->callback([options, kind = command.kind, name = command.name] {
     if (options->queries.empty() && !options->self)
       throw InputError("give --queries FILE or --self");
-    HostStrategy const strategy = strategy_from(options->run);
+    ApplicationStrategy const strategy = strategy_from(options->run);
     std::vector<FileOption> input_files{{"--reference", options->reference}};
     if (!options->self)
       input_files.push_back({"--queries", options->queries});

@@ -1,24 +1,63 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/traversal/strategies.hpp>
 
+#include <optional>
+#include <utility>
+
 namespace treetrav {
 
+namespace {
+
+// The tag of `Strategies` called `name`; the error lists the names it knows.
+template <class Strategies, std::size_t... alternative>
+Strategies parse_strategy(std::string const& name, std::index_sequence<alternative...>) {
+  std::optional<Strategies> strategy;
+  std::string known;
+  auto const consider = [&](auto tag) {
+    known += (known.empty() ? "" : ", ") + std::string(decltype(tag)::name);
+    if (!strategy && name == decltype(tag)::name)
+      strategy = tag;
+  };
+  (consider(std::variant_alternative_t<alternative, Strategies>{}), ...);
+  if (!strategy)
+    throw InputError("--strategy: unknown strategy '" + name + "' (known: " + known + ")");
+  return *strategy;
+}
+
+template <class Strategies>
+Strategies parse_strategy(std::string const& name) {
+  return parse_strategy<Strategies>(name,
+                                    std::make_index_sequence<std::variant_size_v<Strategies>>{});
+}
+
+} // namespace
+
 HostStrategy parse_host_strategy(std::string const& name) {
-  if (name == Recursive::name) return Recursive{};
-  if (name == Autoropes::name) return Autoropes{};
-  if (name == Lockstep::name) return Lockstep{};
-  if (name == FsmLockstep::name) return FsmLockstep{};
-  if (name == Hybrid::name) return Hybrid{};
-  throw InputError("--strategy: unknown strategy '" + name + "' (known: recursive, autoropes, lockstep, fsm, hybrid)");
+  return parse_strategy<HostStrategy>(name);
+}
+
+ApplicationStrategy parse_application_strategy(std::string const& name) {
+  return parse_strategy<ApplicationStrategy>(name);
 }
 
 ForceStrategy parse_force_strategy(std::string const& name) {
-  if (name == GroupWalk::name) return GroupWalk{};
-  if (name != Recursive::name && name != Autoropes::name && name != Lockstep::name && name != FsmLockstep::name &&
-      name != Hybrid::name)
-    throw InputError("--strategy: unknown strategy '" + name +
-                     "' (known: recursive, autoropes, lockstep, fsm, hybrid, group)");
-  return std::visit([](auto tag) -> ForceStrategy { return tag; }, parse_host_strategy(name));
+  return parse_strategy<ForceStrategy>(name);
 }
 
-}  // namespace treetrav
+BarnesHutStrategy parse_barnes_hut_strategy(std::string const& name) {
+  return parse_strategy<BarnesHutStrategy>(name);
+}
+
+char const* to_string(RegttMode mode) {
+  return mode == RegttMode::lockstep ? "lockstep" : "nonlockstep";
+}
+
+RegttMode parse_regtt_mode(std::string const& name) {
+  if (name == "lockstep")
+    return RegttMode::lockstep;
+  if (name == "nonlockstep")
+    return RegttMode::nonlockstep;
+  throw InputError("--regtt-mode: unknown mode '" + name + "' (known: lockstep, nonlockstep)");
+}
+
+} // namespace treetrav

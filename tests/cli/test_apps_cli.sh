@@ -38,7 +38,7 @@ $1" "${@:2}"
 tt() { "$TREETRAV" "$@"; }
 
 strategies=(recursive autoropes)
-for extra in lockstep fsm hybrid; do  # later strategies, when this build has them
+for extra in lockstep fsm hybrid regtt; do  # later strategies, when this build has them
   if tt knn --help 2>/dev/null | grep -qw "$extra"; then strategies+=("$extra"); fi
 done
 
@@ -113,6 +113,26 @@ if [[ " ${strategies[*]} " == *" hybrid "* ]]; then
   expect_attributes "$work/knn-hybrid.h5" hybrid_depth hybrid_profile_s hybrid_transfer_s hybrid_schedule_s \
     hybrid_execute_s
 fi
+if [[ " ${strategies[*]} " == *" regtt "* ]]; then
+  expect_attributes "$work/knn-regtt.h5" regtt_mode regtt_depth regtt_chunks regtt_model_s regtt_bft_s regtt_sort_s \
+    regtt_dft_s
+  # Both modes, fixed depths (one- and multi-word keys), order bits.
+  for options in "--regtt-mode lockstep --reorder-depth 4" "--regtt-mode nonlockstep --reorder-depth 9" \
+    "--regtt-mode lockstep --reorder-depth 6 --regtt-order-bits"; do
+    # shellcheck disable=SC2086
+    expect_success "knn --strategy regtt $options" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
+      -k 5 --strategy regtt $options -o "$work/knn-regtt-options.h5"
+    expect_same_dataset "knn regtt $options equals recursive" "$work/knn-recursive.h5" "$work/knn-regtt-options.h5" \
+      /Results
+    # shellcheck disable=SC2086
+    expect_success "pc --strategy regtt $options" tt pc --reference "$work/ref.h5" --queries "$work/queries.h5" \
+      -r 0.1 --strategy regtt $options -o "$work/pc-regtt-options.h5"
+    expect_same_dataset "pc regtt $options equals recursive" "$work/pc-recursive.h5" "$work/pc-regtt-options.h5" \
+      /Results
+  done
+  run h5dump -A -g /RunMetadata "$work/pc-regtt-options.h5"
+  expect_contains "pc records REGTT's mode" '"lockstep"' "$out"
+fi
 
 # --sort sfc changes which thread serves which query, never the results' order.
 for app_options in "knn -k 5" "pc -r 0.1"; do
@@ -150,9 +170,20 @@ for strategy in "${strategies[@]}"; do
     --softening 0.01 --strategy "$strategy" -o "$result"
   expect_contains "bh-force summary reports the rms acceleration" "RMS acceleration" "$out"
   expect_shape "$result" /Results/Accelerations "{300, 3}"
-  [[ $strategy == recursive ]] ||
+  if [[ $strategy == regtt ]]; then
+    # Its breadth-first top sums a body's pulls in another order: equal up to float rounding.
+    run h5diff -p 1e-4 "$work/bh-recursive.h5" "$result" /Results /Results
+    if [[ $status -eq 0 ]]; then pass "bh-force: regtt within rounding of recursive"; else fail "bh-force: regtt" "$out$err"; fi
+  elif [[ $strategy != recursive ]]; then
     expect_same_dataset "bh-force: $strategy equals recursive" "$work/bh-recursive.h5" "$result" /Results
+  fi
 done
+if [[ " ${strategies[*]} " == *" regtt "* ]]; then
+  # Reorder depth 1 keeps the depth-first summation order.
+  expect_success "bh-force --strategy regtt --reorder-depth 1" tt bh-force --snapshot "$work/snap.h5" --theta 0.6 \
+    --softening 0.01 --strategy regtt --regtt-mode lockstep --reorder-depth 1 -o "$work/bh-regtt-1.h5"
+  expect_same_dataset "bh-force: regtt at depth 1 equals recursive" "$work/bh-recursive.h5" "$work/bh-regtt-1.h5" /Results
+fi
 expect_success "bh-force --sort sfc" tt bh-force --snapshot "$work/snap.h5" --theta 0.6 --softening 0.01 \
   --strategy autoropes --sort sfc -o "$work/bh-sorted.h5"
 expect_same_dataset "bh-force --sort sfc equals unsorted" "$work/bh-recursive.h5" "$work/bh-sorted.h5" /Results
@@ -255,6 +286,16 @@ expect_failure "missing reference file" "$work/absent.h5" \
 expect_failure "a points file as snapshot" "$work/ref.h5" tt bh-force --snapshot "$work/ref.h5" "${output[@]}"
 expect_failure "unknown --strategy" "--strategy" tt vp "${ref[@]}" "${queries[@]}" --strategy sideways "${output[@]}"
 expect_failure "unknown --backend" "--backend" tt vp "${ref[@]}" "${queries[@]}" --backend abacus "${output[@]}"
+if [[ " ${strategies[*]} " == *" regtt "* ]]; then
+  for depth in -1 x 3x 99; do
+    expect_failure "--reorder-depth $depth" "--reorder-depth" \
+      tt knn "${ref[@]}" "${queries[@]}" --strategy regtt --reorder-depth "$depth" "${output[@]}"
+  done
+  expect_failure "unknown --regtt-mode" "--regtt-mode" \
+    tt pc "${ref[@]}" "${queries[@]}" -r 0.1 --strategy regtt --regtt-mode sideways "${output[@]}"
+  expect_failure "bh-force --reorder-depth beyond an octree's" "--reorder-depth" \
+    tt bh-force --snapshot "$work/snap.h5" --strategy regtt --reorder-depth 8 "${output[@]}"
+fi
 expect_failure "both --queries and --self" "--self" tt knn "${ref[@]}" "${queries[@]}" --self "${output[@]}"
 expect_failure "neither --queries nor --self" "--queries" tt knn "${ref[@]}" "${output[@]}"
 expect_failure "--self on a single point" "--self" tt knn --reference "$work/one.h5" --self "${output[@]}"

@@ -86,21 +86,79 @@ struct GroupWalkWorkspace {
   std::size_t size = 0;
   std::string memory_space;
 };
+// REGTT's two execution modes (Zhang et al. follow autoropes): the BFT and
+// DFT phases walk in warp lockstep (Lockstep's masks) or each query alone.
+enum class RegttMode { lockstep, nonlockstep };
+
+// Wall-clock breakdown of one REGTT traversal, in seconds (all chunks).
+struct RegttTimings {
+  int depth = 0;   // the reorder depth used
+  int chunks = 0;  // query chunks the memory budget allowed (constraint (9))
+  double model = 0, bft = 0, sort = 0, dft = 0;  // model: the automatic depth's probes
+  double total() const { return model + bft + sort + dft; }
+};
+
+// REGTT (Zhang et al.): every query walks the tree breadth-first
+// down to the reorder depth d, recording one truncation bit per node above d
+// (did it descend there); the queries are stably sorted by the integer those
+// bits form in breadth-first order, then finish depth-first from their own
+// frontiers (the nodes at depth d under their set bits). depth = automatic:
+// the paper's profiling + regression model picks d (§III-D2); 0 is plain
+// autoropes / lockstep. reorder = false keeps the input order (Table III).
+// memory_budget bounds the per-query keys and states (bytes; 0: a quarter of
+// the free device memory, 1 GiB on the host); queries run in chunks that fit.
+// `warp_size` is the emulated warp on host backends; `timings`, when set,
+// receives the breakdown. order_bits (guided visitors; not in the paper):
+// the key continues after the truncation bits with the child each query
+// chose first at each node, in the same order; a guided search truncates
+// nothing above d while no leaf has set its bound, so its truncation bits
+// alone say nothing about it.
+struct Regtt {
+  static constexpr char const* name = "regtt";
+  static constexpr int automatic = -1;
+  int depth = automatic;
+  RegttMode mode = RegttMode::nonlockstep;
+  int warp_size = 32;
+  bool reorder = true;
+  std::size_t memory_budget = 0;
+  RegttTimings* timings = nullptr;
+  bool order_bits = false;
+};
+
+char const* to_string(RegttMode mode);
+// Throws InputError naming --regtt-mode when unknown.
+RegttMode parse_regtt_mode(std::string const& name);
 
 template <class Strategy>
 inline constexpr bool is_lockstep_v =
     std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep> || std::is_same_v<Strategy, Hybrid>;
 
-using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid>;
+// Whether a run under `strategy` walks in warps (and fills warp metrics).
+template <class Strategy>
+bool walks_in_warps(Strategy const& strategy) {
+  if constexpr (std::is_same_v<Strategy, Regtt>)
+    return strategy.mode == RegttMode::lockstep;
+  else
+    return is_lockstep_v<Strategy>;
+}
 
-// Throws InputError naming the value when unknown.
+// The strategies the command line offers for nbody (whose restarts rely on
+// bit-identical forces across them) and, with REGTT, for the applications.
+using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid>;
+using ApplicationStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt>;
+
+// Throw InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);
+ApplicationStrategy parse_application_strategy(std::string const& name);
 
 // The strategies of applications whose queries are the tree's own points and
-// which implement the group interface (Barnes-Hut forces, N-body potentials).
+// which implement the group interface (N-body potentials and forces) and, with
+// REGTT, those of bh-force.
 using ForceStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, GroupWalk>;
+using BarnesHutStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt, GroupWalk>;
 
-// Throws InputError naming the value when unknown.
+// Throw InputError naming the value when unknown.
 ForceStrategy parse_force_strategy(std::string const& name);
+BarnesHutStrategy parse_barnes_hut_strategy(std::string const& name);
 
 }  // namespace treetrav

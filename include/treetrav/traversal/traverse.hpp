@@ -45,13 +45,20 @@ template <class ExecutionSpace, class Topology, class Visitor>
 void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                      Hybrid const& strategy, TraversalMetrics<typename Topology::memory_space> const& metrics);
 
+// Defined in schedule/detail/regtt_traverse.hpp.
+template <class ExecutionSpace, class Topology, class Visitor>
+void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+                    Regtt const& strategy, Kokkos::View<Index const*, typename Topology::memory_space> order,
+                    TraversalMetrics<typename Topology::memory_space> const& metrics);
+
 }  // namespace detail
 
 // The number of warps a lockstep strategy forms for `queries` queries on `space`.
 template <class ExecutionSpace, class Strategy>
 Index warp_count(Strategy const& strategy, Index queries) {
   int size = 32;
-  if constexpr (is_lockstep_v<Strategy> && !is_cuda_space_v<ExecutionSpace>) size = strategy.warp_size;
+  if constexpr ((is_lockstep_v<Strategy> || std::is_same_v<Strategy, Regtt>) && !is_cuda_space_v<ExecutionSpace>)
+    size = strategy.warp_size;
   return (queries + size - 1) / size;
 }
 
@@ -61,8 +68,9 @@ Index warp_count(Strategy const& strategy, Index queries) {
 // order. It may name a subset of the queries (only those are walked), except
 // under Hybrid, whose schedule replaces it, and GroupWalk, where it maps
 // every tree position to its query (the visitor's active() picks a subset).
-// `metrics`, when allocated, receives visit counts (lockstep strategies only;
-// kernels without it are instantiated separately, so timed runs pay nothing).
+// `metrics`, when allocated, receives visit counts (lockstep strategies and
+// REGTT's lockstep mode; kernels without it are instantiated separately, so
+// timed runs pay nothing).
 template <class ExecutionSpace, class Topology, class Visitor, class Strategy>
 void traverse(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor, Strategy strategy,
               Kokkos::View<Index const*, typename Topology::memory_space> order = {},
@@ -95,6 +103,9 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   } else if constexpr (std::is_same_v<Strategy, GroupWalk>) {
     if (metrics.enabled()) throw std::invalid_argument("the group walk records no traversal metrics");
     detail::traverse_groups(space, label, topology, visitor, strategy, order);
+  } else if constexpr (std::is_same_v<Strategy, Regtt>) {
+    // Its sort permutes the caller's order (ties keep it).
+    detail::traverse_regtt(space, topology, visitor, strategy, order, metrics);
   } else {
     static_assert(sizeof(Strategy) == 0, "unknown traversal strategy");
   }
@@ -104,3 +115,4 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
 }  // namespace treetrav
 
 #include <treetrav/schedule/detail/hybrid_traverse.hpp>
+#include <treetrav/schedule/detail/regtt_traverse.hpp>

@@ -29,4 +29,21 @@ KOKKOS_FORCEINLINE_FUNCTION float bits_float(std::uint32_t bits) {
 #endif
 }
 
+// Leading zero bits (x != 0).
+KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(x));
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clz(static_cast<int>(x));
+#else
+  return __builtin_clz(x);
+#endif
+}
+
 } // namespace treetrav::detail

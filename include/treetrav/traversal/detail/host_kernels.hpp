@@ -78,16 +78,18 @@ struct AutoropesKernel {
     typename Visitor::state_type state;
     visitor.initialize(query, state);
     if constexpr (is_keyed_v<Visitor>)
-      walk_keyed(query, state);
+      walk_keyed(visitor.root(), query, state);
     else
-      walk(query, state);
+      descend(Topology::root(), query, state);
     visitor.finalize(query, state);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void walk(Index query, typename Visitor::state_type& state) const {
+  // The walk of the subtree under `root` (REGTT continues from each query's
+  // frontier with it).
+  KOKKOS_FORCEINLINE_FUNCTION void descend(Index root, Index query, typename Visitor::state_type& state) const {
     Index ropes[stack_capacity];
     int top = 0;
-    ropes[top++] = Topology::root();
+    ropes[top++] = root;
     while (top > 0) {
       Index const node = ropes[--top];
       if (!visitor.visit(node, query, state) || topology.is_leaf(node))
@@ -107,7 +109,8 @@ struct AutoropesKernel {
   // stack, the others waiting there with their keys: guided visitors in key
   // order, others in slot order), and only then scans it, so the lanes of a
   // GPU warp scan their leaves together rather than one branch at a time.
-  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(Index query,
+  // `start` is walked whole (REGTT starts at frontier nodes its visit() kept).
+  KOKKOS_FORCEINLINE_FUNCTION void walk_keyed(NodeRef start, Index query,
                                               typename Visitor::state_type& state) const {
     constexpr int arity = Topology::arity;
     NodeRef ropes[stack_capacity];
@@ -123,7 +126,7 @@ struct AutoropesKernel {
       ref = ropes[top];
       return true;
     };
-    NodeRef ref = visitor.root();
+    NodeRef ref = start;
     while (true) {
       while (!ref.is_leaf()) {
         NodeRef children[arity];

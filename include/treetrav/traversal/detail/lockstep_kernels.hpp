@@ -49,53 +49,12 @@ struct LockstepKernel {
       Index const i = warp_index * warp.size() + lane;
       s.valid = i < query_count;
       s.query = s.valid ? query_at(order, i) : 0;
-      s.traversing = s.valid;
-      s.critical = INT_MAX;
       s.visits = 0;
       if (s.valid) visitor.initialize(s.query, s.state);
     });
-    Index stack[stack_capacity];
-    LaneMask masks[Fsm ? 1 : stack_capacity];
-    int top = 0;
-    stack[top] = Topology::root();
-    if constexpr (!Fsm) masks[top] = warp.ballot(lanes, [](int, State& s) { return s.valid; });
-    ++top;
+    LaneMask const valid = warp.ballot(lanes, [](int, State& s) { return s.valid; });
     std::int64_t warp_visits = 0;
-    while (top > 0) {
-      --top;
-      Index const node = stack[top];
-      LaneMask const members = Fsm ? 0 : masks[Fsm ? 0 : top];
-      bool const leaf = topology.is_leaf(node);
-      if constexpr (Measure) ++warp_visits;
-      LaneMask const descend = warp.ballot(lanes, [&](int lane, State& s) {
-        if constexpr (Fsm) {
-          if (!s.traversing && s.valid && top < s.critical) s.traversing = true, s.critical = INT_MAX;
-          if (!s.traversing) return false;
-        } else {
-          if (!(members >> lane & 1)) return false;
-        }
-        if constexpr (Measure) ++s.visits;
-        bool const wants = visitor.visit(node, s.query, s.state);
-        if constexpr (Fsm) {
-          if (!wants) s.traversing = false, s.critical = top;
-        }
-        return wants && !leaf;
-      });
-      if (descend == 0) continue;
-      int first = 0;
-      if constexpr (Visitor::guided) {
-        LaneMask const votes = warp.ballot(lanes, [&](int lane, State& s) {
-          return (descend >> lane & 1) && visitor.first_child(node, s.query, s.state) == 1;
-        });
-        first = 2 * popcount(votes) > popcount(descend) ? 1 : 0;
-      }
-      for (int rank = Topology::arity - 1; rank >= 0; --rank) {
-        Index const child = topology.child(node, child_slot(rank, first));
-        if (child < 0) continue;
-        if constexpr (!Fsm) masks[top] = descend;
-        stack[top++] = child;
-      }
-    }
+    descend(warp, lanes, Topology::root(), valid, warp_visits);
     warp.for_each_lane(lanes, [&](int lane, State& s) {
       if (!s.valid) return;
       visitor.finalize(s.query, s.state);
@@ -104,6 +63,62 @@ struct LockstepKernel {
         if (lane == 0) metrics.warp_visits(warp_index) = warp_visits;
       }
     });
+  }
+
+  // The warp walks the subtree under `root` in lockstep; the lanes in
+  // `members` take part, the others idle through it. `lanes` holds a
+  // LaneState (or a type derived from it) per lane; REGTT continues from each
+  // frontier node with this.
+  template <class Warp, class Lanes>
+  KOKKOS_FUNCTION void descend(Warp const& warp, Lanes& lanes, Index root, LaneMask members,
+                               std::int64_t& warp_visits) const {
+    using State = LaneState<Visitor>;
+    if constexpr (Fsm)
+      warp.for_each_lane(lanes, [&](int lane, State& s) {
+        s.traversing = members >> lane & 1;
+        s.critical = s.traversing ? INT_MAX : 0;  // a non-member never rejoins in this subtree
+      });
+    Index stack[stack_capacity];
+    LaneMask masks[Fsm ? 1 : stack_capacity];
+    int top = 0;
+    stack[top] = root;
+    if constexpr (!Fsm) masks[top] = members;
+    ++top;
+    while (top > 0) {
+      --top;
+      Index const node = stack[top];
+      LaneMask const entry_members = Fsm ? 0 : masks[Fsm ? 0 : top];
+      bool const leaf = topology.is_leaf(node);
+      if constexpr (Measure) ++warp_visits;
+      LaneMask const descending = warp.ballot(lanes, [&](int lane, State& s) {
+        if constexpr (Fsm) {
+          if (!s.traversing && s.valid && top < s.critical) s.traversing = true, s.critical = INT_MAX;
+          if (!s.traversing) return false;
+        } else {
+          if (!(entry_members >> lane & 1)) return false;
+        }
+        if constexpr (Measure) ++s.visits;
+        bool const wants = visitor.visit(node, s.query, s.state);
+        if constexpr (Fsm) {
+          if (!wants) s.traversing = false, s.critical = top;
+        }
+        return wants && !leaf;
+      });
+      if (descending == 0) continue;
+      int first = 0;
+      if constexpr (Visitor::guided) {
+        LaneMask const votes = warp.ballot(lanes, [&](int lane, State& s) {
+          return (descending >> lane & 1) && visitor.first_child(node, s.query, s.state) == 1;
+        });
+        first = 2 * popcount(votes) > popcount(descending) ? 1 : 0;
+      }
+      for (int rank = Topology::arity - 1; rank >= 0; --rank) {
+        Index const child = topology.child(node, child_slot(rank, first));
+        if (child < 0) continue;
+        if constexpr (!Fsm) masks[top] = descending;
+        stack[top++] = child;
+      }
+    }
   }
 };
 

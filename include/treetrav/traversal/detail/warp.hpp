@@ -29,6 +29,8 @@ KOKKOS_FORCEINLINE_FUNCTION int popcount(LaneMask mask) {
 // lanes before it (store(lane, state, sum)) and returns the warp's total;
 // uniform(f) returns f() evaluated once for the warp (e.g. an atomic);
 // sync() orders the lanes' scratch-memory accesses (__syncwarp).
+// reduce_or(f) returns the bitwise or over the lanes of f(lane, state), a
+// 64-bit word.
 // exclusive_scan and uniform need all 32 lanes of a CUDA warp present.
 
 // Lanes below `lane` in `mask`: a lane's slot among the lanes that vote yes.
@@ -91,6 +93,16 @@ struct CudaWarp {
     __syncwarp(members);
 #endif
   }
+  template <class T, class F>
+  KOKKOS_FORCEINLINE_FUNCTION std::uint64_t reduce_or(PerLane<T>& state, F const& f) const {
+    std::uint64_t const word = f(lane, state.value);
+#if defined(__CUDA_ARCH__)
+    std::uint64_t const high = __reduce_or_sync(members, static_cast<unsigned>(word >> 32));
+    return high << 32 | __reduce_or_sync(members, static_cast<unsigned>(word));
+#else
+    return word;  // host pass of a device-only path
+#endif
+  }
 };
 #endif
 
@@ -133,6 +145,12 @@ struct HostWarp {
     return f();
   }
   KOKKOS_INLINE_FUNCTION void sync() const {}
+  template <class T, class F>
+  KOKKOS_INLINE_FUNCTION std::uint64_t reduce_or(PerLane<T>& state, F const& f) const {
+    std::uint64_t word = 0;
+    for (int lane = 0; lane < lanes; ++lane) word |= f(lane, state.values[lane]);
+    return word;
+  }
 };
 
 }  // namespace treetrav::detail

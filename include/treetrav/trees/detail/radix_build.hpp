@@ -12,21 +12,6 @@
 
 namespace treetrav::detail {
 
-KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __clzll(static_cast<long long>(x));
-#else
-  return __builtin_clzll(x);
-#endif
-}
-
-KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint32_t x) {
-#if defined(__CUDA_ARCH__)
-  return __clz(static_cast<int>(x));
-#else
-  return __builtin_clz(x);
-#endif
-}
 
 // Karras' construction: each internal node finds its range and split from the
 // sorted codes alone (codes tied are told apart by position), in parallel.
