@@ -95,8 +95,10 @@ auto regtt_expected(Space const& space, Bodies const& b, int depth) {
   if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
     Octree<Kokkos::HostSpace> tree(Kokkos::DefaultHostExecutionSpace{}, b.positions, b.masses, 8);
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> acc("test::regtt_acc", b.positions.size(), 3);
-    BarnesHutVisitor<Kokkos::HostSpace> visitor{
-        tree, b.positions.coordinates, 0.25f, detail::Acceleration<Kokkos::HostSpace>{0.01f * 0.01f, 1.0f, acc}};
+    BarnesHutOptions const options{0.5f, 0.01f, 1.0f};
+    auto const visitor = detail::make_barnes_hut_walk<Multipole::monopole>(
+        Kokkos::DefaultHostExecutionSpace{}, tree, b.positions.coordinates, options,
+        detail::Acceleration<Kokkos::HostSpace>{0.01f * 0.01f, 1.0f, acc}, {});
     test::regtt_reference(tree.topology, visitor, depth);
     return acc;
   } else {
