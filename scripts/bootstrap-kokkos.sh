@@ -42,10 +42,13 @@ if [[ ! -f $src/.treetrav-patched ]]; then
   log "fetching Debian's trilinos source package"
   (cd "$cache/src/dl" && apt-get source --download-only trilinos >&2)
   tarballs=("$cache"/src/dl/trilinos_*.orig.tar.*)
-  log "extracting packages/kokkos from $(basename "${tarballs[0]}")"
+  # Kokkos Kernels (scripts/bootstrap-kokkos-kernels.sh) comes from the same tarball.
+  log "extracting packages/kokkos and packages/kokkos-kernels from $(basename "${tarballs[0]}")"
   mkdir "$cache/src/x"
-  tar xf "${tarballs[0]}" -C "$cache/src/x" --wildcards '*/packages/kokkos/*'
+  tar xf "${tarballs[0]}" -C "$cache/src/x" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
   mv "$cache"/src/x/*/packages/kokkos "$src"
+  mv "$cache"/src/x/*/packages/kokkos-kernels "$cache/src/kokkos-kernels-3.4.1"
+  touch "$cache/src/kokkos-kernels-3.4.1/.treetrav-extracted"
   rm -rf "$cache/src/x" "$cache/src/dl"
   for p in "$repo"/cmake/patches/kokkos-3.4.1/*.patch; do
     log "applying $(basename "$p")"

@@ -7,6 +7,7 @@
 #include <treetrav/traversal/traverse.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace treetrav {
 
@@ -100,6 +101,40 @@ struct NeighborOptions {
 // The largest k a search supports (its candidate list lives in registers).
 inline constexpr int max_neighbors = 128;
 
+namespace detail {
+
+// What every k-nearest search checks before it runs, whatever its strategy.
+template <class MemorySpace>
+void check_neighbor_arguments(Index reference_size, int reference_dimension, PointSet<MemorySpace> const& queries,
+                              NeighborOptions const& options) {
+  Index const available = reference_size - (options.exclude_self ? 1 : 0);
+  if (options.k < 1) throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
+  if (options.k > available)
+    throw InputError("-k " + std::to_string(options.k) + " exceeds the " + std::to_string(available) +
+                     " reference points available");
+  if (options.k > max_neighbors)
+    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " + std::to_string(options.k) + ")");
+  if (queries.dimension() != reference_dimension)
+    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
+                     " but the reference points have " + std::to_string(reference_dimension));
+  if (options.exclude_self && queries.size() != reference_size)
+    throw InputError("--self needs the queries to be the reference set");
+}
+
+// Calls f(std::integral_constant<int, KMax>) with the candidate-list capacity
+// for k: a few capacities keep registers small for small k.
+template <class F>
+void with_candidate_capacity(int k, F const& f) {
+  if (k == 1)
+    f(std::integral_constant<int, 1>{});
+  else if (k <= 16)
+    f(std::integral_constant<int, 16>{});
+  else
+    f(std::integral_constant<int, max_neighbors>{});
+}
+
+}  // namespace detail
+
 // The k nearest reference points of every query, ties broken by index.
 template <class ExecutionSpace, class Tree, class Strategy>
 NeighborResults<typename Tree::memory_space> find_neighbors(
@@ -107,18 +142,7 @@ NeighborResults<typename Tree::memory_space> find_neighbors(
     NeighborOptions const& options, Strategy strategy,
     Kokkos::View<Index const*, typename Tree::memory_space> order = {},
     TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
-  Index const available = tree.points.size() - (options.exclude_self ? 1 : 0);
-  if (options.k < 1) throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
-  if (options.k > available)
-    throw InputError("-k " + std::to_string(options.k) + " exceeds the " + std::to_string(available) +
-                     " reference points available");
-  if (options.k > max_neighbors)
-    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " + std::to_string(options.k) + ")");
-  if (queries.dimension() != tree.points.points.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.points.points.dimension()));
-  if (options.exclude_self && queries.size() != tree.points.size())
-    throw InputError("--self needs the queries to be the reference set");
+  detail::check_neighbor_arguments(tree.points.size(), tree.points.points.dimension(), queries, options);
   using MemorySpace = typename Tree::memory_space;
   NeighborResults<MemorySpace> results;
   results.indices = decltype(results.indices)(
@@ -133,13 +157,7 @@ NeighborResults<typename Tree::memory_space> find_neighbors(
                                               results.indices, results.distances};
     traverse(space, tree.topology, visitor, strategy, order, metrics);
   };
-  // A few candidate-list capacities keep registers small for small k.
-  if (options.k == 1)
-    run(std::integral_constant<int, 1>{});
-  else if (options.k <= 16)
-    run(std::integral_constant<int, 16>{});
-  else
-    run(std::integral_constant<int, max_neighbors>{});
+  detail::with_candidate_capacity(options.k, run);
   return results;
 }
 

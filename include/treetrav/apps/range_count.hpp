@@ -46,6 +46,23 @@ struct RangeCountOptions {
   bool exclude_self = false;
 };
 
+namespace detail {
+
+// What every range count checks before it runs, whatever its strategy.
+template <class MemorySpace>
+void check_range_count_arguments(Index reference_size, int reference_dimension, PointSet<MemorySpace> const& queries,
+                                 RangeCountOptions const& options) {
+  if (!(options.radius > 0) || !std::isfinite(options.radius))
+    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) + ")");
+  if (queries.dimension() != reference_dimension)
+    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
+                     " but the reference points have " + std::to_string(reference_dimension));
+  if (options.exclude_self && queries.size() != reference_size)
+    throw InputError("--self needs the queries to be the reference set");
+}
+
+}  // namespace detail
+
 // r is squared once here; the oracle compares distance2 <= r * r in float too.
 template <class ExecutionSpace, class Tree, class Strategy>
 Kokkos::View<std::int64_t*, typename Tree::memory_space> count_within(
@@ -53,13 +70,7 @@ Kokkos::View<std::int64_t*, typename Tree::memory_space> count_within(
     RangeCountOptions const& options, Strategy strategy,
     Kokkos::View<Index const*, typename Tree::memory_space> order = {},
     TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
-  if (!(options.radius > 0) || !std::isfinite(options.radius))
-    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) + ")");
-  if (queries.dimension() != tree.points.points.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.points.points.dimension()));
-  if (options.exclude_self && queries.size() != tree.points.size())
-    throw InputError("--self needs the queries to be the reference set");
+  detail::check_range_count_arguments(tree.points.size(), tree.points.points.dimension(), queries, options);
   Kokkos::View<std::int64_t*, typename Tree::memory_space> counts(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"), queries.size());
   RangeCountVisitor<Tree> visitor{tree, queries.coordinates, options.radius * options.radius, options.exclude_self,

@@ -64,7 +64,7 @@ inline constexpr Coordinate bound_slack = 1e-5f;
 template <class ExecutionSpace>
 BallTree<Kokkos::HostSpace> build_ball_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
                                             int leaf_size) {
-  check_build_arguments("ball tree", points.size(), leaf_size);
+  check_build_arguments("ball tree", points.size(), leaf_size, points.dimension());
   Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
   // Same skeleton and split as the kd-tree; only the node bounds differ.
   auto kd = build_kd_tree(space, points, leaf_size);

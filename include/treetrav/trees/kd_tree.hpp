@@ -64,7 +64,7 @@ struct NoNodeData {};
 template <class ExecutionSpace>
 KdTree<Kokkos::HostSpace> build_kd_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
                                         int leaf_size) {
-  check_build_arguments("kd-tree", points.size(), leaf_size);
+  check_build_arguments("kd-tree", points.size(), leaf_size, points.dimension());
   Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
   auto coords = points.coordinates;
   int const dimension = points.dimension();

@@ -66,7 +66,7 @@ namespace detail {
 template <class ExecutionSpace>
 VpTree<Kokkos::HostSpace> build_vp_tree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& points,
                                         int leaf_size) {
-  check_build_arguments("vantage-point tree", points.size(), leaf_size);
+  check_build_arguments("vantage-point tree", points.size(), leaf_size, points.dimension());
   Kokkos::Profiling::pushRegion("treetrav::VpTree::build");
   auto coords = points.coordinates;
   // Node data: the caller's index of the node's vantage point (-1 for leaves).
