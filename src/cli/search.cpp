@@ -1,7 +1,10 @@
 // treetrav pc | nn | knn | vp | bt: one query set against a reference set,
-// through the tree each application uses.
+// through the tree each application uses, by brute force, or either as
+// --strategy auto picks.
+#include "auto_strategy.hpp"
 #include "run_app.hpp"
 
+#include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/io/points.hpp>
@@ -50,18 +53,46 @@ struct SearchInputs {
 
 template <template <class> class Tree, class Space>
 struct SearchSetup {
+  bool trees = false;                                 // whether `tree` was built
   Tree<typename Space::memory_space> tree;
+  PointSet<typename Space::memory_space> reference;  // brute force and auto only
   PointSet<typename Space::memory_space> queries;
-  Kokkos::View<Index*, typename Space::memory_space> order;  // empty: input order
+  Kokkos::View<Index*, typename Space::memory_space> order;  // Morton order (--sort sfc, auto); else empty
+  bool sorted = false;                                        // --sort sfc
 };
 
-template <template <class> class Tree, class Space>
+// What Strategy needs: the tree (not for brute force, nor for auto beyond the
+// trees' dimensions), the reference points on the device (brute force, auto),
+// the Morton order (--sort sfc, auto).
+template <template <class> class Tree, class Space, class Strategy>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
-  SearchSetup<Tree, Space> setup{Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size),
-                                 copy_points(space, inputs.queries, "treetrav::cli::queries"),
-                                 {}};
-  if (inputs.sorted) setup.order = morton_order(space, setup.queries);
+  constexpr bool brute = std::is_same_v<Strategy, BruteForce>;
+  constexpr bool automatic = std::is_same_v<Strategy, Automatic>;
+  SearchSetup<Tree, Space> setup;
+  setup.queries = copy_points(space, inputs.queries, "treetrav::cli::queries");
+  setup.trees = !brute && (!automatic || inputs.reference.dimension() <= max_tree_dimension);
+  if (setup.trees) setup.tree = Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size);
+  if (brute || automatic) setup.reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
+  setup.sorted = inputs.sorted && !brute && !automatic;
+  if (setup.trees && (setup.sorted || automatic)) setup.order = morton_order(space, setup.queries);
   return setup;
+}
+
+// Runs app.search under `strategy`; under auto, first picks the plan by
+// timing each candidate on a sample of the queries (auto_strategy.hpp).
+template <class Application, class Space, class Setup, class Strategy>
+auto traverse_search(Application const& app, Space const& space, Setup const& setup, Strategy strategy) {
+  if constexpr (std::is_same_v<Strategy, Automatic>) {
+    auto const choice = choose_strategy(space, setup.queries, setup.order, setup.trees,
+                                        [&](auto tag, auto const& sample) { app.search(space, setup, tag, sample, false, true); });
+    if (strategy.choice != nullptr)
+      *strategy.choice = {choice.plan.name(), choice.plan.sorted, choice.reason, choice.probe_s};
+    return std::visit(
+        [&](auto tag) { return app.search(space, setup, tag, setup.queries, choice.plan.sorted, false); },
+        choice.plan.strategy);
+  } else {
+    return app.search(space, setup, strategy, setup.queries, setup.sorted, false);
+  }
 }
 
 // nn, knn, vp, bt: the Application of run_application (run_app.hpp).
@@ -71,13 +102,27 @@ struct NeighborSearch {
   SearchInputs inputs;
   NeighborOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
-    return set_up_search<Tree>(space, inputs);
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<Tree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return find_neighbors(space, setup.tree, setup.queries, options, strategy, setup.order);
+    return traverse_search(*this, space, setup, strategy);
+  }
+  // One search of `queries` (all of them, or auto's sample: `probe` drops
+  // --self, whose rows a sample does not keep).
+  template <class Space, class Setup, class Strategy, class Queries>
+  NeighborResults<typename Space::memory_space> search(Space const& space, Setup const& setup, Strategy strategy,
+                                                        Queries const& queries, bool sorted, bool probe) const {
+    NeighborOptions const run_options{options.k, options.exclude_self && !probe};
+    if constexpr (std::is_same_v<Strategy, BruteForce>)
+      return find_neighbors(space, setup.reference, queries, run_options, strategy);
+    else if constexpr (std::is_same_v<Strategy, Automatic>)
+      throw std::logic_error("auto runs the strategy it picked");
+    else
+      return find_neighbors(space, setup.tree, queries, run_options, strategy,
+                            sorted ? setup.order : decltype(setup.order)());
   }
   template <class Neighbors>
   io::QueryResults collect(Neighbors const& neighbors) const {
@@ -94,13 +139,26 @@ struct PointCorrelation {
   SearchInputs inputs;
   RangeCountOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
-    return set_up_search<KdTree>(space, inputs);
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<KdTree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return count_within(space, setup.tree, setup.queries, options, strategy, setup.order);
+    return traverse_search(*this, space, setup, strategy);
+  }
+  template <class Space, class Setup, class Strategy, class Queries>
+  Kokkos::View<std::int64_t*, typename Space::memory_space> search(Space const& space, Setup const& setup,
+                                                                   Strategy strategy, Queries const& queries,
+                                                                   bool sorted, bool probe) const {
+    RangeCountOptions const run_options{options.radius, options.exclude_self && !probe};
+    if constexpr (std::is_same_v<Strategy, BruteForce>)
+      return count_within(space, setup.reference, queries, run_options, strategy);
+    else if constexpr (std::is_same_v<Strategy, Automatic>)
+      throw std::logic_error("auto runs the strategy it picked");
+    else
+      return count_within(space, setup.tree, queries, run_options, strategy,
+                          sorted ? setup.order : decltype(setup.order)());
   }
   template <class Counts>
   io::QueryResults collect(Counts const& counts) const {
@@ -112,7 +170,7 @@ struct PointCorrelation {
 
 // The application axis of the dispatch: the subcommand picks tree and query.
 io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs, SearchOptions const& options,
-                            HostStrategy strategy, RunRecord& record) {
+                            SearchStrategy strategy, RunRecord& record) {
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
     case SearchKind::pc:
@@ -169,7 +227,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                     "Count the reference points within this distance")
         ->required()
         ->check(positive<Coordinate>());
-  add_run_options(*sub, options->run);
+  add_run_options(*sub, options->run, true);
   sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
               (command.kind == SearchKind::pc
                    ? "/Results/Counts (n_queries)."
@@ -178,7 +236,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
 
   sub->callback([options, kind = command.kind, name = command.name] {
     if (options->queries.empty() && !options->self) throw InputError("give --queries FILE or --self");
-    HostStrategy const strategy = strategy_from(options->run);
+    SearchStrategy const strategy = search_strategy_from(options->run);
     std::vector<FileOption> input_files{{"--reference", options->reference}};
     if (!options->self)
       input_files.push_back({"--queries", options->queries});

@@ -89,10 +89,21 @@ struct BruteForce {
   BruteForceStatistics* statistics = nullptr;
 };
 
-// Per job: brute force or a tree strategy and query order, picked from the
-// sizes and a measured probe (the search subcommands' default).
+// What Automatic picked: a strategy's name, whether the queries go in Morton
+// order, the estimates behind the choice, and the probe's wall-clock time.
+struct AutomaticChoice {
+  std::string strategy;
+  bool sorted = false;
+  std::string reason;
+  double probe_s = 0;
+};
+
+// Per job: brute force or a tree strategy and query order, picked by timing
+// each on a sample of the queries (the search subcommands' default).
+// `choice`, when set, receives the pick.
 struct Automatic {
   static constexpr char const* name = "auto";
+  AutomaticChoice* choice = nullptr;
 };
 
 namespace detail {

@@ -1,0 +1,211 @@
+#pragma once
+
+// --strategy auto: picks brute force or a tree strategy and query order for
+// one search job by timing each on a sample of its queries. Shared by the
+// search subcommands and `treetrav bench`.
+#include "run_app.hpp"
+
+#include <treetrav/core/point_set.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace treetrav::cli {
+
+// One way to run a search: a strategy (never Automatic) and, for trees,
+// whether the queries go in Morton order.
+struct SearchPlan {
+  SearchStrategy strategy;
+  bool sorted = false;
+  std::string name() const {
+    return std::visit(
+        [](auto const& tag) { return std::string(std::decay_t<decltype(tag)>::name); }, strategy);
+  }
+  std::string label() const { return name() + (sorted ? "/sfc" : ""); }
+};
+
+struct SearchChoice {
+  SearchPlan plan;
+  std::string reason; // the estimates behind the choice, for the log and the metadata
+  double probe_s = 0; // wall-clock seconds the probe took
+};
+
+// Calls f(Strategy{}) for every alternative of the variant (the pointer only names it).
+template <class F, class... Strategies>
+void for_each_tree_strategy(F const& f, std::variant<Strategies...> const*) {
+  (f(Strategies{}), ...);
+}
+
+// What `auto` may pick on Space: brute force, and when the points fit a tree,
+// every tree strategy that runs there (whatever HostStrategy holds), each in
+// input and in Morton order (hybrid makes its own order).
+template <class Space>
+std::vector<SearchPlan> candidate_plans(bool trees) {
+  std::vector<SearchPlan> plans{{BruteForce{}, false}};
+  if (!trees)
+    return plans;
+  auto add = [&](auto tag) {
+    using Strategy = decltype(tag);
+    if constexpr (strategy_runs_on<Strategy, Space>) {
+      plans.push_back({tag, false});
+      if constexpr (!std::is_same_v<Strategy, Hybrid>)
+        plans.push_back({tag, true});
+    }
+  };
+  for_each_tree_strategy(add, static_cast<HostStrategy const*>(nullptr));
+  return plans;
+}
+
+namespace detail {
+
+template <class Points, class Rows>
+struct GatherRows {
+  Points from, to;
+  Rows rows;
+  Index first;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    Index const row = rows.extent(0) == 0 ? first + i : rows(first + i);
+    for (int k = 0; k < static_cast<int>(from.extent(1)); ++k)
+      to(i, k) = from(row, k);
+  }
+};
+
+} // namespace detail
+
+// Queries at positions first .. first + count of `order` (input order when
+// empty), gathered in that order: a sample as coherent as the whole job.
+template <class Space, class MemorySpace>
+PointSet<MemorySpace> gather_queries(Space const& space, PointSet<MemorySpace> const& queries,
+                                     Kokkos::View<Index*, MemorySpace> const& order, Index first,
+                                     Index count) {
+  auto sample =
+      allocate_points<MemorySpace>("treetrav::cli::probe_sample", count, queries.dimension());
+  Kokkos::parallel_for("treetrav::cli::gather_queries", Kokkos::RangePolicy<Space>(space, 0, count),
+                       detail::GatherRows<typename PointSet<MemorySpace>::coordinates_view,
+                                          Kokkos::View<Index*, MemorySpace>>{
+                           queries.coordinates, sample.coordinates, order, first});
+  space.fence();
+  return sample;
+}
+
+// Probe sizes: a first sample times the candidates, a second, larger one
+// re-times those within twice the best estimate. On the GPU the samples keep
+// many threads busy, to show each candidate's throughput; on the host a few
+// dozen queries per thread suffice.
+template <class Space>
+std::pair<Index, Index> probe_sizes(Index n_queries) {
+  Index const concurrency = Space().concurrency();
+  bool const gpu = is_cuda_space_v<Space>;
+  Index const first = std::max<Index>(n_queries / 64, gpu ? concurrency / 32 : 32 * concurrency);
+  Index const second = std::max<Index>(n_queries / 16, gpu ? concurrency / 8 : 128 * concurrency);
+  return {std::min(n_queries, first), std::min(n_queries, second)};
+}
+
+// Picks the plan with the smallest estimated time for all `queries`: each
+// candidate runs on a window of the queries in its order (a sample as
+// coherent as the whole job), its time scaled to the job. Brute force goes
+// first, then autoropes in input order; when that tree estimate is over
+// three times brute force's, the other tree strategies (at most 1.6x faster
+// than it on the search inputs of `treetrav bench`, perf/results/h100) are
+// not probed: at high dimension each tree probe costs about as much as brute
+// force's whole job.
+// `run` is called as run(strategy, sample) with a concrete strategy tag and
+// must run the search on `space`; `morton` is the Morton order of the
+// queries; `trees`: whether the points fit a tree.
+template <class Space, class MemorySpace, class Run>
+SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
+                             Kokkos::View<Index*, MemorySpace> const& morton, bool trees,
+                             Run const& run) {
+  Kokkos::Timer probe_timer;
+  SearchChoice choice;
+  auto const plans = candidate_plans<Space>(trees);
+  Index const n = queries.size();
+  if (plans.size() == 1) {
+    choice.plan = plans.front();
+    choice.reason = fmt::format("the points have {} dimensions, more than a tree takes ({})",
+                                queries.dimension(), max_tree_dimension);
+    choice.probe_s = probe_timer.seconds();
+    return choice;
+  }
+  // Seconds for all n queries, from a run on `count` of them after a
+  // warm-up on a few (no estimate pays for loading a kernel).
+  auto time_plan = [&](SearchPlan const& plan, Index count) {
+    Index const first = (n - count) / 2;
+    auto const order = plan.sorted ? morton : Kokkos::View<Index*, MemorySpace>();
+    auto const warm_up = gather_queries(space, queries, order, first, std::min<Index>(count, 64));
+    auto const sample = gather_queries(space, queries, order, first, count);
+    return std::visit(
+        [&](auto tag) {
+          if constexpr (std::is_same_v<decltype(tag), Automatic>) {
+            return 0.0;
+          } else {
+            run(tag, warm_up);
+            space.fence();
+            Kokkos::Timer timer;
+            run(tag, sample);
+            space.fence();
+            return timer.seconds() * static_cast<double>(n) / static_cast<double>(count);
+          }
+        },
+        plan.strategy);
+  };
+  auto const [first_size, second_size] = probe_sizes<Space>(n);
+  constexpr double not_probed = -1;
+  std::vector<double> estimates(plans.size(), not_probed);
+  // plans: brute force, then the tree strategies with autoropes in input order first.
+  std::size_t const autoropes =
+      std::find_if(plans.begin(), plans.end(),
+                   [](SearchPlan const& p) {
+                     return std::holds_alternative<Autoropes>(p.strategy) && !p.sorted;
+                   }) -
+      plans.begin();
+  estimates[0] = time_plan(plans[0], first_size);
+  estimates[autoropes] = time_plan(plans[autoropes], first_size);
+  bool const trees_hopeless = estimates[autoropes] > 3 * estimates[0];
+  if (!trees_hopeless)
+    for (std::size_t i = 1; i < plans.size(); ++i)
+      if (i != autoropes)
+        estimates[i] = time_plan(plans[i], first_size);
+  // The finalists, within twice the best first estimate: the larger sample decides.
+  double best_first = estimates[0];
+  for (double e : estimates)
+    if (e != not_probed)
+      best_first = std::min(best_first, e);
+  std::vector<bool> finalist(plans.size());
+  std::size_t finalists = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    finalists += finalist[i] = estimates[i] != not_probed && estimates[i] <= 2 * best_first;
+  std::string stages = fmt::format("{} queries", first_size);
+  if (second_size > first_size && finalists > 1) {
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (finalist[i])
+        estimates[i] = time_plan(plans[i], second_size);
+    stages += fmt::format(", then {} for those within 2x of the best", second_size);
+  }
+  std::size_t pick = plans.size();
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (finalist[i] && (pick == plans.size() || estimates[i] < estimates[pick]))
+      pick = i;
+  choice.plan = plans[pick];
+  std::string list;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (estimates[i] != not_probed)
+      list +=
+          fmt::format("{}{} {:.3g} s", list.empty() ? "" : ", ", plans[i].label(), estimates[i]);
+  choice.reason =
+      fmt::format("estimated {:.3g} s for {} queries, the fastest of: {} (probe of {}){}",
+                  estimates[pick], n, list, stages,
+                  trees_hopeless ? "; the other tree strategies not probed: autoropes took over 3x "
+                                   "brute force's estimate"
+                                 : "");
+  choice.probe_s = probe_timer.seconds();
+  return choice;
+}
+
+} // namespace treetrav::cli
