@@ -142,8 +142,9 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
     auto const sample = gather_queries(space, queries, order, first, count);
     return std::visit(
         [&](auto tag) {
-          if constexpr (std::is_same_v<decltype(tag), Automatic>) {
-            return 0.0;
+          using Strategy = decltype(tag);
+          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+            return 0.0; // never a candidate
           } else {
             run(tag, warm_up);
             space.fence();

@@ -118,8 +118,8 @@ struct NeighborSearch {
     NeighborOptions const run_options{options.k, options.exclude_self && !probe};
     if constexpr (std::is_same_v<Strategy, BruteForce>)
       return find_neighbors(space, setup.reference, queries, run_options, strategy);
-    else if constexpr (std::is_same_v<Strategy, Automatic>)
-      throw std::logic_error("auto runs the strategy it picked");
+    else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
+      throw std::logic_error("auto picks a strategy that runs here");
     else
       return find_neighbors(space, setup.tree, queries, run_options, strategy,
                             sorted ? setup.order : decltype(setup.order)());
@@ -154,8 +154,8 @@ struct PointCorrelation {
     RangeCountOptions const run_options{options.radius, options.exclude_self && !probe};
     if constexpr (std::is_same_v<Strategy, BruteForce>)
       return count_within(space, setup.reference, queries, run_options, strategy);
-    else if constexpr (std::is_same_v<Strategy, Automatic>)
-      throw std::logic_error("auto runs the strategy it picked");
+    else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
+      throw std::logic_error("auto picks a strategy that runs here");
     else
       return count_within(space, setup.tree, queries, run_options, strategy,
                           sorted ? setup.order : decltype(setup.order)());

@@ -353,6 +353,10 @@ inline TilePlan plan_tiles(std::size_t budget, Index rows, Index references, int
                                               std::max<Index>(1, references / 256));
   plan.segments = static_cast<int>(std::min<std::int64_t>(wanted, 64));
   plan.queries = std::min(plan.queries, fit_queries());
+  // Query tiles of equal size: no small last tile that passes over all the
+  // references with a thin GEMM.
+  Index const query_tiles = (rows + plan.queries - 1) / plan.queries;
+  plan.queries = (rows + query_tiles - 1) / query_tiles;
   std::size_t const used = std::size_t(plan.queries) * row_bytes(plan.segments);
   std::size_t const left = budget > used ? budget - used : 0;
   plan.references = static_cast<Index>(std::clamp<std::size_t>(
