@@ -46,7 +46,8 @@ struct Settings {
   std::vector<int> tile_mib;        // brute force tile memory to sweep; empty: automatic only
   std::vector<int> tile_dimensions; // where to sweep it; empty: every dimension
   int full_tree_dimension = 8;
-  Index tree_sample = 20000;
+  int max_tree_dimension = 32; // timed no further: one tree run there costs minutes
+  Index tree_sample = 10000;
   int repeats = 3;
   std::string out = "perf/results/latest-brute";
   std::string export_dir;
@@ -179,60 +180,68 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
         .write(reinterpret_cast<char const*>(first.data()),
                std::streamsize(first.size() * sizeof(std::int32_t)));
   }
-  if (d > max_tree_dimension)
-    return;
-
-  // The trees, on all queries or a window of them (in each order).
-  Kokkos::Timer build_timer;
-  KdTree<Memory> tree(space, host_reference, 8);
-  space.fence();
-  double const build_ms = build_timer.seconds() * 1e3;
-  auto const morton = morton_order(space, queries);
-  Index const timed =
-      d <= s.full_tree_dimension ? s.n_queries : std::min(s.tree_sample, s.n_queries);
-  Index const first = (s.n_queries - timed) / 2;
-  auto const window = [&](bool sorted) {
-    return cli::gather_queries(space, queries, sorted ? morton : Kokkos::View<Index*, Memory>(),
-                               first, timed);
-  };
-  auto const unsorted_window = window(false);
-  auto const sorted_window = window(true);
-  // Brute force's answers for each window, to check the trees against.
-  auto const expected_unsorted =
-      flatten(find_neighbors(space, reference, unsorted_window, options, BruteForce{}));
-  auto const expected_sorted =
-      flatten(find_neighbors(space, reference, sorted_window, options, BruteForce{}));
-  for (auto const& plan : cli::candidate_plans<Space>(true)) {
-    if (std::holds_alternative<BruteForce>(plan.strategy))
-      continue;
-    auto const& sample = plan.sorted ? sorted_window : unsorted_window;
-    std::vector<double> got;
-    double const ms = std::visit(
-        [&](auto strategy) {
-          using Strategy = decltype(strategy);
-          if constexpr (std::is_same_v<Strategy, BruteForce> ||
-                        std::is_same_v<Strategy, Automatic> ||
-                        !cli::strategy_runs_on<Strategy, Space>) {
-            return 0.0; // not a tree candidate here
-          } else {
-            return time_ms(std::min(s.repeats, 2), [&] {
-              got = flatten(find_neighbors(space, tree, sample, options, strategy));
-            });
-          }
-        },
-        plan.strategy);
-    bool const exact = got == (plan.sorted ? expected_sorted : expected_unsorted);
-    double const full = ms * static_cast<double>(s.n_queries) / static_cast<double>(timed);
-    results.push_back({d, "kd " + plan.label(), timed, ms, full, exact ? "yes" : "NO",
-                       fmt::format("tree build {:.0f} ms (host) not included", build_ms)});
-    fmt::print("kd {} {:.3f} ms on {} queries, {:.3f} ms for all, exact {}\n", plan.label(), ms,
-               timed, full, exact ? "yes" : "NO");
-    write_tables(s, results);
+  // The trees (where they are timed, or where auto probes them), on all
+  // queries or on a window of them in each order.
+  bool const time_trees = d <= std::min(s.max_tree_dimension, max_tree_dimension);
+  bool const trees =
+      time_trees || d <= std::min(cli::probed_tree_dimension(s.n_reference), max_tree_dimension);
+  KdTree<Memory> tree;
+  Kokkos::View<Index*, Memory> morton;
+  double build_ms = 0;
+  if (trees) {
+    Kokkos::Timer build_timer;
+    tree = KdTree<Memory>(space, host_reference, 8);
+    space.fence();
+    build_ms = build_timer.seconds() * 1e3;
+    morton = morton_order(space, queries);
+  }
+  if (time_trees) {
+    Index const timed =
+        d <= s.full_tree_dimension ? s.n_queries : std::min(s.tree_sample, s.n_queries);
+    Index const first = (s.n_queries - timed) / 2;
+    auto const window = [&](bool sorted) {
+      return cli::gather_queries(space, queries, sorted ? morton : Kokkos::View<Index*, Memory>(),
+                                 first, timed);
+    };
+    auto const unsorted_window = window(false);
+    auto const sorted_window = window(true);
+    // Brute force's answers for each window, to check the trees against.
+    auto const expected_unsorted =
+        flatten(find_neighbors(space, reference, unsorted_window, options, BruteForce{}));
+    auto const expected_sorted =
+        flatten(find_neighbors(space, reference, sorted_window, options, BruteForce{}));
+    for (auto const& plan : cli::candidate_plans<Space>(true)) {
+      if (std::holds_alternative<BruteForce>(plan.strategy))
+        continue;
+      auto const& sample = plan.sorted ? sorted_window : unsorted_window;
+      std::vector<double> got;
+      double const ms = std::visit(
+          [&](auto strategy) {
+            using Strategy = decltype(strategy);
+            if constexpr (std::is_same_v<Strategy, BruteForce> ||
+                          std::is_same_v<Strategy, Automatic> ||
+                          !cli::strategy_runs_on<Strategy, Space>) {
+              return 0.0; // not a tree candidate here
+            } else {
+              return time_ms(std::min(s.repeats, 2), [&] {
+                got = flatten(find_neighbors(space, tree, sample, options, strategy));
+              });
+            }
+          },
+          plan.strategy);
+      bool const exact = got == (plan.sorted ? expected_sorted : expected_unsorted);
+      double const full = ms * static_cast<double>(s.n_queries) / static_cast<double>(timed);
+      results.push_back({d, "kd " + plan.label(), timed, ms, full, exact ? "yes" : "NO",
+                         fmt::format("tree build {:.0f} ms (host) not included", build_ms)});
+      fmt::print("kd {} {:.3f} ms on {} queries, {:.3f} ms for all, exact {}\n", plan.label(), ms,
+                 timed, full, exact ? "yes" : "NO");
+      write_tables(s, results);
+    }
   }
 
   // --strategy auto's pick, as the search subcommands make it.
-  auto const choice =
-      cli::choose_strategy(space, queries, morton, true, [&](auto strategy, auto const& sample) {
+  auto const choice = cli::choose_strategy(
+      space, queries, morton, s.n_reference, trees, [&](auto strategy, auto const& sample) {
         if constexpr (std::is_same_v<decltype(strategy), BruteForce>)
           find_neighbors(space, reference, sample, options, strategy);
         else
@@ -263,6 +272,9 @@ int main(int argc, char** argv) {
                  "trees run on all queries up to this dimension, on --tree-sample queries beyond")
       ->capture_default_str();
   app.add_option("--tree-sample", s.tree_sample)->capture_default_str();
+  app.add_option("--max-tree-dimension", s.max_tree_dimension,
+                 "no tree is timed beyond this dimension")
+      ->capture_default_str();
   app.add_option("--repeats", s.repeats)->capture_default_str();
   app.add_option("--out", s.out)->capture_default_str();
   app.add_option("--export", s.export_dir,

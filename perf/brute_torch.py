@@ -3,7 +3,7 @@
 
 Per dimension: |q|^2 + |r|^2 - 2 q.r from torch.addmm over chunks of queries,
 then torch.topk (the usual GEMM + top-k brute force), in float32 (TF32 off,
-PyTorch's default for matmul) and, for reference, with TF32 on. Median of
+PyTorch's default for matmul) and, at --tf32-dimensions, with TF32 on. Median of
 --repeats runs after a warm-up, CUDA-synchronised. Agreement: the fraction of
 treetrav's exact neighbours (brute force, ties by index) that PyTorch returns
 for the first 1000 queries. Appends to --out (CSV).
@@ -52,6 +52,7 @@ def main():
     parser.add_argument("--n-queries", type=int, default=100000)
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tf32-dimensions", default="", help="also time these with TF32 on")
     parser.add_argument("--chunk-bytes", type=float, default=16e9, help="bytes of one chunk's distance matrix")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -69,7 +70,8 @@ def main():
             ).to(device)
             exact = np.fromfile(f"{args.data}/brute-indices-{d}.i32", dtype=np.int32).reshape(-1, args.k)
             chunk = max(1, int(args.chunk_bytes // (4 * args.n_reference)))
-            for tf32 in (False, True):
+            tf32_too = str(d) in args.tf32_dimensions.split(",")
+            for tf32 in (False, True) if tf32_too else (False,):
                 torch.backends.cuda.matmul.allow_tf32 = tf32
                 ms, indices = timed(lambda: knn(reference, queries, args.k, chunk), args.repeats)
                 got = indices[: exact.shape[0]].cpu().numpy()

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (the `device` tool), from the repository root,
 # with the CUDA build's binaries carried in .device/brute (bin: treetrav,
-# test_brute_force, bench_brute; lib: shared libraries the image may lack).
+# test_brute_force, bench_brute; lib: shared libraries the image may lack;
+# brute_torch.py, a copy of perf/brute_torch.py, when the checkout lacks it).
 # Brute force and --strategy auto (issue 15): GPU tests, compute-sanitizer
 # memcheck, a CLI check, the dimension sweep against the trees and PyTorch
 # on the same data, and `treetrav bench` for auto against the best fixed
 # strategy. At most 8 files in $OUT.
 #   scripts/device/brute-checks.sh [tests] [cli] [sweep] [sanitize] [matrix]
+# Env: BRUTE_DIMENSIONS (the sweep's dimensions, default 8,16,24,32,64,128,784),
+# BRUTE_TREE_DIMENSION (no tree timed beyond it, default 16).
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -77,19 +80,24 @@ EOF
     ;;
   sweep)
     echo "== bench_brute: kNN k=10, 1M x 100k, d = 8..784" >>"$log"
-    timeout 240 "$bin/bench_brute" --n-reference 1000000 --n-queries 100000 -k 10 --dimensions 8,16,32,64,128,784 \
-      --tile-mib 128,512,4096 --tile-dimensions 128 --repeats 3 --out "$work/sweep" --export "$work/data" >>"$log" 2>&1
+    dims=${BRUTE_DIMENSIONS:-8,16,24,32,64,128,784}
+    timeout 240 "$bin/bench_brute" --n-reference 1000000 --n-queries 100000 -k 10 --dimensions "$dims" \
+      --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" --tile-mib 128,512,4096 --tile-dimensions 128 --repeats 3 \
+      --out "$work/sweep" --export "$work/data" >>"$log" 2>&1
     echo "sweep: rc=$?" | tee -a "$log"
     cp "$work/sweep/sweep.csv" "$work/sweep/sweep.md" "$out/"
     echo "== PyTorch GEMM + topk on the same data" >>"$log"
-    PYTHONUNBUFFERED=1 timeout 150 python3 perf/brute_torch.py --data "$work/data" --dimensions 8,16,32,64,128,784 \
-      --n-reference 1000000 --n-queries 100000 -k 10 --repeats 3 --out "$out/torch.csv" >>"$log" 2>&1
+    torch_script=perf/brute_torch.py
+    [[ -f $torch_script ]] || torch_script=$dir/brute_torch.py
+    PYTHONUNBUFFERED=1 timeout 150 python3 "$torch_script" --data "$work/data" --dimensions "$dims" \
+      --tf32-dimensions 128,784 --n-reference 1000000 --n-queries 100000 -k 10 --repeats 2 --out "$out/torch.csv" \
+      >>"$log" 2>&1
     echo "torch: rc=$?" | tee -a "$log"
     rm -rf "$work/data"
     ;;
   matrix)
     echo "== treetrav bench: search apps, with brute and auto" >>"$log"
-    timeout 480 "$bin/treetrav" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt --out "$work/matrix" >>"$log" 2>&1
+    timeout 240 "$bin/treetrav" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt --out "$work/matrix" >>"$log" 2>&1
     echo "matrix: rc=$?" | tee -a "$log"
     cp "$work/matrix/matrix.md" "$work/matrix/matrix.csv" "$work/matrix/auto.md" "$work/matrix/auto.csv" "$out/"
     ;;

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -107,29 +108,45 @@ std::pair<Index, Index> probe_sizes(Index n_queries) {
   return {std::min(n_queries, first), std::min(n_queries, second)};
 }
 
+// The most dimensions at which auto probes the trees: three quarters of
+// log2 n_reference. A kd-tree of n points splits each coordinate about
+// log2(n) / d times on a root-to-leaf path; with few splits a query visits
+// most leaves, and a single tree query then takes as long as brute force's
+// whole job. On the H100 with 1M uniform points (perf/results/brute) the
+// trees were 6x faster than brute force at d = 8 and 20x slower at d = 16;
+// the margin up to 0.75 log2 n (14 there) leaves room for clustered data.
+inline int probed_tree_dimension(Index n_reference) {
+  return static_cast<int>(0.75 * std::log2(std::max<double>(n_reference, 2)));
+}
+
 // Picks the plan with the smallest estimated time for all `queries`: each
 // candidate runs on a window of the queries in its order (a sample as
 // coherent as the whole job), its time scaled to the job. Brute force goes
 // first, then autoropes in input order; when that tree estimate is over
 // three times brute force's, the other tree strategies (at most 1.6x faster
 // than it on the search inputs of `treetrav bench`, perf/results/h100) are
-// not probed: at high dimension each tree probe costs about as much as brute
-// force's whole job.
+// not probed. No tree is probed beyond probed_tree_dimension(n_reference).
 // `run` is called as run(strategy, sample) with a concrete strategy tag and
 // must run the search on `space`; `morton` is the Morton order of the
-// queries; `trees`: whether the points fit a tree.
+// queries; `trees`: whether the points fit a tree (and it was built).
 template <class Space, class MemorySpace, class Run>
 SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
-                             Kokkos::View<Index*, MemorySpace> const& morton, bool trees,
-                             Run const& run) {
+                             Kokkos::View<Index*, MemorySpace> const& morton, Index n_reference,
+                             bool trees, Run const& run) {
   Kokkos::Timer probe_timer;
   SearchChoice choice;
-  auto const plans = candidate_plans<Space>(trees);
+  int const d = queries.dimension();
+  auto const plans = candidate_plans<Space>(trees && d <= probed_tree_dimension(n_reference));
   Index const n = queries.size();
   if (plans.size() == 1) {
     choice.plan = plans.front();
-    choice.reason = fmt::format("the points have {} dimensions, more than a tree takes ({})",
-                                queries.dimension(), max_tree_dimension);
+    choice.reason =
+        d > max_tree_dimension
+            ? fmt::format("the points have {} dimensions, more than a tree takes ({})", d,
+                          max_tree_dimension)
+            : fmt::format("{} dimensions are more than trees over {} points prune in ({}); not "
+                          "probed",
+                          d, n_reference, probed_tree_dimension(n_reference));
     choice.probe_s = probe_timer.seconds();
     return choice;
   }

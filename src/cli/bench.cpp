@@ -238,13 +238,12 @@ double total_ms(Row const& r);
 template <class RunApp>
 void compare_auto(Settings const& s, std::vector<Row>& rows, std::vector<Row> const& sweep,
                   std::string const& app, std::string const& input, PointSet<Memory> const& queries,
-                  Kokkos::View<Index*, Memory> const& morton, double sort_ms,
+                  Index reference_size, Kokkos::View<Index*, Memory> const& morton, double sort_ms,
                   RunApp const& run_app) {
   Space space;
-  auto const choice =
-      choose_strategy(space, queries, morton, true, [&](auto strategy, auto const& sample) {
-        run_app(strategy, sample, Order{}, Metrics{});
-      });
+  auto const choice = choose_strategy(
+      space, queries, morton, reference_size, true,
+      [&](auto strategy, auto const& sample) { run_app(strategy, sample, Order{}, Metrics{}); });
   Row like;
   like.app = app;
   like.input = input;
@@ -360,7 +359,8 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
                 which, [&](auto strategy) { return run_app(strategy, queries, order, metrics); });
           },
           sorted, "sfc", sort_ms, 0, true);
-      compare_auto(s, rows, sweep, app, in.name, queries, morton, sort_ms, run_app);
+      compare_auto(s, rows, sweep, app, in.name, queries, reference.size(), morton, sort_ms,
+                   run_app);
     };
     search_app("pc", counts);
     search_app("nn", neighbors(kd, 1));

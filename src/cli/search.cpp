@@ -62,15 +62,17 @@ struct SearchSetup {
 };
 
 // What Strategy needs: the tree (not for brute force, nor for auto beyond the
-// trees' dimensions), the reference points on the device (brute force, auto),
-// the Morton order (--sort sfc, auto).
+// dimensions where it probes trees), the reference points on the device
+// (brute force, auto), the Morton order (--sort sfc, auto).
 template <template <class> class Tree, class Space, class Strategy>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
   constexpr bool brute = std::is_same_v<Strategy, BruteForce>;
   constexpr bool automatic = std::is_same_v<Strategy, Automatic>;
   SearchSetup<Tree, Space> setup;
   setup.queries = copy_points(space, inputs.queries, "treetrav::cli::queries");
-  setup.trees = !brute && (!automatic || inputs.reference.dimension() <= max_tree_dimension);
+  int const dimension = inputs.reference.dimension();
+  setup.trees = !brute && (!automatic || dimension <= std::min(max_tree_dimension,
+                                                                probed_tree_dimension(inputs.reference.size())));
   if (setup.trees) setup.tree = Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size);
   if (brute || automatic) setup.reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
   setup.sorted = inputs.sorted && !brute && !automatic;
@@ -83,7 +85,7 @@ SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& i
 template <class Application, class Space, class Setup, class Strategy>
 auto traverse_search(Application const& app, Space const& space, Setup const& setup, Strategy strategy) {
   if constexpr (std::is_same_v<Strategy, Automatic>) {
-    auto const choice = choose_strategy(space, setup.queries, setup.order, setup.trees,
+    auto const choice = choose_strategy(space, setup.queries, setup.order, setup.reference.size(), setup.trees,
                                         [&](auto tag, auto const& sample) { app.search(space, setup, tag, sample, false, true); });
     if (strategy.choice != nullptr)
       *strategy.choice = {choice.plan.name(), choice.plan.sorted, choice.reason, choice.probe_s};
