@@ -187,13 +187,16 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
       time_trees || d <= std::min(cli::probed_tree_dimension(s.n_reference), max_tree_dimension);
   KdTree<Memory> tree;
   Kokkos::View<Index*, Memory> morton;
-  double build_ms = 0;
+  double build_ms = 0, morton_s = 0;
   if (trees) {
     Kokkos::Timer build_timer;
     tree = KdTree<Memory>(space, host_reference, 8);
     space.fence();
     build_ms = build_timer.seconds() * 1e3;
+    Kokkos::Timer morton_timer;
     morton = morton_order(space, queries);
+    space.fence();
+    morton_s = morton_timer.seconds();
   }
   if (time_trees) {
     Index const timed =
@@ -240,13 +243,14 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
   }
 
   // --strategy auto's pick, as the search subcommands make it.
-  auto const choice = cli::choose_strategy(
-      space, queries, morton, s.n_reference, trees, [&](auto strategy, auto const& sample) {
-        if constexpr (std::is_same_v<decltype(strategy), BruteForce>)
-          find_neighbors(space, reference, sample, options, strategy);
-        else
-          find_neighbors(space, tree, sample, options, strategy);
-      });
+  auto const choice =
+      cli::choose_strategy(space, queries, morton, morton_s, s.n_reference, trees,
+                           [&](auto strategy, auto const& sample) {
+                             if constexpr (std::is_same_v<decltype(strategy), BruteForce>)
+                               find_neighbors(space, reference, sample, options, strategy);
+                             else
+                               find_neighbors(space, tree, sample, options, strategy);
+                           });
   results.push_back({d, "auto: " + choice.plan.label(), s.n_queries, choice.probe_s * 1e3,
                      choice.probe_s * 1e3, "-", "ms: the probe; " + choice.reason});
   fmt::print("auto picked {} after a {:.1f} ms probe: {}\n", choice.plan.label(),

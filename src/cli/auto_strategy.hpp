@@ -128,11 +128,13 @@ inline int probed_tree_dimension(Index n_reference) {
 // not probed. No tree is probed beyond probed_tree_dimension(n_reference).
 // `run` is called as run(strategy, sample) with a concrete strategy tag and
 // must run the search on `space`; `morton` is the Morton order of the
-// queries; `trees`: whether the points fit a tree (and it was built).
+// queries, which took `morton_s` seconds to compute (sorted plans pay it:
+// on small jobs it decides); `trees`: whether the points fit a tree (and it
+// was built).
 template <class Space, class MemorySpace, class Run>
 SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
-                             Kokkos::View<Index*, MemorySpace> const& morton, Index n_reference,
-                             bool trees, Run const& run) {
+                             Kokkos::View<Index*, MemorySpace> const& morton, double morton_s,
+                             Index n_reference, bool trees, Run const& run) {
   Kokkos::Timer probe_timer;
   SearchChoice choice;
   int const d = queries.dimension();
@@ -168,7 +170,8 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
             Kokkos::Timer timer;
             run(tag, sample);
             space.fence();
-            return timer.seconds() * static_cast<double>(n) / static_cast<double>(count);
+            return timer.seconds() * static_cast<double>(n) / static_cast<double>(count) +
+                   (plan.sorted ? morton_s : 0.0);
           }
         },
         plan.strategy);

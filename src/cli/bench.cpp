@@ -242,7 +242,7 @@ void compare_auto(Settings const& s, std::vector<Row>& rows, std::vector<Row> co
                   RunApp const& run_app) {
   Space space;
   auto const choice = choose_strategy(
-      space, queries, morton, reference_size, true,
+      space, queries, morton, sort_ms / 1e3, reference_size, true,
       [&](auto strategy, auto const& sample) { run_app(strategy, sample, Order{}, Metrics{}); });
   Row like;
   like.app = app;

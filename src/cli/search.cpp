@@ -58,6 +58,7 @@ struct SearchSetup {
   PointSet<typename Space::memory_space> reference;  // brute force and auto only
   PointSet<typename Space::memory_space> queries;
   Kokkos::View<Index*, typename Space::memory_space> order;  // Morton order (--sort sfc, auto); else empty
+  double order_s = 0;                                         // seconds the Morton order took
   bool sorted = false;                                        // --sort sfc
 };
 
@@ -76,7 +77,12 @@ SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& i
   if (setup.trees) setup.tree = Tree<typename Space::memory_space>(space, inputs.reference, inputs.leaf_size);
   if (brute || automatic) setup.reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
   setup.sorted = inputs.sorted && !brute && !automatic;
-  if (setup.trees && (setup.sorted || automatic)) setup.order = morton_order(space, setup.queries);
+  if (setup.trees && (setup.sorted || automatic)) {
+    Kokkos::Timer timer;
+    setup.order = morton_order(space, setup.queries);
+    space.fence();
+    setup.order_s = timer.seconds();
+  }
   return setup;
 }
 
@@ -85,7 +91,8 @@ SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& i
 template <class Application, class Space, class Setup, class Strategy>
 auto traverse_search(Application const& app, Space const& space, Setup const& setup, Strategy strategy) {
   if constexpr (std::is_same_v<Strategy, Automatic>) {
-    auto const choice = choose_strategy(space, setup.queries, setup.order, setup.reference.size(), setup.trees,
+    auto const choice = choose_strategy(space, setup.queries, setup.order, setup.order_s, setup.reference.size(),
+                                        setup.trees,
                                         [&](auto tag, auto const& sample) { app.search(space, setup, tag, sample, false, true); });
     if (strategy.choice != nullptr)
       *strategy.choice = {choice.plan.name(), choice.plan.sorted, choice.reason, choice.probe_s};
