@@ -3,11 +3,15 @@
 // {unsorted, sorted}. Median of --repeats timed runs after one warm-up; one
 // extra run with metrics for nodes visited per warp and idle lanes; hybrid on
 // the unsorted input and, with --sweep-depths, its profiling-depth sweep; every
-// result checked against the unsorted autoropes run. Writes matrix.csv,
-// matrix.md and depth-sweep.csv into --out.
+// result checked against the unsorted autoropes run. Search apps also run
+// brute force, and --strategy auto's pick is compared with the best fixed
+// strategy. Writes matrix.csv, matrix.md, depth-sweep.csv, auto.csv and
+// auto.md into --out.
+#include "auto_strategy.hpp"
 #include "common.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/generators/generators.hpp>
@@ -61,6 +65,15 @@ struct Settings {
 
 // Where the hybrid strategy reports its breakdown during a timed run.
 HybridTimings last_hybrid;
+
+// --strategy auto on one search app and input: its pick, that pick's time in
+// the matrix, and the best fixed strategy's.
+struct AutoRow {
+  std::string app, input, pick, best;
+  double pick_ms, best_ms, probe_ms;
+  std::string reason;
+};
+std::vector<AutoRow> auto_rows;
 
 // A run of one (application, strategy, order); returns a host copy of its
 // results flattened to doubles, for the comparison with the reference run.
@@ -154,17 +167,21 @@ std::vector<double> flatten(View const& view) {
 void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& sweep,
                 std::string const& app, std::string const& input, Index queries,
                 std::function<std::vector<double>(Order, Metrics const&, int)> const& run,
-                Order sorted, std::string const& sort_name, double sort_ms, double tolerance);
+                Order sorted, std::string const& sort_name, double sort_ms, double tolerance,
+                bool brute);
 
 void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<Row> const& sweep);
 
 // Calls f(strategy) for strategy 0 = autoropes, 1 = lockstep, 2 = fsm,
-// hybrid_base + d = hybrid profiling depth d (d = 0: automatic).
+// 3 = brute force, hybrid_base + d = hybrid profiling depth d (d = 0: automatic).
+constexpr int brute_force = 3;
 constexpr int hybrid_base = 100;
 template <class F>
 auto with_strategy(int which, F const& f) {
   if (which >= hybrid_base)
     return f(Hybrid{which - hybrid_base, 32, &last_hybrid});
+  if (which == brute_force)
+    return f(BruteForce{});
   if (which == 1)
     return f(Lockstep{});
   if (which == 2)
@@ -175,7 +192,8 @@ auto with_strategy(int which, F const& f) {
 void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& sweep,
                 std::string const& app, std::string const& input, Index queries,
                 std::function<std::vector<double>(Order, Metrics const&, int)> const& run,
-                Order sorted, std::string const& sort_name, double sort_ms, double tolerance) {
+                Order sorted, std::string const& sort_name, double sort_ms, double tolerance,
+                bool brute) {
   auto reference = run({}, {}, 0);
   auto variant = [&](Settings const& settings, int which, Order order, std::string const& sort) {
     auto once = [&](Order o, Metrics const& m) { return run(o, m, which); };
@@ -192,6 +210,8 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
         rows.back().order_ms = sort_ms;
     }
   rows.push_back(variant(s, hybrid_base, Order{}, "none"));
+  if (brute)
+    rows.push_back(variant(s, brute_force, Order{}, "none"));
   // The sweep's points take at most 3 timed runs each. An octree's top tree
   // widens eight-fold per level: past depth 4 the bit matrix (bodies x 8^depth
   // bits) outgrows the GPU's memory; binary top trees shallower than 4 tell
@@ -203,6 +223,62 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
       sweep.push_back(variant(sweep_settings, hybrid_base + depth, Order{}, "none"));
   // Tables after every application and input, so that a run cut short keeps
   // what it measured.
+  write_tables(s, rows, sweep);
+}
+
+// Row lookups and times, defined with the tables below.
+Row const* find_row(std::vector<Row> const& rows, Row const& like, std::string const& strategy,
+                    bool sorted);
+double total_ms(Row const& r);
+
+// --strategy auto on one search app and input: the probe's pick (the same
+// choose_strategy the CLI runs) against the fastest row of the matrix, each
+// with its ordering cost. A pick the matrix has no row for (the recursive
+// reference on host backends) is measured here.
+template <class RunApp>
+void compare_auto(Settings const& s, std::vector<Row>& rows, std::vector<Row> const& sweep,
+                  std::string const& app, std::string const& input, PointSet<Memory> const& queries,
+                  Index reference_size, Kokkos::View<Index*, Memory> const& morton, double sort_ms,
+                  RunApp const& run_app) {
+  Space space;
+  auto const choice = choose_strategy(
+      space, queries, morton, sort_ms / 1e3, reference_size, true,
+      [&](auto strategy, auto const& sample) { run_app(strategy, sample, Order{}, Metrics{}); });
+  Row like;
+  like.app = app;
+  like.input = input;
+  if (find_row(rows, like, choice.plan.name(), choice.plan.sorted) == nullptr) {
+    auto const reference = run_app(Autoropes{}, queries, Order{}, Metrics{});
+    Order const order = choice.plan.sorted ? Order(morton) : Order{};
+    std::string const sort = choice.plan.sorted ? "sfc" : "none";
+    rows.push_back(std::visit(
+        [&](auto strategy) -> Row {
+          using Strategy = decltype(strategy);
+          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+            throw std::logic_error("auto picked a strategy that cannot run here");
+          } else {
+            return measure(
+                s, app, input, queries.size(),
+                [&](Order o, Metrics const& m) { return run_app(strategy, queries, o, m); },
+                strategy, sort, order, reference, 0);
+          }
+        },
+        choice.plan.strategy));
+    if (choice.plan.sorted)
+      rows.back().order_ms = sort_ms;
+  }
+  Row const& picked = *find_row(rows, like, choice.plan.name(), choice.plan.sorted);
+  Row const* best = nullptr;
+  for (auto const& r : rows)
+    if (r.app == app && r.input == input && (best == nullptr || total_ms(r) < total_ms(*best)))
+      best = &r;
+  auto label = [](Row const& r) { return r.strategy + (r.sort == "none" ? "" : "/" + r.sort); };
+  auto_rows.push_back({app, input, label(picked), label(*best), total_ms(picked), total_ms(*best),
+                       choice.probe_s * 1e3, choice.reason});
+  fmt::print("{:4} {:9} auto picked {} ({:.3f} ms), best {} ({:.3f} ms), ratio {:.3f}; probe "
+             "{:.1f} ms\n",
+             app, input, label(picked), total_ms(picked), label(*best), total_ms(*best),
+             total_ms(picked) / total_ms(*best), choice.probe_s * 1e3);
   write_tables(s, rows, sweep);
 }
 
@@ -239,36 +315,58 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     }
     std::sort(sort_times.begin(), sort_times.end());
     double const sort_ms = sort_times[sort_times.size() / 2];
+    auto const morton = morton_order(space, queries);
+    auto const reference = copy_points(space, in.reference, "bench::reference");
     KdTree<Memory> kd(space, in.reference, 8);
     VpTree<Memory> vp(space, in.reference, 8);
     BallTree<Memory> ball(space, in.reference, 8);
-    auto search = [&](auto const& tree, int k) {
-      return [&, k](Order order, Metrics const& metrics, int which) {
-        return with_strategy(which, [&](auto strategy) {
+    // One app as a function of the strategy tag: its results on `q`, flattened.
+    auto neighbors = [&](auto const& tree, int k) {
+      return [&, k](auto strategy, PointSet<Memory> const& q, Order order, Metrics const& metrics) {
+        using Strategy = decltype(strategy);
+        if constexpr (std::is_same_v<Strategy, BruteForce>) {
+          return flatten(find_neighbors(space, reference, q, {k, false}, strategy).indices);
+        } else if constexpr (std::is_same_v<Strategy, Automatic> ||
+                             !strategy_runs_on<Strategy, Space>) {
+          throw std::logic_error("bench runs concrete strategies");
+          return std::vector<double>{};
+        } else {
           return flatten(
-              find_neighbors(space, tree, queries, {k, false}, strategy, order, metrics).indices);
-        });
+              find_neighbors(space, tree, q, {k, false}, strategy, order, metrics).indices);
+        }
       };
     };
-    if (s.wants("pc"))
-      run_matrix(
-          s, rows, sweep, "pc", in.name, queries.size(),
-          [&](Order order, Metrics const& metrics, int which) {
-            return with_strategy(which, [&](auto strategy) {
-              return flatten(
-                  count_within(space, kd, queries, {in.radius, false}, strategy, order, metrics));
-            });
-          },
-          sorted, "sfc", sort_ms, 0);
-    auto search_app = [&](std::string const& app, auto const& tree, int k) {
-      if (s.wants(app))
-        run_matrix(s, rows, sweep, app, in.name, queries.size(), search(tree, k), sorted, "sfc",
-                   sort_ms, 0);
+    auto counts = [&](auto strategy, PointSet<Memory> const& q, Order order,
+                      Metrics const& metrics) {
+      using Strategy = decltype(strategy);
+      if constexpr (std::is_same_v<Strategy, BruteForce>) {
+        return flatten(count_within(space, reference, q, {in.radius, false}, strategy));
+      } else if constexpr (std::is_same_v<Strategy, Automatic> ||
+                           !strategy_runs_on<Strategy, Space>) {
+        throw std::logic_error("bench runs concrete strategies");
+        return std::vector<double>{};
+      } else {
+        return flatten(count_within(space, kd, q, {in.radius, false}, strategy, order, metrics));
+      }
     };
-    search_app("nn", kd, 1);
-    search_app("knn", kd, 8);
-    search_app("vp", vp, 1);
-    search_app("bt", ball, 8);
+    auto search_app = [&](std::string const& app, auto const& run_app) {
+      if (!s.wants(app))
+        return;
+      run_matrix(
+          s, rows, sweep, app, in.name, queries.size(),
+          [&](Order order, Metrics const& metrics, int which) {
+            return with_strategy(
+                which, [&](auto strategy) { return run_app(strategy, queries, order, metrics); });
+          },
+          sorted, "sfc", sort_ms, 0, true);
+      compare_auto(s, rows, sweep, app, in.name, queries, reference.size(), morton, sort_ms,
+                   run_app);
+    };
+    search_app("pc", counts);
+    search_app("nn", neighbors(kd, 1));
+    search_app("knn", neighbors(kd, 8));
+    search_app("vp", neighbors(vp, 1));
+    search_app("bt", neighbors(ball, 8));
   }
 }
 
@@ -293,11 +391,16 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
         s, rows, sweep, "bh", name, s.bodies,
         [&](Order order, Metrics const& metrics, int which) {
           return with_strategy(which, [&](auto strategy) {
-            return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f},
-                                                    strategy, order, metrics));
+            if constexpr (std::is_same_v<decltype(strategy), BruteForce>) {
+              throw std::logic_error("Barnes-Hut has no brute-force strategy");
+              return std::vector<double>{};
+            } else {
+              return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f},
+                                                      strategy, order, metrics));
+            }
           });
         },
-        leaf_order, "tree", 0.0, 1e-4);
+        leaf_order, "tree", 0.0, 1e-4, false);
   }
 }
 
@@ -467,6 +570,26 @@ void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<R
                         sorted ? fmt::format("{:.3f}", sorted->order_ms / total_ms(*sorted)) : "-");
     }
   write_summary(md, rows);
+  if (!auto_rows.empty()) {
+    std::ofstream auto_csv(s.out + "/auto.csv");
+    auto_csv << "app,input,pick,pick_ms,best,best_ms,pick_over_best,probe_ms,reason\n";
+    std::ofstream auto_md(s.out + "/auto.md");
+    auto_md << fmt::format(
+        "# --strategy auto against the best fixed strategy on {}\n\nAuto's pick comes from "
+        "its probe (the same code as the search subcommands); its time and the best's are the "
+        "matrix rows (median of {}, ordering included). Probe: the wall-clock time of the "
+        "choice itself, paid once per job.\n\n| app | input | auto's pick | ms | best fixed | "
+        "ms | pick / best | probe ms |\n|---|---|---|---:|---|---:|---:|---:|\n",
+        device, s.repeats);
+    for (auto const& a : auto_rows) {
+      auto_csv << fmt::format("{},{},{},{:.4f},{},{:.4f},{:.4f},{:.3f},\"{}\"\n", a.app, a.input,
+                              a.pick, a.pick_ms, a.best, a.best_ms, a.pick_ms / a.best_ms,
+                              a.probe_ms, a.reason);
+      auto_md << fmt::format("| {} | {} | {} | {:.3f} | {} | {:.3f} | {:.3f} | {:.1f} |\n", a.app,
+                             a.input, a.pick, a.pick_ms, a.best, a.best_ms, a.pick_ms / a.best_ms,
+                             a.probe_ms);
+    }
+  }
   if (!sweep.empty()) {
     md << "\n## Hybrid depth sweep (Liu et al. Figures 14-15)\n\n| app | input | depth | total ms "
           "| profile ms | "

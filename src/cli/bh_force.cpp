@@ -59,8 +59,8 @@ struct BarnesHutForce {
     PointSet<typename Space::memory_space> bodies;
   };
 
-  template <class Space>
-  Setup<Space> setup(Space const& space) const {
+  template <class Space, class Strategy>
+  Setup<Space> setup(Space const& space, Strategy const&) const {
     return {Octree<typename Space::memory_space>(space, bodies.positions, bodies.masses, leaf_size),
             copy_points(space, bodies.positions, "treetrav::cli::bodies")};
   }

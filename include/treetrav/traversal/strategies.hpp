@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -64,5 +65,60 @@ using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, H
 
 // Throws InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);
+
+// What a brute-force search did (BruteForce::statistics).
+struct BruteForceStatistics {
+  int rounds = 0;              // passes over the references (more when candidate buffers overflowed)
+  long long requeued = 0;      // queries searched again with a larger buffer
+  long long plan_queries = 0;  // the largest tile: queries x references
+  long long plan_references = 0;
+  int segments = 0;  // threads per query in the screening
+};
+
+// Exhaustive search without a tree (apps/brute_force.hpp, for PC, NN and kNN):
+// tiles of the squared-distance matrix from a GEMM screen the candidates, an
+// exact re-ranking with distance2 gives the trees' answers bit for bit.
+// `tile_bytes`: memory for one tile and the per-query state (0: sized from
+// the free memory of the execution space); `segments`: threads per query in
+// the screening (0: enough to fill the execution space); `statistics`, when
+// set, receives what the search did.
+struct BruteForce {
+  static constexpr char const* name = "brute";
+  std::size_t tile_bytes = 0;
+  int segments = 0;
+  BruteForceStatistics* statistics = nullptr;
+};
+
+// What Automatic picked: a strategy's name, whether the queries go in Morton
+// order, the estimates behind the choice, and the probe's wall-clock time.
+struct AutomaticChoice {
+  std::string strategy;
+  bool sorted = false;
+  std::string reason;
+  double probe_s = 0;
+};
+
+// Per job: brute force or a tree strategy and query order, picked by timing
+// each on a sample of the queries (the search subcommands' default).
+// `choice`, when set, receives the pick.
+struct Automatic {
+  static constexpr char const* name = "auto";
+  AutomaticChoice* choice = nullptr;
+};
+
+namespace detail {
+template <class Variant, class... Extra>
+struct append_alternatives;
+template <class... Strategies, class... Extra>
+struct append_alternatives<std::variant<Strategies...>, Extra...> {
+  using type = std::variant<Strategies..., Extra...>;
+};
+}  // namespace detail
+
+// What the search subcommands take: every tree strategy, brute force, auto.
+using SearchStrategy = detail::append_alternatives<HostStrategy, BruteForce, Automatic>::type;
+
+// Throws InputError naming the value when unknown.
+SearchStrategy parse_search_strategy(std::string const& name);
 
 }  // namespace treetrav

@@ -76,8 +76,7 @@ struct BallTree {
            int leaf_size = 8) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
-    detail::check_build_arguments("ball tree", reference.size(), leaf_size);
-    packed_width(reference.dimension());
+    detail::check_build_arguments("ball tree", reference.size(), leaf_size, reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::BallTree::build");
     std::string const label = "treetrav::BallTree";
     auto skeleton = detail::build_radix_skeleton(space, detail::points_for(space, reference, label),

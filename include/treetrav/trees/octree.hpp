@@ -66,7 +66,7 @@ struct Cell {
 template <class ExecutionSpace>
 Octree<Kokkos::HostSpace> build_octree(ExecutionSpace const& space, PointSet<Kokkos::HostSpace> const& bodies,
                                        Kokkos::View<Coordinate const*, Kokkos::HostSpace> masses, int leaf_capacity) {
-  check_build_arguments("octree", bodies.size(), leaf_capacity);
+  check_build_arguments("octree", bodies.size(), leaf_capacity, bodies.dimension());
   if (bodies.dimension() != 3)
     throw InputError("octree: bodies must be 3-dimensional (got " + std::to_string(bodies.dimension()) + ")");
   if (masses.extent(0) != static_cast<std::size_t>(bodies.size()))

@@ -81,18 +81,24 @@ template <class MemorySpace>
 struct MortonEncoder {
   BoundingBox<MemorySpace> box;
   int dimension;
-  int bits;  // per dimension; bits * dimension <= 64
+  int bits;  // per dimension; bits * coded() <= 64
+
+  // A 64-bit code holds one bit of at most 64 coordinates: the first 64 are
+  // coded, further ones would not refine it.
+  static constexpr int max_coded = 64;
 
   static int bits_per_dimension(int dimension) {
     return dimension > 21 ? 1 : 63 / dimension > 21 ? 21 : 63 / dimension;
   }
-  int key_bits() const { return bits * dimension; }
+  KOKKOS_FUNCTION int coded() const { return dimension < max_coded ? dimension : max_coded; }
+  int key_bits() const { return bits * coded(); }
 
   template <class Coordinates>
   KOKKOS_FUNCTION std::uint64_t operator()(Coordinates const& x, Index i) const {
     Coordinate const top = static_cast<Coordinate>((std::uint32_t(1) << bits) - 1);
-    std::uint32_t cell[max_dimension];
-    for (int k = 0; k < dimension; ++k) {
+    int const n = coded();
+    std::uint32_t cell[max_coded];
+    for (int k = 0; k < n; ++k) {
       Coordinate const lo = from_ordered_bits(box(k, 0)), extent = from_ordered_bits(box(k, 1)) - lo;
       Coordinate const scaled = extent > 0 ? (x(i, k) - lo) / extent * top : Coordinate(0);
       cell[k] = static_cast<std::uint32_t>(scaled < 0     ? Coordinate(0)
@@ -101,7 +107,7 @@ struct MortonEncoder {
     }
     std::uint64_t code = 0;
     for (int b = bits - 1; b >= 0; --b)
-      for (int k = 0; k < dimension; ++k)
+      for (int k = 0; k < n; ++k)
         code = code << 1 | (cell[k] >> b & 1u);
     return code;
   }
