@@ -9,7 +9,11 @@
 # strategy. At most 8 files in $OUT.
 #   scripts/device/brute-checks.sh [tests] [cli] [sweep] [sanitize] [matrix]
 # Env: BRUTE_DIMENSIONS (the sweep's dimensions, default 8,16,24,32,64,128,784),
-# BRUTE_TREE_DIMENSION (no tree timed beyond it, default 16).
+# BRUTE_TREE_DIMENSION (no tree timed beyond it, default 16), BRUTE_TILE_MIB
+# (tile memories swept at d = 128, default 128,512,4096; empty: none),
+# BRUTE_TF32_DIMENSIONS (PyTorch also with TF32 there, default 128,784),
+# BRUTE_TEST_FILTER (test_brute_force's cases, default all), BRUTE_SANITIZE_FILTER
+# (those under memcheck, default the Cuda cases but the two largest).
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -32,16 +36,18 @@ fi
 } >>"$log" 2>&1
 
 for step in $steps; do
+  started=$SECONDS
   case $step in
   tests)
     echo "== test_brute_force (Serial, OpenMP, Cuda)" >>"$log"
-    timeout 150 "$bin/test_brute_force" --gtest_brief=1 >>"$log" 2>&1
+    timeout 150 "$bin/test_brute_force" --gtest_filter="${BRUTE_TEST_FILTER:-*}" --gtest_brief=1 >>"$log" 2>&1
     echo "tests: rc=$?" | tee -a "$log"
     ;;
   sanitize)
     echo "== compute-sanitizer --tool memcheck test_brute_force (Cuda)" >>"$log"
     timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_brute_force" \
-      --gtest_filter='*Cuda*:-*HighDimensional*:*EqualsTheTreeStrategies*' --gtest_brief=1 >>"$log" 2>&1
+      --gtest_filter="${BRUTE_SANITIZE_FILTER:-*Cuda*:-*HighDimensional*:*EqualsTheTreeStrategies*}" \
+      --gtest_brief=1 >>"$log" 2>&1
     echo "memcheck: rc=$?" | tee -a "$log"
     grep -E "ERROR SUMMARY" "$log" | tail -n 1
     ;;
@@ -81,8 +87,10 @@ EOF
   sweep)
     echo "== bench_brute: kNN k=10, 1M x 100k, d = 8..784" >>"$log"
     dims=${BRUTE_DIMENSIONS:-8,16,24,32,64,128,784}
+    tiles=()
+    [[ -z ${BRUTE_TILE_MIB-128,512,4096} ]] || tiles=(--tile-mib "${BRUTE_TILE_MIB-128,512,4096}")
     timeout 240 "$bin/bench_brute" --n-reference 1000000 --n-queries 100000 -k 10 --dimensions "$dims" \
-      --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" --tile-mib 128,512,4096 --tile-dimensions 128 --repeats 3 \
+      --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" "${tiles[@]}" --tile-dimensions 128 --repeats 3 \
       --out "$work/sweep" --export "$work/data" >>"$log" 2>&1
     echo "sweep: rc=$?" | tee -a "$log"
     cp "$work/sweep/sweep.csv" "$work/sweep/sweep.md" "$out/"
@@ -90,7 +98,7 @@ EOF
     torch_script=perf/brute_torch.py
     [[ -f $torch_script ]] || torch_script=$dir/brute_torch.py
     PYTHONUNBUFFERED=1 timeout 150 python3 "$torch_script" --data "$work/data" --dimensions "$dims" \
-      --tf32-dimensions 128,784 --n-reference 1000000 --n-queries 100000 -k 10 --repeats 2 --out "$out/torch.csv" \
+      --tf32-dimensions "${BRUTE_TF32_DIMENSIONS-128,784}" --n-reference 1000000 --n-queries 100000 -k 10 --repeats 2 --out "$out/torch.csv" \
       >>"$log" 2>&1
     echo "torch: rc=$?" | tee -a "$log"
     rm -rf "$work/data"
@@ -102,6 +110,7 @@ EOF
     cp "$work/matrix/matrix.md" "$work/matrix/matrix.csv" "$work/matrix/auto.md" "$work/matrix/auto.csv" "$out/"
     ;;
   esac
+  echo "== $step took $((SECONDS - started)) s" | tee -a "$log"
 done
 rm -rf "$work"
 grep -E "rc=|PASSED|FAILED|ERROR SUMMARY|==|auto picked|brute [0-9]" "$log" | tail -n 60
