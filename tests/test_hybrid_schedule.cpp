@@ -5,6 +5,7 @@
 
 #include <treetrav/schedule/hybrid.hpp>
 #include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <gtest/gtest.h>
 
@@ -238,6 +239,43 @@ TEST(GuidedSchedule, RecursesUntilBucketsFitAWarp) {
   expect_permutation(guided_schedule(host(), same, 8), 100);
 }
 
+// The expected column map, recursively: the leaves of the top `depth` levels
+// (nodes at that depth and shallower leaves) numbered in pre-order.
+template <class Topology>
+void number_top_leaves(Topology const& topology, Index node, int depth, std::vector<Index>& column,
+                       int& columns) {
+  if (depth == 0 || topology.is_leaf(node)) {
+    column[node] = columns++;
+    return;
+  }
+  for (int slot = 0; slot < Topology::arity; ++slot)
+    if (topology.child(node, slot) >= 0)
+      number_top_leaves(topology, topology.child(node, slot), depth - 1, column, columns);
+}
+
+// top_tree_columns equals the recursive numbering on a radix tree (whose node
+// ids do not list parents first) and on an octree.
+TEST(TopTreeColumns, NumberTopLeavesInPreOrder) {
+  KdTree<Kokkos::HostSpace> const kd(host(), test::plummer_positions(2000, 1), 4);
+  auto const bodies = test::plummer_positions(2000, 1);
+  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("masses", bodies.size());
+  Kokkos::deep_copy(masses, Coordinate(1));
+  Octree<Kokkos::HostSpace> const octree(host(), bodies, masses, 4);
+  auto const check = [](auto const& topology) {
+    for (int depth : {0, 1, 3, 5}) {
+      std::vector<Index> expected(topology.size(), -1);
+      int expected_columns = 0, columns = 0;
+      number_top_leaves(topology, topology.root(), depth, expected, expected_columns);
+      auto const column = detail::top_tree_columns(topology, depth, columns);
+      EXPECT_EQ(columns, expected_columns) << depth;
+      for (Index node = 0; node < topology.size(); ++node)
+        ASSERT_EQ(column(node), expected[node]) << "node " << node << " depth " << depth;
+    }
+  };
+  check(kd.topology);
+  check(octree.topology);
+}
+
 // A tree's top-tree column map is computed once per depth and found again by
 // the tree's node arrays; another tree or depth gets its own.
 TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
@@ -247,7 +285,7 @@ TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
   int columns = 0, again = 0;
   auto const map = cache.get(host(), tree.topology, 3, columns);
   auto const fresh = detail::top_tree_columns(tree.topology, 3, again);
-  EXPECT_EQ(columns, 8);
+  EXPECT_GT(columns, 1);
   EXPECT_EQ(again, columns);
   ASSERT_EQ(map.extent(0), fresh.extent(0));
   for (std::size_t node = 0; node < map.extent(0); ++node)
@@ -255,7 +293,7 @@ TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
   EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data());
   EXPECT_EQ(again, columns);
   EXPECT_NE(cache.get(host(), tree.topology, 4, again).data(), map.data());
-  EXPECT_EQ(again, 16);
+  EXPECT_GT(again, columns);
   EXPECT_NE(cache.get(host(), other.topology, 3, again).data(), map.data());
   EXPECT_EQ(cache.get(host(), tree.topology, 3, again).data(), map.data()); // still cached
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace treetrav {
@@ -58,18 +59,26 @@ template <class Topology>
 Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topology, int depth,
                                                          int& columns) {
   auto const host = host_topology(topology);
-  Index const nodes = host.size();
-  std::vector<int> node_depth(nodes, 0);
-  Kokkos::View<Index*, Kokkos::HostSpace> column("treetrav::HybridSchedule::column", nodes);
+  Kokkos::View<Index*, Kokkos::HostSpace> column(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::HybridSchedule::column"),
+      host.size());
+  Kokkos::deep_copy(column, Index(-1));
   columns = 0;
-  // Every layout treetrav makes stores a parent before its children, and
-  // pre-order within a depth is left to right.
-  for (Index node = 0; node < nodes; ++node) {
-    if (host.parent(node) >= 0)
-      node_depth[node] = node_depth[host.parent(node)] + 1;
-    bool const top_leaf =
-        node_depth[node] == depth || (node_depth[node] < depth && host.child(node, 0) < 0);
-    column(node) = top_leaf ? columns++ : -1;
+  // A pre-order walk from the root (node ids need not list parents first: a
+  // radix tree's do not), left child first, stopping at the top leaves.
+  std::vector<std::pair<Index, int>> stack{{host.root(), 0}};
+  while (!stack.empty()) {
+    auto const [node, node_depth] = stack.back();
+    stack.pop_back();
+    if (node_depth == depth || host.is_leaf(node)) {
+      column(node) = columns++;
+      continue;
+    }
+    for (int slot = decltype(host)::arity - 1; slot >= 0; --slot) {
+      Index const child = host.child(node, slot);
+      if (child >= 0)
+        stack.emplace_back(child, node_depth + 1);
+    }
   }
   return column;
 }
@@ -77,16 +86,19 @@ Kokkos::View<Index*, Kokkos::HostSpace> top_tree_columns(Topology const& topolog
 // Whether two topologies are the same tree: the same node arrays (addresses
 // and sizes), or for an implicit shape the same shape.
 template <int Arity, class MemorySpace>
-bool same_tree(TreeTopology<Arity, MemorySpace> const& a, TreeTopology<Arity, MemorySpace> const& b) {
+bool same_tree(TreeTopology<Arity, MemorySpace> const& a,
+               TreeTopology<Arity, MemorySpace> const& b) {
   return a.parent.data() == b.parent.data() && a.parent.extent(0) == b.parent.extent(0) &&
          a.children.data() == b.children.data();
 }
 template <class MemorySpace>
 bool same_tree(RadixTopology<MemorySpace> const& a, RadixTopology<MemorySpace> const& b) {
-  return a.internal.data() == b.internal.data() && a.points == b.points && a.leaf_size == b.leaf_size;
+  return a.internal.data() == b.internal.data() && a.points == b.points &&
+         a.leaf_size == b.leaf_size;
 }
 template <class MemorySpace>
-bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a, ImplicitBinaryTopology<MemorySpace> const& b) {
+bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a,
+               ImplicitBinaryTopology<MemorySpace> const& b) {
   return a.points == b.points && a.levels == b.levels;
 }
 
