@@ -6,7 +6,7 @@
 # Brute force and --strategy auto (issue 15): GPU tests, compute-sanitizer
 # memcheck, a CLI check, the dimension sweep against the trees and PyTorch
 # on the same data, and `treetrav bench` for auto against the best fixed
-# strategy. At most 8 files in $OUT.
+# strategy. At most 8 files in $OUT (checks.log, sweep.csv, torch.csv, matrix/).
 #   scripts/device/brute-checks.sh [tests] [cli] [sweep] [sanitize] [matrix]
 # Env: BRUTE_DIMENSIONS (the sweep's dimensions, default 8,16,24,32,64,128,784),
 # BRUTE_TREE_DIMENSION (no tree timed beyond it, default 16), BRUTE_TILE_MIB
@@ -93,7 +93,7 @@ EOF
       --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" "${tiles[@]}" --tile-dimensions 128 --repeats 3 \
       --out "$work/sweep" --export "$work/data" >>"$log" 2>&1
     echo "sweep: rc=$?" | tee -a "$log"
-    cp "$work/sweep/sweep.csv" "$work/sweep/sweep.md" "$out/"
+    cp "$work/sweep/sweep.csv" "$out/"  # sweep.md: the same rows
     echo "== PyTorch GEMM + topk on the same data" >>"$log"
     torch_script=perf/brute_torch.py
     [[ -f $torch_script ]] || torch_script=$dir/brute_torch.py
@@ -105,9 +105,11 @@ EOF
     ;;
   matrix)
     echo "== treetrav bench: search apps, with brute and auto" >>"$log"
-    timeout 240 "$bin/treetrav" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt --out "$work/matrix" >>"$log" 2>&1
+    # Written as it goes, straight into $OUT: a run cut short still returns its rows.
+    timeout "${BRUTE_MATRIX_TIMEOUT:-240}" "$bin/treetrav" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt \
+      --out "$out/matrix" >>"$log" 2>&1
     echo "matrix: rc=$?" | tee -a "$log"
-    cp "$work/matrix/matrix.md" "$work/matrix/matrix.csv" "$work/matrix/auto.md" "$work/matrix/auto.csv" "$out/"
+    rm -f "$out/matrix/depth-sweep.csv"  # no sweep asked for
     ;;
   esac
   echo "== $step took $((SECONDS - started)) s" | tee -a "$log"
