@@ -237,6 +237,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
         {"center_of_mass", t.center_of_mass / evaluations},
         {"forces", t.forces / evaluations}}},
       {"seconds_per_step", per_step},
+      {"seconds_per_step_median", t.median_step_seconds()},
       {"energy_drift", result.drift.energy},
       {"momentum_drift", result.drift.momentum},
       {"angular_momentum_drift", result.drift.angular_momentum},
@@ -262,13 +263,14 @@ void summarize(nbody::RunSettings const& settings, std::string const& strategy, 
   auto const& t = result.times;
   std::int64_t const steps = result.last_step - result.first_step;
   fmt::print("nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, strategy {}: {:.3g} "
-             "steps/s. Tree build {:.3g} s, "
+             "steps/s, median step {:.3g} ms. Tree build {:.3g} s, "
              "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} "
              "s, I/O {:.3g} s, wall "
              "{:.3g} s. Since the start: {}. Wrote {} snapshots and {} checkpoints to {}.\n",
              settings.configuration.bodies, result.first_step, result.last_step, result.time,
              settings.backend, strategy,
-             result.wall_seconds > 0 ? steps / result.wall_seconds : 0.0, t.tree_build,
+             result.wall_seconds > 0 ? steps / result.wall_seconds : 0.0, t.median_step_seconds() * 1e3,
+             t.tree_build,
              t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io, result.wall_seconds,
              nbody::describe(result.drift, result.initial), result.snapshots, result.checkpoints,
              settings.output.directory);

@@ -9,12 +9,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace treetrav::nbody {
 
@@ -29,6 +31,19 @@ struct PhaseTimes {
   double io = 0;              // device-to-host copies and snapshot/checkpoint writes
   std::int64_t force_evaluations = 0;
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
+  // Wall time of each step (its force evaluations, kicks and drifts, fenced;
+  // not the initial forces, snapshots or checkpoints).
+  std::vector<double> step_seconds;
+
+  // The median of step_seconds (0 without steps): what a step costs once the
+  // first one has paid the one-time costs (kernel loading, first allocations).
+  double median_step_seconds() const {
+    if (step_seconds.empty()) return 0;
+    std::vector<double> sorted = step_seconds;
+    auto const middle = sorted.begin() + sorted.size() / 2;
+    std::nth_element(sorted.begin(), middle, sorted.end());
+    return *middle;
+  }
 };
 
 // The largest bin a run may use: steps down to dt / 2^max_time_bin.
@@ -464,8 +479,11 @@ template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::step() {
   if (accelerations_.extent(0) != static_cast<std::size_t>(size()))
     throw std::logic_error("nbody: step() before the accelerations of the state are known");
+  Kokkos::Timer timer;
   std::int64_t const end = std::int64_t(1) << timeline_.max_bin;
   for (std::int64_t now = 0; now < end;) now = sub_step(now);
+  space_.fence();
+  times_.step_seconds.push_back(timer.seconds());
   ++step_;
 }
 

@@ -289,7 +289,7 @@ int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Vis
                       std::size_t budget) {
   using memory_space = typename Topology::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::regtt::model");
-  Index const items = visitor.query_count();
+  Index const items = work_count(visitor, order);  // the order may list a subset
   Index const sample = std::min<Index>(items, std::max<Index>(65536, items / 4));
   Kokkos::View<Index*, memory_space> sample_order(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::regtt::sample"), sample);
@@ -332,7 +332,7 @@ void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visit
     throw InputError("--reorder-depth " + std::to_string(strategy.depth) + " is outside [0, " +
                      std::to_string(regtt_max_depth(Topology::arity)) + "] for trees of arity " +
                      std::to_string(Topology::arity));
-  Index const items = visitor.query_count();
+  Index const items = work_count(visitor, order);  // the order may list a subset
   std::size_t const budget =
       strategy.memory_budget > 0 ? strategy.memory_budget : regtt_default_budget<ExecutionSpace>();
   RegttTimings timings;
