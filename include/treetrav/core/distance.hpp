@@ -6,15 +6,20 @@ namespace treetrav {
 
 namespace detail {
 
-// Multiply and add rounded separately, never contracted into an FMA: nvcc
-// contracts a * b + c differently in different kernels, which would change
-// the last bit of a distance between strategies and break exact tie-breaking.
-KOKKOS_FORCEINLINE_FUNCTION Coordinate add_square(Coordinate sum, Coordinate diff) {
+// a * b + c with the product and the sum rounded separately, never
+// contracted into an FMA: nvcc contracts a * b + c differently in different
+// kernels (and the host not at all), which would change the last bit of a
+// distance between strategies and backends and break exact tie-breaking.
+KOKKOS_FORCEINLINE_FUNCTION Coordinate multiply_then_add(Coordinate a, Coordinate b, Coordinate c) {
 #if defined(__CUDA_ARCH__)
-  return __fadd_rn(sum, __fmul_rn(diff, diff));
+  return __fadd_rn(__fmul_rn(a, b), c);
 #else
-  return sum + diff * diff;  // x86-64 hosts have no FMA unless asked (-mfma)
+  return a * b + c;  // x86-64 hosts have no FMA unless asked (-mfma)
 #endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION Coordinate add_square(Coordinate sum, Coordinate diff) {
+  return multiply_then_add(diff, diff, sum);
 }
 
 }  // namespace detail

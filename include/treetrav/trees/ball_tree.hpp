@@ -11,8 +11,13 @@ namespace detail {
 // prune a node that holds an exact neighbour.
 inline constexpr Coordinate bound_slack = 1e-5f;
 
+// Rounded without an FMA, so that every backend builds the same bounds (the
+// H100 built other vp shells and ball radii than the host, in the last bit).
 KOKKOS_FORCEINLINE_FUNCTION Coordinate round_up_radius(Coordinate r) {
-  return r * (1 + bound_slack) + bound_slack;
+  return multiply_then_add(r, 1 + bound_slack, bound_slack);
+}
+KOKKOS_FORCEINLINE_FUNCTION Coordinate round_down_radius(Coordinate r) {
+  return multiply_then_add(r, 1 - bound_slack, -bound_slack);
 }
 
 // Ball of each internal node, bottom-up: centre = the centre of the node's

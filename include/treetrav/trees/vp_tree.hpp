@@ -102,7 +102,7 @@ struct Shells {
     for (Index child = 2 * (level_first + j) + 1; child <= 2 * (level_first + j) + 2; ++child) {
       Index const begin = topology.point_begin(child), end = topology.point_end(child);
       shells(child + 1, 0) =
-          begin < end ? distance(begin) * (1 - bound_slack) - bound_slack : infinity;
+          begin < end ? round_down_radius(distance(begin)) : infinity;
       shells(child + 1, 1) = begin < end ? round_up_radius(distance(end - 1)) : -infinity;
     }
   }
