@@ -49,9 +49,17 @@ if [[ ! -f $src/.treetrav-patched ]]; then
   log "fetching Debian's trilinos source package"
   (cd "$unpack/dl" && apt-get source --download-only trilinos >&2)
   tarballs=("$unpack"/dl/trilinos_*.orig.tar.*)
-  log "extracting packages/kokkos from $(basename "${tarballs[0]}")"
-  tar xf "${tarballs[0]}" -C "$unpack/x" --wildcards '*/packages/kokkos/*'
+  # Kokkos Kernels (scripts/bootstrap-kokkos-kernels.sh) comes from the same
+  # tarball, unpatched: one source for every Kokkos patch set.
+  log "extracting packages/kokkos and packages/kokkos-kernels from $(basename "${tarballs[0]}")"
+  tar xf "${tarballs[0]}" -C "$unpack/x" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
   mv "$unpack"/x/*/packages/kokkos "$src"
+  kernels_src=$cache/src/kokkos-kernels-3.4.1
+  if [[ ! -f $kernels_src/.treetrav-extracted ]]; then
+    rm -rf "$kernels_src"
+    mv "$unpack"/x/*/packages/kokkos-kernels "$kernels_src"
+    touch "$kernels_src/.treetrav-extracted"
+  fi
   rm -rf "$unpack"
   for p in "$repo"/cmake/patches/kokkos-3.4.1/*.patch; do
     log "applying $(basename "$p")"

@@ -2,9 +2,12 @@
 # Configures and builds treetrav.
 #   scripts/build.sh [cpu|cuda] [BUILD_DIR]     (defaults: cpu, build-cpu / build-cuda)
 # Kokkos: $Kokkos_ROOT if set (a user's own Kokkos >= 3.4), else the cached
-# bootstrap build (scripts/bootstrap-kokkos.sh). CUDA arch: $TREETRAV_CUDA_ARCH
-# (a Kokkos arch name, default HOPPER90). MPI (distributed runs): on unless
-# TREETRAV_MPI=OFF. Extra CMake flags: $TREETRAV_CMAKE_FLAGS.
+# bootstrap build (scripts/bootstrap-kokkos.sh). Kokkos Kernels: $KokkosKernels_ROOT
+# if set, else (with the bootstrap Kokkos) scripts/bootstrap-kokkos-kernels.sh;
+# with a user's own Kokkos and no $KokkosKernels_ROOT, CMake looks in Kokkos's
+# prefix. CUDA arch: $TREETRAV_CUDA_ARCH (a Kokkos arch name, default
+# HOPPER90). MPI (distributed runs): on unless TREETRAV_MPI=OFF. Extra CMake
+# flags: $TREETRAV_CMAKE_FLAGS.
 set -euo pipefail
 config=${1:-cpu}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +22,13 @@ if [[ -n ${Kokkos_ROOT:-} ]]; then
 else
   kokkos=$("$repo/scripts/bootstrap-kokkos.sh" "$config" "$arch" | tail -n 1)
   flags+=(-DKokkos_ROOT="$kokkos")
+  # Kokkos Kernels built against that Kokkos, unless the user brings one.
+  if [[ -z ${KokkosKernels_ROOT:-} ]]; then
+    KokkosKernels_ROOT=$("$repo/scripts/bootstrap-kokkos-kernels.sh" "$config" "$arch" | tail -n 1)
+  fi
+fi
+if [[ -n ${KokkosKernels_ROOT:-} ]]; then
+  flags+=(-DKokkosKernels_ROOT="$KokkosKernels_ROOT")
 fi
 if [[ $config == cuda ]]; then
   case "$arch" in

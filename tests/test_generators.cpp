@@ -315,10 +315,11 @@ TYPED_TEST(GeneratorArguments, InvalidArgumentsThrowNamingTheArgument) {
   double const nan = std::numeric_limits<double>::quiet_NaN();
   expect_input_error([&] { uniform(space, 0, 3, seed); }, "n must be >= 1");
   expect_input_error([&] { uniform(space, -5, 3, seed); }, "n must be >= 1");
-  expect_input_error([&] { uniform(space, 10, 0, seed); }, "dimension must be in [1, 16]");
+  expect_input_error([&] { uniform(space, 10, 0, seed); },
+                     "dimension must be in [1, " + std::to_string(max_dimension) + "]");
   expect_input_error([&] { uniform(space, 10, max_dimension + 1, seed); }, "dimension");
   expect_input_error([&] { clustered(space, 0, 3, 4, 0.1, seed); }, "n must be >= 1");
-  expect_input_error([&] { clustered(space, 10, 17, 4, 0.1, seed); }, "dimension");
+  expect_input_error([&] { clustered(space, 10, max_dimension + 1, 4, 0.1, seed); }, "dimension");
   expect_input_error([&] { clustered(space, 10, 3, 0, 0.1, seed); }, "clusters must be >= 1");
   expect_input_error([&] { clustered(space, 10, 3, 4, 0.0, seed); }, "width must be positive");
   expect_input_error([&] { clustered(space, 10, 3, 4, -1.0, seed); }, "width");

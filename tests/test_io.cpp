@@ -235,7 +235,7 @@ void expect_same_view(View const& expected, View const& actual) {
 
 TEST(IoPoints, RoundTripsInEveryDimensionWithAndWithoutIds) {
   TempDir dir;
-  for (int dimension : {1, 3, 7, 16}) {
+  for (int dimension : {1, 3, 7, 16, 128, 784, max_dimension}) {
     for (bool with_ids : {false, true}) {
       SCOPED_TRACE("d=" + std::to_string(dimension) + (with_ids ? " with ids" : " without ids"));
       auto const path = dir.file("points.h5");
@@ -333,7 +333,7 @@ TEST(IoPoints, WriterRejectsInvalidSetsWithoutCreatingAFile) {
   points.ids = HostPointSet::ids_view("short ids", 3);
   EXPECT_THROW(write_points(path, points), std::invalid_argument);
   EXPECT_THROW(write_points(path, make_points(0, 3, false)), std::invalid_argument);
-  EXPECT_THROW(write_points(path, make_points(2, 17, false)), std::invalid_argument);
+  EXPECT_THROW(write_points(path, make_points(2, max_dimension + 1, false)), std::invalid_argument);
   EXPECT_TRUE(dir.entries().empty());
 }
 
@@ -437,9 +437,10 @@ TEST(IoReadErrors, EmptySet) {
 
 TEST(IoReadErrors, DimensionOutOfRange) {
   TempDir dir;
-  auto const path = dir.file("d17.h5");
-  write_raw_floats(path, "/Points/Coordinates", {2, 17}, std::vector<float>(34, 1.0f));
-  expect_input_error([&] { read_points(path); }, path, {"/Points/Coordinates", "17"});
+  auto const path = dir.file("too-wide.h5");
+  hsize_t const too_wide = max_dimension + 1;
+  write_raw_floats(path, "/Points/Coordinates", {2, too_wide}, std::vector<float>(2 * too_wide, 1.0f));
+  expect_input_error([&] { read_points(path); }, path, {"/Points/Coordinates", std::to_string(too_wide)});
   auto const zero = dir.file("d0.h5");
   write_raw_floats(zero, "/Points/Coordinates", {2, 0}, {});
   expect_input_error([&] { read_points(zero); }, zero, {"/Points/Coordinates"});

@@ -3,16 +3,20 @@
 // {unsorted, sorted}. Median of --repeats timed runs after one warm-up; one
 // extra run with metrics for nodes visited per warp and idle lanes; hybrid on
 // the unsorted input and, with --sweep-depths, its profiling-depth sweep; every
-// result checked against the unsorted autoropes run. Writes matrix.csv,
-// matrix.md and depth-sweep.csv into --out.
+// result checked against the unsorted autoropes run. Search apps also run
+// brute force, and --strategy auto's pick is compared with the best fixed
+// strategy. Writes matrix.csv, matrix.md, depth-sweep.csv, auto.csv and
+// auto.md into --out.
 // With --regtt, Zhang et al.'s REGTT study instead: the baselines (autoropes,
 // lockstep, Morton-sorted lockstep, hybrid), REGTT in both modes at the
 // model's depth, without reordering (Table III), with the BFS-top layout
 // (octrees), and the exhaustive depth sweep (Figure 5); writes regtt.csv,
 // regtt.md and regtt-sweep.csv.
+#include "auto_strategy.hpp"
 #include "common.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/generators/generators.hpp>
@@ -43,8 +47,9 @@ using Space = Kokkos::DefaultExecutionSpace;
 using Memory = Space::memory_space;
 using Order = Kokkos::View<Index const*, Memory>;
 using Metrics = TraversalMetrics<Memory>;
-// The strategies the bench runs (the recursive reference is host-only).
-using BenchStrategy = std::variant<Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt>;
+// The strategies the bench runs (the recursive reference is host-only; brute
+// force: search apps only).
+using BenchStrategy = std::variant<Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt, BruteForce>;
 
 struct Row {
   std::string app, input, strategy, sort;
@@ -85,6 +90,15 @@ struct Settings {
 HybridTimings last_hybrid;
 RegttTimings last_regtt;
 
+// --strategy auto on one search app and input: its pick, that pick's time in
+// the matrix, and the best fixed strategy's.
+struct AutoRow {
+  std::string app, input, pick, best;
+  double pick_ms, best_ms, probe_ms;
+  std::string reason;
+};
+std::vector<AutoRow> auto_rows;
+
 // A run of one (application, order, strategy); returns a host copy of its
 // results flattened to doubles, for the comparison with the reference run.
 using Runner = std::function<std::vector<double>(Order, Metrics const&, BenchStrategy const&)>;
@@ -94,9 +108,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-template <class Strategy>
+// `run_strategy`: a Runner, or any callable taking the same arguments with
+// Strategy's tag in place of a BenchStrategy (auto's pick may be one the
+// matrix does not run).
+template <class Strategy, class Run>
 Row measure(Settings const& s, std::string const& app, std::string const& input, Index queries,
-            Runner const& run_strategy, Strategy strategy, std::string const& sort, Order order,
+            Run const& run_strategy, Strategy strategy, std::string const& sort, Order order,
             std::vector<double> const& reference, double tolerance,
             std::string const& variant = "") {
   Space space;
@@ -104,7 +121,7 @@ Row measure(Settings const& s, std::string const& app, std::string const& input,
     strategy.timings = &last_hybrid;
   if constexpr (std::is_same_v<Strategy, Regtt>)
     strategy.timings = &last_regtt;
-  auto run = [&](Order o, Metrics const& m) { return run_strategy(o, m, BenchStrategy{strategy}); };
+  auto run = [&](Order o, Metrics const& m) { return run_strategy(o, m, strategy); };
   run(order, {}); // warm-up
   std::vector<double> times;
   std::vector<HybridTimings> phases;
@@ -205,10 +222,12 @@ void write_regtt_tables(Settings const& s, std::vector<Row> const& rows,
                         std::vector<Row> const& sweep);
 
 // Every strategy x {unsorted, sorted} of one application on one input, then
-// hybrid on the unsorted input (it makes its own order), then the depth sweep.
+// hybrid on the unsorted input (it makes its own order), brute force when
+// `brute` (search apps), then the depth sweep.
 void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& sweep,
                 std::string const& app, std::string const& input, Index queries, Runner const& run,
-                Order sorted, std::string const& sort_name, double sort_ms, double tolerance) {
+                Order sorted, std::string const& sort_name, double sort_ms, double tolerance,
+                bool brute) {
   auto reference = run({}, {}, Autoropes{});
   auto variant = [&](Settings const& settings, BenchStrategy const& strategy, Order order,
                      std::string const& sort) {
@@ -228,6 +247,8 @@ void run_matrix(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swe
         rows.back().order_ms = sort_ms;
     }
   rows.push_back(variant(s, Hybrid{}, Order{}, "none"));
+  if (brute)
+    rows.push_back(variant(s, BruteForce{}, Order{}, "none"));
   // The sweep's points take at most 3 timed runs each. An octree's top tree
   // widens eight-fold per level: past depth 4 the bit matrix (bodies x 8^depth
   // bits) outgrows the GPU's memory; binary top trees shallower than 4 tell
@@ -319,6 +340,63 @@ void run_regtt(Settings const& s, std::vector<Row>& rows, std::vector<Row>& swee
   }
 }
 
+// Row lookups and times, defined with the tables below.
+Row const* find_row(std::vector<Row> const& rows, Row const& like, std::string const& strategy,
+                    bool sorted);
+double total_ms(Row const& r);
+
+// --strategy auto on one search app and input: the probe's pick (the same
+// choose_strategy the CLI runs) against the fastest row of the matrix, each
+// with its ordering cost. A pick the matrix has no row for (the recursive
+// reference on host backends) is measured here. run_app(tag, queries, order,
+// metrics): the app's flattened results under one strategy.
+template <class RunApp>
+void compare_auto(Settings const& s, std::vector<Row>& rows, std::vector<Row> const& sweep,
+                  std::string const& app, std::string const& input, PointSet<Memory> const& queries,
+                  Index reference_size, Kokkos::View<Index*, Memory> const& morton, double sort_ms,
+                  RunApp const& run_app) {
+  Space space;
+  auto const choice = choose_strategy(
+      space, queries, morton, sort_ms / 1e3, reference_size, true,
+      [&](auto strategy, auto const& sample) { run_app(strategy, sample, Order{}, Metrics{}); });
+  Row like;
+  like.app = app;
+  like.input = input;
+  if (find_row(rows, like, choice.plan.name(), choice.plan.sorted) == nullptr) {
+    auto const reference = run_app(Autoropes{}, queries, Order{}, Metrics{});
+    Order const order = choice.plan.sorted ? Order(morton) : Order{};
+    std::string const sort = choice.plan.sorted ? "sfc" : "none";
+    rows.push_back(std::visit(
+        [&](auto strategy) -> Row {
+          using Strategy = decltype(strategy);
+          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+            throw std::logic_error("auto picked a strategy that cannot run here");
+          } else {
+            return measure(
+                s, app, input, queries.size(),
+                [&](Order o, Metrics const& m, auto tag) { return run_app(tag, queries, o, m); },
+                strategy, sort, order, reference, 0);
+          }
+        },
+        choice.plan.strategy));
+    if (choice.plan.sorted)
+      rows.back().order_ms = sort_ms;
+  }
+  Row const& picked = *find_row(rows, like, choice.plan.name(), choice.plan.sorted);
+  Row const* best = nullptr;
+  for (auto const& r : rows)
+    if (r.app == app && r.input == input && (best == nullptr || total_ms(r) < total_ms(*best)))
+      best = &r;
+  auto label = [](Row const& r) { return r.strategy + (r.sort == "none" ? "" : "/" + r.sort); };
+  auto_rows.push_back({app, input, label(picked), label(*best), total_ms(picked), total_ms(*best),
+                       choice.probe_s * 1e3, choice.reason});
+  fmt::print("{:4} {:9} auto picked {} ({:.3f} ms), best {} ({:.3f} ms), ratio {:.3f}; probe "
+             "{:.1f} ms\n",
+             app, input, label(picked), total_ms(picked), label(*best), total_ms(*best),
+             total_ms(picked) / total_ms(*best), choice.probe_s * 1e3);
+  write_tables(s, rows, sweep);
+}
+
 void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& sweep) {
   if (!s.wants("pc") && !s.wants("nn") && !s.wants("knn") && !s.wants("vp") && !s.wants("bt"))
     return;
@@ -354,48 +432,62 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     }
     std::sort(sort_times.begin(), sort_times.end());
     double const sort_ms = sort_times[sort_times.size() / 2];
+    auto const morton = morton_order(space, queries);
+    auto const reference = copy_points(space, in.reference, "bench::reference");
     KdTree<Memory> kd(space, in.reference, 8);
     VpTree<Memory> vp(space, in.reference, 8);
     BallTree<Memory> ball(space, in.reference, 8);
-    auto study = [&](std::string const& app, Runner const& run, Layout const& layout, int arity,
-                     Index tree_nodes, bool guided) {
+    // One app as a function of the strategy tag: its results on `q`, flattened.
+    auto neighbors = [&](auto const& tree, int k) {
+      return [&, k](auto strategy, PointSet<Memory> const& q, Order order, Metrics const& metrics) {
+        using Strategy = decltype(strategy);
+        if constexpr (std::is_same_v<Strategy, BruteForce>) {
+          return flatten(find_neighbors(space, reference, q, {k, false}, strategy).indices);
+        } else if constexpr (std::is_same_v<Strategy, Automatic> ||
+                             !strategy_runs_on<Strategy, Space>) {
+          throw std::logic_error("bench runs concrete strategies");
+          return std::vector<double>{};
+        } else {
+          return flatten(
+              find_neighbors(space, tree, q, {k, false}, strategy, order, metrics).indices);
+        }
+      };
+    };
+    auto counts = [&](auto strategy, PointSet<Memory> const& q, Order order,
+                      Metrics const& metrics) {
+      using Strategy = decltype(strategy);
+      if constexpr (std::is_same_v<Strategy, BruteForce>) {
+        return flatten(count_within(space, reference, q, {in.radius, false}, strategy));
+      } else if constexpr (std::is_same_v<Strategy, Automatic> ||
+                           !strategy_runs_on<Strategy, Space>) {
+        throw std::logic_error("bench runs concrete strategies");
+        return std::vector<double>{};
+      } else {
+        return flatten(count_within(space, kd, q, {in.radius, false}, strategy, order, metrics));
+      }
+    };
+    auto study = [&](std::string const& app, auto const& run_app, Index tree_nodes, bool guided) {
       if (!s.wants(app))
         return;
-      if (s.regtt)
+      Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
+        return std::visit([&](auto tag) { return run_app(tag, queries, order, metrics); },
+                          strategy);
+      };
+      if (s.regtt) {
         run_regtt(s, rows, sweep, app, in.name, queries.size(), run, sorted, "sfc", sort_ms, 0,
-                  layout, arity, tree_nodes, guided);
-      else
-        run_matrix(s, rows, sweep, app, in.name, queries.size(), run, sorted, "sfc", sort_ms, 0);
+                  Layout{}, 2, tree_nodes, guided);
+      } else {
+        run_matrix(s, rows, sweep, app, in.name, queries.size(), run, sorted, "sfc", sort_ms, 0,
+                   true);
+        compare_auto(s, rows, sweep, app, in.name, queries, reference.size(), morton, sort_ms,
+                     run_app);
+      }
     };
-    study(
-        "pc",
-        [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
-          return std::visit(
-              [&](auto tag) {
-                return flatten(
-                    count_within(space, kd, queries, {in.radius, false}, tag, order, metrics));
-              },
-              strategy);
-        },
-        Layout{}, 2, kd.topology.size(), false);
-    auto search_app = [&](std::string const& app, auto& tree, int k) {
-      study(
-          app,
-          [&, k](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
-            return std::visit(
-                [&](auto tag) {
-                  return flatten(
-                      find_neighbors(space, tree, queries, {k, false}, tag, order, metrics)
-                          .indices);
-                },
-                strategy);
-          },
-          Layout{}, 2, tree.topology.size(), true);
-    };
-    search_app("nn", kd, 1);
-    search_app("knn", kd, 8);
-    search_app("vp", vp, 1);
-    search_app("bt", ball, 8);
+    study("pc", counts, kd.topology.size(), false);
+    study("nn", neighbors(kd, 1), kd.topology.size(), true);
+    study("knn", neighbors(kd, 8), kd.topology.size(), true);
+    study("vp", neighbors(vp, 1), vp.topology.size(), true);
+    study("bt", neighbors(ball, 8), ball.topology.size(), true);
   }
 }
 
@@ -421,8 +513,13 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
     Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
       return std::visit(
           [&](auto tag) {
-            return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f}, tag,
-                                                    order, metrics));
+            if constexpr (std::is_same_v<decltype(tag), BruteForce>) {
+              throw std::logic_error("Barnes-Hut has no brute-force strategy");
+              return std::vector<double>{};
+            } else {
+              return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f}, tag,
+                                                      order, metrics));
+            }
           },
           strategy);
     };
@@ -430,7 +527,7 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
       run_regtt(s, rows, sweep, "bh", name, s.bodies, run, leaf_order, "tree", 0.0, 1e-4,
                 bfs_top_layout(tree), 8, tree.topology.size(), false);
     else
-      run_matrix(s, rows, sweep, "bh", name, s.bodies, run, leaf_order, "tree", 0.0, 1e-4);
+      run_matrix(s, rows, sweep, "bh", name, s.bodies, run, leaf_order, "tree", 0.0, 1e-4, false);
   }
 }
 
@@ -601,6 +698,26 @@ void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<R
                         sorted ? fmt::format("{:.3f}", sorted->order_ms / total_ms(*sorted)) : "-");
     }
   write_summary(md, rows);
+  if (!auto_rows.empty()) {
+    std::ofstream auto_csv(s.out + "/auto.csv");
+    auto_csv << "app,input,pick,pick_ms,best,best_ms,pick_over_best,probe_ms,reason\n";
+    std::ofstream auto_md(s.out + "/auto.md");
+    auto_md << fmt::format(
+        "# --strategy auto against the best fixed strategy on {}\n\nAuto's pick comes from "
+        "its probe (the same code as the search subcommands); its time and the best's are the "
+        "matrix rows (median of {}, ordering included). Probe: the wall-clock time of the "
+        "choice itself, paid once per job.\n\n| app | input | auto's pick | ms | best fixed | "
+        "ms | pick / best | probe ms |\n|---|---|---|---:|---|---:|---:|---:|\n",
+        device, s.repeats);
+    for (auto const& a : auto_rows) {
+      auto_csv << fmt::format("{},{},{},{:.4f},{},{:.4f},{:.4f},{:.3f},\"{}\"\n", a.app, a.input,
+                              a.pick, a.pick_ms, a.best, a.best_ms, a.pick_ms / a.best_ms,
+                              a.probe_ms, a.reason);
+      auto_md << fmt::format("| {} | {} | {} | {:.3f} | {} | {:.3f} | {:.3f} | {:.1f} |\n", a.app,
+                             a.input, a.pick, a.pick_ms, a.best, a.best_ms, a.pick_ms / a.best_ms,
+                             a.probe_ms);
+    }
+  }
   if (!sweep.empty()) {
     md << "\n## Hybrid depth sweep (Liu et al. Figures 14-15)\n\n| app | input | depth | total ms "
           "| profile ms | "

@@ -37,7 +37,8 @@ struct Bodies {
 Bodies read_bodies(std::string const& path) {
   auto const snapshot = io::read_snapshot(path);
   if (snapshot.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
-    throw InputError(fmt::format("--snapshot {}: {} bodies, more than an Index can count", path, snapshot.size()));
+    throw InputError(fmt::format("--snapshot {}: {} bodies, more than an Index can count", path,
+                                 snapshot.size()));
   auto const n = static_cast<Index>(snapshot.size());
   Bodies bodies{allocate_points<Kokkos::HostSpace>("treetrav::cli::bodies", n, 3),
                 Kokkos::View<Coordinate*, Kokkos::HostSpace>(
@@ -51,7 +52,8 @@ Bodies read_bodies(std::string const& path) {
     bodies.masses(i) = static_cast<Coordinate>(snapshot.masses(i));
     in_range = in_range && std::isfinite(bodies.masses(i)) && bodies.masses(i) > 0;
   }
-  if (!in_range) throw InputError("--snapshot " + path + ": coordinates or masses exceed the float range");
+  if (!in_range)
+    throw InputError("--snapshot " + path + ": coordinates or masses exceed the float range");
   return bodies;
 }
 
@@ -69,7 +71,7 @@ struct BarnesHutForce {
   static constexpr char const* tree_name = Octree<Kokkos::HostSpace>::name;
   Bodies bodies;
   int leaf_size;
-  bool sorted;  // bodies in the octree's leaf order
+  bool sorted; // bodies in the octree's leaf order
   BarnesHutOptions options;
   std::shared_ptr<ErrorReport> report;
 
@@ -86,27 +88,32 @@ struct BarnesHutForce {
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Space::memory_space> accelerations;
   };
 
-  template <class Space>
-  Setup<Space> setup(Space const& space) const {
+  template <class Space, class Strategy>
+  Setup<Space> setup(Space const& space, Strategy const&) const {
     auto const device_bodies = copy_points(space, bodies.positions, "treetrav::cli::bodies");
     auto const masses = Kokkos::create_mirror_view_and_copy(space, bodies.masses);
-    return {build_morton_octree(space, device_bodies, masses, leaf_size, options.multipole == Multipole::quadrupole),
+    return {build_morton_octree(space, device_bodies, masses, leaf_size,
+                                options.multipole == Multipole::quadrupole),
             device_bodies, masses};
   }
   template <class Space, class Strategy>
   Output<Space> traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     Kokkos::View<Index const*, typename Space::memory_space> order;
-    if (sorted || std::is_same_v<Strategy, GroupWalk>) order = setup.tree.points.original_index;
-    return {space, setup, barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order)};
+    if (sorted || std::is_same_v<Strategy, GroupWalk>)
+      order = setup.tree.points.original_index;
+    return {space, setup,
+            barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order)};
   }
   // Doubles for the file; a non-finite value fails the run before anything is
   // written. The error report's direct summation runs here, on the backend.
   template <class Space>
   io::QueryResults collect(Output<Space> const& output) const {
-    auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, output.accelerations);
+    auto const host =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, output.accelerations);
     io::QueryResults results;
     results.accelerations = io::QueryResults::HostMatrix<double>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::cli::accelerations"), host.extent(0), 3);
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::cli::accelerations"),
+        host.extent(0), 3);
     Index non_finite = 0;
     for (std::size_t i = 0; i < host.extent(0); ++i) {
       bool finite = true;
@@ -123,29 +130,34 @@ struct BarnesHutForce {
           non_finite, host.extent(0), options.softening));
     if (report->requested) {
       Kokkos::Timer timer;
-      auto const sample = sample_bodies(output.setup.bodies.size(), report->sample_size, report->seed);
-      auto const exact = direct_accelerations(output.space, output.setup.bodies,
-                                              Kokkos::View<Coordinate const*, typename Space::memory_space>(
-                                                  output.setup.masses),
-                                              sample, options.softening, options.gravity);
+      auto const sample =
+          sample_bodies(output.setup.bodies.size(), report->sample_size, report->seed);
+      auto const exact = direct_accelerations(
+          output.space, output.setup.bodies,
+          Kokkos::View<Coordinate const*, typename Space::memory_space>(output.setup.masses),
+          sample, options.softening, options.gravity);
       report->errors = force_errors(host, sample, exact);
       report->seconds = timer.seconds();
-      results.error_sample = io::QueryResults::HostVector<std::int64_t>("treetrav::cli::error_sample", sample.size());
-      results.error_exact = io::QueryResults::HostMatrix<double>("treetrav::cli::error_exact", sample.size(), 3);
+      results.error_sample =
+          io::QueryResults::HostVector<std::int64_t>("treetrav::cli::error_sample", sample.size());
+      results.error_exact =
+          io::QueryResults::HostMatrix<double>("treetrav::cli::error_exact", sample.size(), 3);
       for (std::size_t s = 0; s < sample.size(); ++s) {
         results.error_sample(s) = sample[s];
-        for (int k = 0; k < 3; ++k) results.error_exact(s, k) = exact[s * 3 + k];
+        for (int k = 0; k < 3; ++k)
+          results.error_exact(s, k) = exact[s * 3 + k];
       }
     }
     return results;
   }
 };
 
-}  // namespace
+} // namespace
 
 void add_bh_force_command(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "bh-force", "Barnes-Hut gravitational accelerations of the bodies of an N-body snapshot (GPU octree)");
+      "bh-force",
+      "Barnes-Hut gravitational accelerations of the bodies of an N-body snapshot (GPU octree)");
   auto options = std::make_shared<BarnesHutCommandOptions>();
   command->add_option("--snapshot", options->snapshot, "SWIFT/GADGET snapshot (HDF5)")
       ->required()
@@ -161,36 +173,45 @@ void add_bh_force_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--multipole", options->multipole,
-                   "Cells taken whole pull as: monopole (mass at the centre of mass) or quadrupole (with the "
+                   "Cells taken whole pull as: monopole (mass at the centre of mass) or quadrupole "
+                   "(with the "
                    "quadrupole moment)")
       ->check(CLI::IsMember({"monopole", "quadrupole"}))
       ->capture_default_str();
   command
       ->add_option("--opening", options->opening,
-                   "Opening criterion: barnes-hut (a cell of side s at distance d from its centre of mass is taken "
-                   "whole when s < theta d) or com-offset (when d > s / theta + |centre of mass - centre|, as "
+                   "Opening criterion: barnes-hut (a cell of side s at distance d from its centre "
+                   "of mass is taken "
+                   "whole when s < theta d) or com-offset (when d > s / theta + |centre of mass - "
+                   "centre|, as "
                    "Bonsai); a cell that contains the body (group: touches its box) always opens")
       ->check(CLI::IsMember({"barnes-hut", "com-offset"}))
       ->capture_default_str();
   command
       ->add_option("--group-size", options->group_size,
-                   "--strategy group: bodies per group walk (at most 64; octree cells of at most this many bodies)")
+                   "--strategy group: bodies per group walk (at most 64; octree cells of at most "
+                   "this many bodies)")
       ->check(in_range(1, 64))
       ->capture_default_str();
-  command->add_flag("--error-report", options->error_report,
-                    "Also compare with direct summation (double, on the backend) on a random sample of bodies: "
-                    "median, 99th percentile and maximum relative force error (stored with the sample)");
-  command->add_option("--error-sample", options->error_sample, "--error-report: bodies sampled (all if fewer)")
+  command->add_flag(
+      "--error-report", options->error_report,
+      "Also compare with direct summation (double, on the backend) on a random sample of bodies: "
+      "median, 99th percentile and maximum relative force error (stored with the sample)");
+  command
+      ->add_option("--error-sample", options->error_sample,
+                   "--error-report: bodies sampled (all if fewer)")
       ->check(at_least(Index{1}))
       ->capture_default_str();
   command->add_option("--error-seed", options->error_seed, "--error-report: seed of the sample")
       ->check(at_least(std::uint64_t{0}))
       ->capture_default_str();
-  add_run_options(*command, options->run, /*forces=*/true);
-  command->footer(
-      "Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body order; with --error-report "
-      "also /Results/ErrorSample (sampled bodies) and /Results/ErrorSampleExact (their direct-summation "
-      "accelerations), and the error statistics as /RunMetadata attributes error_median, error_p99, error_max.");
+  add_run_options(*command, options->run, StrategySet::barnes_hut);
+  command->footer("Results: /Results/Accelerations (n_bodies, 3), double, in the snapshot's body "
+                  "order; with --error-report "
+                  "also /Results/ErrorSample (sampled bodies) and /Results/ErrorSampleExact (their "
+                  "direct-summation "
+                  "accelerations), and the error statistics as /RunMetadata attributes "
+                  "error_median, error_p99, error_max.");
 
   command->callback([options] {
     options->physics.multipole = parse_multipole(options->multipole);
@@ -222,8 +243,8 @@ void add_bh_force_command(CLI::App& app) {
     report->requested = options->error_report;
     report->sample_size = options->error_sample;
     report->seed = options->error_seed;
-    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size, options->run.sorted(),
-                                                  options->physics, report},
+    auto results = run_application(BarnesHutForce{bodies, options->run.leaf_size,
+                                                  options->run.sorted(), options->physics, report},
                                    strategy, record);
     if (report->requested) {
       auto const& e = report->errors;
@@ -238,12 +259,14 @@ void add_bh_force_command(CLI::App& app) {
     }
     write_and_summarize(results, record, options->run.output);
     if (report->requested)
-      fmt::print(
-          "bh-force: relative force error against direct summation (double, backend {}) on {} of {} bodies: "
-          "median {:.3e}, 99th percentile {:.3e}, maximum {:.3e} (mean {:.3e}; direct summation {:.3g} s).\n",
-          to_string(record.backend), report->errors.sample.size(), record.n_queries, report->errors.median,
-          report->errors.p99, report->errors.max, report->errors.mean, report->seconds);
+      fmt::print("bh-force: relative force error against direct summation (double, backend {}) on "
+                 "{} of {} bodies: "
+                 "median {:.3e}, 99th percentile {:.3e}, maximum {:.3e} (mean {:.3e}; direct "
+                 "summation {:.3g} s).\n",
+                 to_string(record.backend), report->errors.sample.size(), record.n_queries,
+                 report->errors.median, report->errors.p99, report->errors.max, report->errors.mean,
+                 report->seconds);
   });
 }
 
-}  // namespace treetrav::cli
+} // namespace treetrav::cli

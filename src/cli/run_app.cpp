@@ -23,6 +23,10 @@ io::Metadata to_metadata(RunRecord const& record) {
       .set("read_s", record.read_s)
       .set("build_s", record.build_s)
       .set("traverse_s", record.traverse_s);
+  if (record.automatic)
+    metadata.set("requested_strategy", std::string(Automatic::name))
+        .set("auto_reason", record.choice.reason)
+        .set("auto_probe_s", record.choice.probe_s);
   if (record.strategy == Hybrid::name)
     metadata.set("hybrid_depth", static_cast<double>(record.hybrid.depth))
         .set("hybrid_profile_s", record.hybrid.profile)
@@ -104,20 +108,28 @@ Strategies configured(Strategies strategy, RunOptions const& options) {
 
 } // namespace
 
-void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
+void add_run_options(CLI::App& command, RunOptions& options, StrategySet strategies) {
   command
       .add_option("-o,--output", options.output,
                   "Results HDF5 file (written atomically; a symbolic link is followed, an input is "
                   "refused)")
       ->required()
       ->check(file_name());
-  command
-      .add_option("--strategy", options.strategy,
-                  "Traversal strategy: " +
-                      (forces ? strategy_names(static_cast<BarnesHutStrategy const*>(nullptr))
-                              : strategy_names(static_cast<ApplicationStrategy const*>(nullptr))) +
-                      " (recursive: host backends only)")
-      ->capture_default_str();
+  std::string names;
+  if (strategies == StrategySet::search) {
+    options.strategy = Automatic::name;
+    names = "Strategy: " + strategy_names(static_cast<SearchStrategy const*>(nullptr)) +
+            " (recursive: host backends only; brute: no tree, any dimension, GEMM-screened exact "
+            "search; auto: the fastest of brute and the trees with their query order, by timing "
+            "each on a sample of the queries, recorded in the results)";
+  } else {
+    names = "Traversal strategy: " +
+            (strategies == StrategySet::barnes_hut
+                 ? strategy_names(static_cast<BarnesHutStrategy const*>(nullptr))
+                 : strategy_names(static_cast<ApplicationStrategy const*>(nullptr))) +
+            " (recursive: host backends only)";
+  }
+  command.add_option("--strategy", options.strategy, names)->capture_default_str();
   command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
       ->check(at_least(1))
       ->capture_default_str();
@@ -153,8 +165,7 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
   command
       .add_option("--sort", options.sort,
                   "Query order: none, or sfc (Morton order of the queries; bh-force: the octree's "
-                  "leaf order). "
-                  "Results stay in the input order either way")
+                  "leaf order; auto picks its own). Results stay in the input order either way")
       ->check(CLI::IsMember({"none", "sfc"}))
       ->capture_default_str();
   add_runtime_options(command, options.runtime);
@@ -171,12 +182,19 @@ BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size)
   return strategy;
 }
 
+SearchStrategy search_strategy_from(RunOptions const& options) {
+  return configured(parse_search_strategy(options.strategy), options);
+}
+
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output) {
   results.application = record.application;
   results.metadata = to_metadata(record);
   Kokkos::Timer timer;
   io::write_results(output, results);
   record.write_s += timer.seconds();
+  if (record.automatic)
+    fmt::print("auto (a {:.3g} s probe) picked {}{}: {}.\n", record.choice.probe_s, record.strategy,
+               record.sort == "sfc" ? " with sfc order" : "", record.choice.reason);
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "
              "strategy {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), "

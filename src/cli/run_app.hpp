@@ -21,98 +21,125 @@ namespace treetrav::cli {
 // Options of every application subcommand.
 struct RunOptions {
   std::string output;
-  std::string strategy = Autoropes::name;
+  std::string strategy = Autoropes::name; // the search subcommands: Automatic::name
   int leaf_size = 8;
   int profile_depth = 0;
   std::string regtt_mode = "nonlockstep";
-  std::string reorder_depth = "auto";  // REGTT's d, or "auto" (the paper's model)
+  std::string reorder_depth = "auto"; // REGTT's d, or "auto" (the paper's model)
   bool regtt_order_bits = false;
-  std::string sort = "none";  // "sfc": queries in space-filling-curve order
+  std::string sort = "none"; // "sfc": queries in space-filling-curve order
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
 };
 
-// `forces`: the strategies of bh-force (BarnesHutStrategy, with the group walk).
-void add_run_options(CLI::App& command, RunOptions& options, bool forces = false);
+// Which --strategy names a subcommand takes: the applications' tree strategies
+// (radius; ApplicationStrategy), those and brute force and auto (the search
+// subcommands pc, nn, knn, vp, bt; SearchStrategy, default auto), or those of
+// bh-force (BarnesHutStrategy, with the group walk).
+enum class StrategySet { application, search, barnes_hut };
+
+void add_run_options(CLI::App& command, RunOptions& options,
+                     StrategySet strategies = StrategySet::application);
 
 // The --strategy tag, with its options (hybrid's profile depth, REGTT's mode,
 // reorder depth and key, the group size) applied. Throws InputError naming a
 // bad option.
 ApplicationStrategy strategy_from(RunOptions const& options);
+SearchStrategy search_strategy_from(RunOptions const& options);
 BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size);
 
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
 struct RunRecord {
-  std::string application;  // the subcommand: pc, nn, knn, vp, bt, bh
-  std::string tree;         // (dispatch)
-  std::string strategy;     // (dispatch)
+  std::string application; // the subcommand: pc, nn, knn, vp, bt, bh
+  std::string tree;        // (dispatch) "none" for brute force
+  std::string strategy;    // (dispatch) the one that ran: auto's pick under auto
   Backend backend = Backend::serial;
-  int threads = 0;  // (dispatch) the execution space's concurrency
+  int threads = 0; // (dispatch) the execution space's concurrency
   int leaf_size = 0;
   std::string sort = "none";
   Index n_reference = 0;
   Index n_queries = 0;
   int dimension = 0;
-  io::Metadata parameters;  // k, radius, theta, ... and the input files
+  io::Metadata parameters; // k, radius, theta, ... and the input files
   // Wall-clock seconds; the device is fenced before each timer stops.
   double read_s = 0;
   double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
-  double traverse_s = 0;  // (dispatch)
+  double traverse_s = 0;  // (dispatch) under auto: the picked run, without the probe
   double write_s = 0;     // results staged on the host, then written
   HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
   RegttTimings regtt;     // (dispatch) REGTT's breakdown and depth
-  std::string regtt_mode;  // (dispatch)
+  std::string regtt_mode; // (dispatch)
+  bool automatic = false; // (dispatch) --strategy auto: `choice` holds its pick
+  AutomaticChoice choice;
 };
 
 // Whether Strategy can run on execution space Space. The recursive reference
 // walks the tree with host recursion; a new strategy with limits adds them here.
+// (Brute force and auto run everywhere.)
 template <class Strategy, class Space>
 inline constexpr bool strategy_runs_on =
-    !std::is_same_v<Strategy, Recursive> || Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+    !std::is_same_v<Strategy, Recursive> ||
+    Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
-//   Setup   setup(Space const&) const;                      build the tree, move the queries
+//   Setup   setup(Space const&, Strategy const&) const;   what the strategy needs, queries moved
 //   Output  traverse(Space const&, Setup const&, Strategy) const;
-//   io::QueryResults collect(Output const&) const;          on the host, in query order
+//   io::QueryResults collect(Output const&) const;        on the host, in query order
 template <class Application, class Space, class Strategy>
 io::QueryResults run_stages(Application const& application, Space const& space, Strategy strategy,
                             RunRecord& record) {
   if constexpr (strategy_runs_on<Strategy, Space>) {
-    record.tree = Application::tree_name;
+    record.tree = std::is_same_v<Strategy, BruteForce> ? "none" : Application::tree_name;
+    if constexpr (std::is_same_v<Strategy, BruteForce>)
+      record.sort = "none"; // no order to follow
     record.strategy = Strategy::name;
     record.threads = space.concurrency();
     Kokkos::Timer timer;
-    auto const setup = application.setup(space);
+    auto const setup = application.setup(space, strategy);
     space.fence();
     record.build_s = timer.seconds();
     timer.reset();
-    if constexpr (std::is_same_v<Strategy, Hybrid>) strategy.timings = &record.hybrid;
+    if constexpr (std::is_same_v<Strategy, Hybrid>)
+      strategy.timings = &record.hybrid;
     if constexpr (std::is_same_v<Strategy, Regtt>) {
       strategy.timings = &record.regtt;
       record.regtt_mode = to_string(strategy.mode);
     }
+    if constexpr (std::is_same_v<Strategy, Automatic>)
+      strategy.choice = &record.choice;
     auto const output = application.traverse(space, setup, strategy);
     space.fence();
     record.traverse_s = timer.seconds();
+    if constexpr (std::is_same_v<Strategy, Automatic>) {
+      record.traverse_s -= record.choice.probe_s; // reported on its own
+      record.automatic = true;
+      record.strategy = record.choice.strategy;
+      record.sort = record.choice.sorted ? "sfc" : "none";
+      if (record.strategy == BruteForce::name)
+        record.tree = "none";
+    }
     timer.reset();
     io::QueryResults results = application.collect(output);
     record.write_s = timer.seconds();
     return results;
   } else {
-    throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}", Strategy::name,
-                                 to_string(record.backend)));
+    throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",
+                                 Strategy::name, to_string(record.backend)));
   }
 }
 
 // The one dispatch: backend x strategy, for the given application, each
-// combination one instantiation of run_stages.
+// combination one instantiation of run_stages. Strategies: ApplicationStrategy,
+// SearchStrategy or BarnesHutStrategy.
 template <class Application, class Strategies>
-io::QueryResults run_application(Application const& application, Strategies const& strategy, RunRecord& record) {
+io::QueryResults run_application(Application const& application, Strategies const& strategy,
+                                 RunRecord& record) {
   return dispatch_backend(record.backend, [&](auto const& space) {
-    return std::visit([&](auto tag) { return run_stages(application, space, tag, record); }, strategy);
+    return std::visit([&](auto tag) { return run_stages(application, space, tag, record); },
+                      strategy);
   });
 }
 
@@ -120,4 +147,4 @@ io::QueryResults run_application(Application const& application, Strategies cons
 // `output` and prints a one-paragraph summary.
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output);
 
-}  // namespace treetrav::cli
+} // namespace treetrav::cli

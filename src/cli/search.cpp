@@ -1,7 +1,10 @@
 // treetrav pc | nn | knn | vp | bt: one query set against a reference set,
-// through the tree each application uses.
+// through the tree each application uses, by brute force, or either as
+// --strategy auto picks.
+#include "auto_strategy.hpp"
 #include "run_app.hpp"
 
+#include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
@@ -63,20 +66,72 @@ struct SearchInputs {
 
 template <template <class> class Tree, class Space>
 struct SearchSetup {
+  bool trees = false; // whether `tree` was built
   Tree<typename Space::memory_space> tree;
+  PointSet<typename Space::memory_space> reference; // brute force and auto only
   PointSet<typename Space::memory_space> queries;
+  Kokkos::View<Index*, typename Space::memory_space> order; // auto: Morton order; else empty
+  double order_s = 0;                                       // seconds that order took
 };
 
-// The tree is built where it is used, from the points moved there once.
-template <template <class> class Tree, class Space>
+// What Strategy needs, built where it is used from the points moved there
+// once: the tree (not for brute force, nor for auto beyond the dimensions
+// where it probes trees), the reference points (brute force, auto), and for
+// auto the Morton order its sorted plans share (a fixed strategy with --sort
+// sfc sorts inside the search, counted in its traversal).
+template <template <class> class Tree, class Space, class Strategy>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
-  auto reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
-  return {Tree<typename Space::memory_space>(space, reference, inputs.leaf_size),
-          copy_points(space, inputs.queries, "treetrav::cli::queries")};
+  constexpr bool brute = std::is_same_v<Strategy, BruteForce>;
+  constexpr bool automatic = std::is_same_v<Strategy, Automatic>;
+  SearchSetup<Tree, Space> setup;
+  setup.queries = copy_points(space, inputs.queries, "treetrav::cli::queries");
+  auto const reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
+  int const dimension = inputs.reference.dimension();
+  setup.trees = !brute && (!automatic ||
+                           dimension <= std::min(max_tree_dimension,
+                                                 probed_tree_dimension(inputs.reference.size())));
+  if (setup.trees)
+    setup.tree = Tree<typename Space::memory_space>(space, reference, inputs.leaf_size);
+  if (brute || automatic)
+    setup.reference = reference;
+  if (automatic && setup.trees) {
+    Kokkos::Timer timer;
+    setup.order = morton_order(space, setup.queries);
+    space.fence();
+    setup.order_s = timer.seconds();
+  }
+  return setup;
 }
 
-QueryOrder query_order(SearchInputs const& inputs) {
-  return inputs.sorted ? QueryOrder::sfc : QueryOrder::none;
+// A tree search's query order: auto's shared Morton order when it has one,
+// else sfc asks the search to sort (inside the call).
+template <class Setup>
+auto given_order(Setup const& setup, bool sorted) {
+  return sorted ? setup.order : decltype(setup.order)();
+}
+inline QueryOrder wanted_order(bool sorted, Index given) {
+  return sorted && given == 0 ? QueryOrder::sfc : QueryOrder::none;
+}
+
+// Runs app.search under `strategy`; under auto, first picks the plan by
+// timing each candidate on a sample of the queries (auto_strategy.hpp).
+template <class Application, class Space, class Setup, class Strategy>
+auto traverse_search(Application const& app, Space const& space, Setup const& setup,
+                     Strategy strategy) {
+  if constexpr (std::is_same_v<Strategy, Automatic>) {
+    auto const choice = choose_strategy(
+        space, setup.queries, setup.order, setup.order_s, setup.reference.size(), setup.trees,
+        [&](auto tag, auto const& sample) { app.search(space, setup, tag, sample, false, true); });
+    if (strategy.choice != nullptr)
+      *strategy.choice = {choice.plan.name(), choice.plan.sorted, choice.reason, choice.probe_s};
+    return std::visit(
+        [&](auto tag) {
+          return app.search(space, setup, tag, setup.queries, choice.plan.sorted, false);
+        },
+        choice.plan.strategy);
+  } else {
+    return app.search(space, setup, strategy, setup.queries, app.inputs.sorted, false);
+  }
 }
 
 // nn, knn, vp, bt: the Application of run_application (run_app.hpp).
@@ -86,15 +141,29 @@ struct NeighborSearch {
   SearchInputs inputs;
   NeighborOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
-    return set_up_search<Tree>(space, inputs);
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<Tree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    NeighborOptions sorted = options;
-    sorted.order = query_order(inputs);
-    return find_neighbors(space, setup.tree, setup.queries, sorted, strategy);
+    return traverse_search(*this, space, setup, strategy);
+  }
+  // One search of `queries` (all of them, or auto's sample: `probe` drops
+  // --self, whose rows a sample does not keep).
+  template <class Space, class Setup, class Strategy, class Queries>
+  NeighborResults<typename Space::memory_space> search(Space const& space, Setup const& setup,
+                                                       Strategy strategy, Queries const& queries,
+                                                       bool sorted, bool probe) const {
+    auto const order = given_order(setup, sorted);
+    NeighborOptions const run_options{options.k, options.exclude_self && !probe,
+                                      wanted_order(sorted, order.extent(0))};
+    if constexpr (std::is_same_v<Strategy, BruteForce>)
+      return find_neighbors(space, setup.reference, queries, run_options, strategy);
+    else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
+      throw std::logic_error("auto picks a strategy that runs here");
+    else
+      return find_neighbors(space, setup.tree, queries, run_options, strategy, order);
   }
   template <class Neighbors>
   io::QueryResults collect(Neighbors const& neighbors) const {
@@ -113,15 +182,27 @@ struct PointCorrelation {
   SearchInputs inputs;
   RangeCountOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
-    return set_up_search<KdTree>(space, inputs);
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<KdTree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    RangeCountOptions sorted = options;
-    sorted.order = query_order(inputs);
-    return count_within(space, setup.tree, setup.queries, sorted, strategy);
+    return traverse_search(*this, space, setup, strategy);
+  }
+  template <class Space, class Setup, class Strategy, class Queries>
+  Kokkos::View<std::int64_t*, typename Space::memory_space>
+  search(Space const& space, Setup const& setup, Strategy strategy, Queries const& queries,
+         bool sorted, bool probe) const {
+    auto const order = given_order(setup, sorted);
+    RangeCountOptions const run_options{options.radius, options.exclude_self && !probe,
+                                        wanted_order(sorted, order.extent(0))};
+    if constexpr (std::is_same_v<Strategy, BruteForce>)
+      return count_within(space, setup.reference, queries, run_options, strategy);
+    else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
+      throw std::logic_error("auto picks a strategy that runs here");
+    else
+      return count_within(space, setup.tree, queries, run_options, strategy, order);
   }
   template <class Counts>
   io::QueryResults collect(Counts const& counts) const {
@@ -131,20 +212,21 @@ struct PointCorrelation {
   }
 };
 
-// radius: the Application of run_application (run_app.hpp).
+// radius: the Application of run_application (run_app.hpp); tree strategies
+// only (brute force lists no neighbours yet).
 struct RadiusSearch {
   static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
   SearchInputs inputs;
   RangeCountOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
-    return set_up_search<KdTree>(space, inputs);
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<KdTree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
     RadiusSearchOptions search{options};
-    search.radius.order = query_order(inputs);
+    search.radius.order = inputs.sorted ? QueryOrder::sfc : QueryOrder::none;
     return find_within(space, setup.tree, setup.queries, search, strategy);
   }
   template <class Lists>
@@ -157,6 +239,20 @@ struct RadiusSearch {
     return results;
   }
 };
+
+// The tree strategy of a search whose --strategy names one (radius's, and
+// every distributed search's: the callback refuses brute and auto there).
+ApplicationStrategy tree_strategy(SearchStrategy const& strategy) {
+  return std::visit(
+      [](auto tag) -> ApplicationStrategy {
+        using Strategy = decltype(tag);
+        if constexpr (std::is_same_v<Strategy, BruteForce> || std::is_same_v<Strategy, Automatic>)
+          throw std::logic_error("a tree strategy was expected");
+        else
+          return tag;
+      },
+      strategy);
+}
 
 #ifdef TREETRAV_ENABLE_MPI
 // Several ranks: each holds a spatial piece of the reference points in its
@@ -203,14 +299,14 @@ struct DistributedNeighborSearch {
   SearchInputs inputs;
   NeighborOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
     return set_up_distributed<Tree>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
     NeighborOptions sorted = options;
-    sorted.order = query_order(inputs);
+    sorted.order = wanted_order(inputs.sorted, 0);
     return distributed::find_neighbors(space, setup.tree, setup.queries, sorted, strategy,
                                        setup.first_query);
   }
@@ -227,14 +323,14 @@ struct DistributedPointCorrelation {
   SearchInputs inputs;
   RangeCountOptions options;
 
-  template <class Space>
-  auto setup(Space const& space) const {
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
     return set_up_distributed<KdTree>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
   auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
     RangeCountOptions sorted = options;
-    sorted.order = query_order(inputs);
+    sorted.order = wanted_order(inputs.sorted, 0);
     return distributed::count_within(space, setup.tree, setup.queries, sorted, strategy);
   }
   io::QueryResults collect(Kokkos::View<std::int64_t*, Kokkos::HostSpace> const& counts) const {
@@ -273,11 +369,11 @@ io::QueryResults run_distributed_search(SearchKind kind, SearchInputs const& inp
 
 // The application axis of the dispatch: the subcommand picks tree and query.
 io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
-                            SearchOptions const& options, ApplicationStrategy strategy, RunRecord& record,
-                            [[maybe_unused]] int ranks) {
+                            SearchOptions const& options, SearchStrategy strategy,
+                            RunRecord& record, [[maybe_unused]] int ranks) {
 #ifdef TREETRAV_ENABLE_MPI
   if (ranks > 1)
-    return run_distributed_search(kind, inputs, options, strategy, record);
+    return run_distributed_search(kind, inputs, options, tree_strategy(strategy), record);
 #endif
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
@@ -285,7 +381,8 @@ io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
     return run_application(PointCorrelation{inputs, {options.radius, options.self}}, strategy,
                            record);
   case SearchKind::radius:
-    return run_application(RadiusSearch{inputs, {options.radius, options.self}}, strategy, record);
+    return run_application(RadiusSearch{inputs, {options.radius, options.self}},
+                           tree_strategy(strategy), record);
   case SearchKind::nn:
   case SearchKind::knn:
     return run_application(NeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
@@ -343,7 +440,10 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                     "Reference points within this distance count (inclusive)")
         ->required()
         ->check(positive<Coordinate>());
-  add_run_options(*sub, options->run);
+  add_run_options(*sub, options->run,
+                  command.kind == SearchKind::radius ? StrategySet::application
+                                                     : StrategySet::search);
+  auto* const strategy_option = sub->get_option("--strategy");
   sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
               (command.kind == SearchKind::pc ? "/Results/Counts (n_queries)."
                : command.kind == SearchKind::radius
@@ -356,10 +456,13 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                      "reference set, "
                      "nearest first, ties broken by index."));
 
-  sub->callback([options, kind = command.kind, name = command.name] {
+  sub->callback([options, strategy_option, kind = command.kind, name = command.name] {
     if (options->queries.empty() && !options->self)
       throw InputError("give --queries FILE or --self");
-    ApplicationStrategy const strategy = strategy_from(options->run);
+    SearchStrategy strategy =
+        kind == SearchKind::radius
+            ? std::visit([](auto tag) { return SearchStrategy(tag); }, strategy_from(options->run))
+            : search_strategy_from(options->run);
     std::vector<FileOption> input_files{{"--reference", options->reference}};
     if (!options->self)
       input_files.push_back({"--queries", options->queries});
@@ -367,6 +470,16 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     // Radius lists are not distributed yet.
     KokkosSession session(options->run.runtime,
                           kind == SearchKind::radius ? Ranks::one : Ranks::many);
+    // Distributed searches walk trees: brute force and auto run on one rank
+    // (asked for by name, they are refused; the default auto becomes autoropes).
+    if (session.ranks() > 1 && (std::holds_alternative<BruteForce>(strategy) ||
+                                std::holds_alternative<Automatic>(strategy))) {
+      if (strategy_option->count() > 0)
+        throw InputError(fmt::format("--strategy {}: runs on one MPI rank, not {}; searches over "
+                                     "several ranks take the tree strategies (see --help)",
+                                     options->run.strategy, session.ranks()));
+      strategy = Autoropes{};
+    }
 
     RunRecord record;
     record.application = name;

@@ -2,7 +2,9 @@
 #include <treetrav/traversal/strategies.hpp>
 
 #include <optional>
+#include <string>
 #include <utility>
+#include <variant>
 
 namespace treetrav {
 
@@ -46,6 +48,10 @@ ForceStrategy parse_force_strategy(std::string const& name) {
 
 BarnesHutStrategy parse_barnes_hut_strategy(std::string const& name) {
   return parse_strategy<BarnesHutStrategy>(name);
+}
+
+SearchStrategy parse_search_strategy(std::string const& name) {
+  return parse_strategy<SearchStrategy>(name);
 }
 
 char const* to_string(RegttMode mode) {

@@ -41,6 +41,8 @@ strategies=(recursive autoropes)
 for extra in lockstep fsm hybrid regtt; do  # later strategies, when this build has them
   if tt knn --help 2>/dev/null | grep -qw "$extra"; then strategies+=("$extra"); fi
 done
+# The searches also run without a tree (brute) and as auto picks.
+search_strategies=("${strategies[@]}" brute auto)
 
 # --- inputs --------------------------------------------------------------------
 expect_success "generate reference" tt generate --dist clustered -n 600 --dim 3 --clusters 6 --seed 1 -o "$work/ref.h5"
@@ -57,11 +59,13 @@ expect_contains "bh-force --help documents --softening" "--softening" "$out"
 
 # --- every search under every strategy -------------------------------------------
 # search APP SHAPE-DATASET SHAPE OPTIONS...: runs APP under each strategy on the
-# queries, checks the shape and that every strategy gives recursive's results.
+# queries, checks the shape and that every strategy gives recursive's results
+# (radius: the tree strategies; the others also brute force and auto).
 search() {
-  local app=$1 dataset=$2 shape=$3 strategy result
+  local app=$1 dataset=$2 shape=$3 strategy result list=("${search_strategies[@]}")
   shift 3
-  for strategy in "${strategies[@]}"; do
+  [[ $app != radius ]] || list=("${strategies[@]}")
+  for strategy in "${list[@]}"; do
     result=$work/$app-$strategy.h5
     expect_success "$app --strategy $strategy" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
       --strategy "$strategy" -o "$result" "$@"
@@ -78,6 +82,8 @@ expect_shape "$work/knn-autoropes.h5" /Results/NeighborDistances "{150, 5}"
 search vp /Results/NeighborIndices "{150, 1}"
 search bt /Results/NeighborIndices "{150, 5}" -k 5
 search radius /Results/ListOffsets "{151}" -r 0.1
+expect_failure "radius takes tree strategies only" "--strategy" tt radius --reference "$work/ref.h5" \
+  --queries "$work/queries.h5" -r 0.1 --strategy brute -o "$failures/out.h5"
 
 # radius lists are the brute-force lists (nearest first, ties by index), and
 # their lengths are pc's counts.
@@ -109,6 +115,9 @@ done
 
 expect_attributes "$work/knn-autoropes.h5" application tree strategy sort backend threads leaf_size k n_reference \
   n_queries read_s build_s traverse_s
+expect_attributes "$work/knn-auto.h5" requested_strategy auto_reason auto_probe_s
+run h5dump -A -g /RunMetadata "$work/knn-brute.h5"
+expect_contains "brute force records no tree" '"none"' "$out"
 if [[ " ${strategies[*]} " == *" hybrid "* ]]; then
   expect_attributes "$work/knn-hybrid.h5" hybrid_depth hybrid_profile_s hybrid_transfer_s hybrid_schedule_s \
     hybrid_execute_s
@@ -154,12 +163,15 @@ expect_contains "knn summary reports the mean distance" "Mean neighbour distance
 expect_same_dataset "serial equals the default backend" "$work/knn-autoropes.h5" "$work/knn-serial.h5" /Results
 
 # --self: the reference set is the query set and nobody is its own neighbour.
-for strategy in recursive autoropes; do
+for strategy in recursive autoropes brute auto; do
   expect_success "knn --self --strategy $strategy" \
     tt knn --reference "$work/ref.h5" --self -k 4 --strategy "$strategy" -o "$work/self-$strategy.h5"
   expect_shape "$work/self-$strategy.h5" /Results/NeighborIndices "{600, 4}"
 done
-expect_same_dataset "knn --self: autoropes equals recursive" "$work/self-recursive.h5" "$work/self-autoropes.h5" /Results
+for strategy in autoropes brute auto; do
+  expect_same_dataset "knn --self: $strategy equals recursive" "$work/self-recursive.h5" "$work/self-$strategy.h5" \
+    /Results
+done
 expect_success "pc --self" tt pc --reference "$work/ref.h5" --self -r 0.05 -o "$work/pc-self.h5"
 expect_shape "$work/pc-self.h5" /Results/Counts "{600}"
 
@@ -230,7 +242,7 @@ sys.exit(0 if ($2) else 1)" "$3"
   points "$work/identical.h5" "np.full((20, 3), 0.25)"
   points "$work/duplicates.h5" "np.tile(np.random.default_rng(7).random((50, 3)), (2, 1))"
 
-  for strategy in recursive autoropes; do
+  for strategy in recursive autoropes brute; do
     expect_success "knn on identical points ($strategy)" tt knn --reference "$work/identical.h5" --self -k 3 \
       --strategy "$strategy" -o "$work/identical-$strategy.h5"
     # Each point's neighbours are the lowest other indices, all at distance 0.
@@ -262,6 +274,40 @@ sys.exit(0 if ($2) else 1)" "$3"
 else
   echo "SKIP: special-input checks need /usr/bin/python3 with h5py and numpy"
 fi
+
+# --- auto: what it picked, run by hand, gives the same results ------------------
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  for app_options in "knn -k 5" "pc -r 0.1" "bt -k 7"; do
+    read -r app option value <<<"$app_options"
+    expect_success "$app --strategy auto" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
+      "$option" "$value" -o "$work/$app-picked-auto.h5"
+    expect_contains "$app --strategy auto says what it picked" "auto (a " "$out"
+    run python "m = h5py.File(sys.argv[1], 'r')['RunMetadata'].attrs
+print(m['strategy'], m['sort'], m['requested_strategy'])" "$work/$app-picked-auto.h5"
+    read -r picked sort requested <<<"$out"
+    expect_contains "$app: auto is recorded as requested" "auto" "$requested"
+    expect_success "$app --strategy $picked --sort $sort (auto's pick)" tt "$app" --reference "$work/ref.h5" \
+      --queries "$work/queries.h5" "$option" "$value" --strategy "$picked" --sort "$sort" -o "$work/$app-picked.h5"
+    expect_same_dataset "$app: auto equals its pick ($picked, $sort)" "$work/$app-picked-auto.h5" \
+      "$work/$app-picked.h5" /Results
+  done
+fi
+
+# --- beyond the trees' dimensions: brute force, auto picks it, trees refuse -----
+expect_success "generate 130-D reference" tt generate --dist clustered -n 400 --dim 130 --clusters 4 --seed 8 \
+  -o "$work/ref130.h5"
+expect_success "generate 130-D queries" tt generate --dist uniform -n 40 --dim 130 --seed 9 -o "$work/queries130.h5"
+wide=(--reference "$work/ref130.h5" --queries "$work/queries130.h5")
+expect_success "knn --strategy brute, 130-D" tt knn "${wide[@]}" -k 6 --strategy brute -o "$work/knn130-brute.h5"
+expect_shape "$work/knn130-brute.h5" /Results/NeighborIndices "{40, 6}"
+expect_success "knn --strategy auto, 130-D" tt knn "${wide[@]}" -k 6 -o "$work/knn130-auto.h5"
+expect_contains "auto picks brute beyond the trees' dimensions" "picked brute" "$out"
+expect_same_dataset "130-D: auto equals brute" "$work/knn130-brute.h5" "$work/knn130-auto.h5" /Results
+expect_success "pc --strategy brute, 130-D" tt pc "${wide[@]}" -r 2 --strategy brute -o "$work/pc130.h5"
+expect_shape "$work/pc130.h5" /Results/Counts "{40}"
+expect_failure "a tree beyond its dimensions" "--strategy brute" tt knn "${wide[@]}" --strategy fsm \
+  -o "$failures/out.h5"
+expect_contains "the tree's error names its limit" "at most 16" "$err"
 
 # --- mistakes: clear message, non-zero exit, no output ------------------------------
 ref=(--reference "$work/ref.h5")

@@ -62,7 +62,9 @@ fi
 expect_failure "unknown option" "--bogus" generate --dist uniform -n 10 --bogus -o "$failures/a.h5"
 expect_failure "unknown --dist" "gaussian" generate --dist gaussian -n 10 -o "$failures/a.h5"
 expect_failure "-n 0" "-n" generate --dist uniform -n 0 -o "$failures/a.h5"
-expect_failure "--dim 17" "--dim" generate --dist uniform -n 10 --dim 17 -o "$failures/a.h5"
+expect_failure "--dim 4097 (more than a point set takes)" "--dim" generate --dist uniform -n 10 --dim 4097 \
+  -o "$failures/a.h5"
+expect_success "--dim 1024" generate --dist uniform -n 10 --dim 1024 -o "$work/wide.h5"
 expect_failure "--width 0" "--width" generate --dist clustered -n 10 --width 0 -o "$failures/a.h5"
 expect_failure "--dim with plummer" "--dim" generate --dist plummer -n 10 --dim 2 -o "$failures/a.h5"
 expect_failure "negative --seed" "--seed" generate --dist uniform -n 10 --seed -1 -o "$failures/a.h5"

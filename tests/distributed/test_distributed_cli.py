@@ -165,6 +165,10 @@ mistakes = [
     ("missing file", ["pc", "--reference", f"{work}/absent.h5", "--self", "-r", 1], "absent.h5"),
     ("radius lists on several ranks", ["radius", "--reference", f"{work}/ref3.h5", "--self", "-r", 0.1],
      "one MPI rank"),
+    ("brute force on several ranks", ["knn", "--reference", f"{work}/ref3.h5", "--self", "-k", 3, "--strategy",
+                                      "brute"], "--strategy"),
+    ("auto asked for on several ranks", ["pc", "--reference", f"{work}/ref3.h5", "--self", "-r", 0.1,
+                                         "--strategy", "auto"], "--strategy"),
     ("nbody on several ranks", ["nbody", "--plummer", 100, "--steps", 1, "--dt", 0.01, "-o", f"{work}/run"],
      "one MPI rank"),
 ]

@@ -8,6 +8,7 @@ if(rc)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/downstream/project -B ${WORK_DIR}/build
   -DCMAKE_PREFIX_PATH=${WORK_DIR}/install -DKokkos_DIR=${Kokkos_DIR}
+  -DKokkosKernels_DIR=${KokkosKernels_DIR}
   -DCMAKE_CXX_COMPILER=${CXX_COMPILER} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the downstream project failed (${rc})")

@@ -194,6 +194,26 @@ decltype(auto) dispatch_k(int k, F&& f) {
   return f(std::integral_constant<int, max_neighbors>{});
 }
 
+namespace detail {
+
+// What every k-nearest search checks before it runs, whatever its strategy.
+template <class MemorySpace>
+void check_neighbor_arguments(Index reference_size, int reference_dimension,
+                              PointSet<MemorySpace> const& queries, NeighborOptions const& options) {
+  Index const available = reference_size - (options.exclude_self ? 1 : 0);
+  if (options.k < 1)
+    throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
+  if (options.k > available)
+    throw InputError("-k " + std::to_string(options.k) + " exceeds the " +
+                     std::to_string(available) + " reference points available");
+  if (options.k > max_neighbors)
+    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " +
+                     std::to_string(options.k) + ")");
+  check_queries(reference_size, reference_dimension, queries, options.exclude_self);
+}
+
+} // namespace detail
+
 // The k nearest reference points of every query, ties broken by index.
 // `order` (optional) is a query permutation given by the caller; otherwise
 // options.order decides (sfc: a Morton sort on the device, counted here).
@@ -204,16 +224,7 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
                Strategy strategy,
                Kokkos::View<Index const*, typename Tree::memory_space> order = {},
                TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
-  Index const available = tree.points.size() - (options.exclude_self ? 1 : 0);
-  if (options.k < 1)
-    throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
-  if (options.k > available)
-    throw InputError("-k " + std::to_string(options.k) + " exceeds the " +
-                     std::to_string(available) + " reference points available");
-  if (options.k > max_neighbors)
-    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " +
-                     std::to_string(options.k) + ")");
-  detail::check_queries(tree, queries, options.exclude_self);
+  detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
   using MemorySpace = typename Tree::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::find_neighbors");
   NeighborResults<MemorySpace> results;

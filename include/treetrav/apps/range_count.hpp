@@ -119,13 +119,21 @@ struct RangeCountOptions {
 
 namespace detail {
 
-template <class Tree, class MemorySpace>
-void check_radius_search(Tree const& tree, PointSet<MemorySpace> const& queries,
-                         RangeCountOptions const& options) {
+// What every range count checks before it runs, whatever its strategy.
+template <class MemorySpace>
+void check_range_count_arguments(Index reference_size, int reference_dimension,
+                                 PointSet<MemorySpace> const& queries,
+                                 RangeCountOptions const& options) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
     throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
-  check_queries(tree, queries, options.exclude_self);
+  check_queries(reference_size, reference_dimension, queries, options.exclude_self);
+}
+
+template <class Tree, class MemorySpace>
+void check_radius_search(Tree const& tree, PointSet<MemorySpace> const& queries,
+                         RangeCountOptions const& options) {
+  check_range_count_arguments(tree.points.size(), tree.points.dimension, queries, options);
 }
 
 // One radius walk of every query (in `order`) with `sink`; counts(q) = the

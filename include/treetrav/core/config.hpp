@@ -13,8 +13,12 @@ using Coordinate = float;
 using Index = std::int32_t;
 using ParticleId = std::int64_t;
 
-// Point sets may have any dimension in [1, max_dimension], chosen at run time.
-inline constexpr int max_dimension = 16;
+// Point sets may have any dimension in [1, max_dimension], chosen at run time
+// (brute-force search takes them all); trees take up to max_tree_dimension
+// (their packed rows, trees/packed_points.hpp): beyond a dozen dimensions
+// every tree visits nearly all its leaves anyway.
+inline constexpr int max_dimension = 4096;
+inline constexpr int max_tree_dimension = 16;
 
 inline constexpr Coordinate infinity = std::numeric_limits<Coordinate>::infinity();
 

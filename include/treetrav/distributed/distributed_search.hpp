@@ -40,7 +40,7 @@ public:
                   "the tree lives in the execution space's memory space");
     Kokkos::Profiling::pushRegion("treetrav::DistributedTree::build");
     // Every rank checks the same arguments, so a mistake fails on all of them alike.
-    treetrav::detail::check_build_arguments(Tree::name, 1, leaf_size);
+    treetrav::detail::check_build_arguments(Tree::name, 1, leaf_size, local.points.dimension());
     if (local.points.size() > 0)
       tree_ = Tree(space, local.points, leaf_size);
     boxes_ = all_gather(comm, bounding_box_of(local.points));

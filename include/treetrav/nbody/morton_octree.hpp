@@ -263,7 +263,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
-  detail::check_build_arguments("octree", bodies.size(), leaf_capacity);
+  detail::check_build_arguments("octree", bodies.size(), leaf_capacity, bodies.dimension());
   if (bodies.dimension() != 3)
     throw InputError("octree: bodies must be 3-dimensional (got " + std::to_string(bodies.dimension()) + ")");
   if (masses.extent(0) != static_cast<std::size_t>(bodies.size()))

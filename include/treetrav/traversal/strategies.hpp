@@ -82,7 +82,7 @@ struct GroupWalk {
 // What repeated group walks (an N-body run) reuse: the stacks, allocated by
 // the first walk in its memory space and grown when a later one needs more.
 struct GroupWalkWorkspace {
-  std::shared_ptr<void> stacks;  // a Kokkos::View<Index*, memory_space>
+  std::shared_ptr<void> stacks; // a Kokkos::View<Index*, memory_space>
   std::size_t size = 0;
   std::string memory_space;
 };
@@ -92,9 +92,9 @@ enum class RegttMode { lockstep, nonlockstep };
 
 // Wall-clock breakdown of one REGTT traversal, in seconds (all chunks).
 struct RegttTimings {
-  int depth = 0;   // the reorder depth used
-  int chunks = 0;  // query chunks the memory budget allowed (constraint (9))
-  double model = 0, bft = 0, sort = 0, dft = 0;  // model: the automatic depth's probes
+  int depth = 0;  // the reorder depth used
+  int chunks = 0; // query chunks the memory budget allowed (constraint (9))
+  double model = 0, bft = 0, sort = 0, dft = 0; // model: the automatic depth's probes
   double total() const { return model + bft + sort + dft; }
 };
 
@@ -131,7 +131,8 @@ RegttMode parse_regtt_mode(std::string const& name);
 
 template <class Strategy>
 inline constexpr bool is_lockstep_v =
-    std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep> || std::is_same_v<Strategy, Hybrid>;
+    std::is_same_v<Strategy, Lockstep> || std::is_same_v<Strategy, FsmLockstep> ||
+    std::is_same_v<Strategy, Hybrid>;
 
 // Whether a run under `strategy` walks in warps (and fills warp metrics).
 template <class Strategy>
@@ -145,7 +146,8 @@ bool walks_in_warps(Strategy const& strategy) {
 // The strategies the command line offers for nbody (whose restarts rely on
 // bit-identical forces across them) and, with REGTT, for the applications.
 using HostStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid>;
-using ApplicationStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt>;
+using ApplicationStrategy =
+    std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt>;
 
 // Throw InputError naming the value when unknown.
 HostStrategy parse_host_strategy(std::string const& name);
@@ -155,10 +157,68 @@ ApplicationStrategy parse_application_strategy(std::string const& name);
 // which implement the group interface (N-body potentials and forces) and, with
 // REGTT, those of bh-force.
 using ForceStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, GroupWalk>;
-using BarnesHutStrategy = std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt, GroupWalk>;
+using BarnesHutStrategy =
+    std::variant<Recursive, Autoropes, Lockstep, FsmLockstep, Hybrid, Regtt, GroupWalk>;
 
 // Throw InputError naming the value when unknown.
 ForceStrategy parse_force_strategy(std::string const& name);
 BarnesHutStrategy parse_barnes_hut_strategy(std::string const& name);
 
-}  // namespace treetrav
+// What a brute-force search did (BruteForce::statistics).
+struct BruteForceStatistics {
+  int rounds = 0;             // passes over the references (more when candidate buffers overflowed)
+  long long requeued = 0;     // queries searched again with a larger buffer
+  long long plan_queries = 0; // the largest tile: queries x references
+  long long plan_references = 0;
+  int segments = 0; // threads per query in the screening
+};
+
+// Exhaustive search without a tree (apps/brute_force.hpp, for PC, NN and kNN):
+// tiles of the squared-distance matrix from a GEMM screen the candidates, an
+// exact re-ranking with distance2 gives the trees' answers bit for bit.
+// `tile_bytes`: memory for one tile and the per-query state (0: sized from
+// the free memory of the execution space); `segments`: threads per query in
+// the screening (0: enough to fill the execution space); `statistics`, when
+// set, receives what the search did.
+struct BruteForce {
+  static constexpr char const* name = "brute";
+  std::size_t tile_bytes = 0;
+  int segments = 0;
+  BruteForceStatistics* statistics = nullptr;
+};
+
+// What Automatic picked: a strategy's name, whether the queries go in Morton
+// order, the estimates behind the choice, and the probe's wall-clock time.
+struct AutomaticChoice {
+  std::string strategy;
+  bool sorted = false;
+  std::string reason;
+  double probe_s = 0;
+};
+
+// Per job: brute force or a tree strategy and query order, picked by timing
+// each on a sample of the queries (the search subcommands' default).
+// `choice`, when set, receives the pick.
+struct Automatic {
+  static constexpr char const* name = "auto";
+  AutomaticChoice* choice = nullptr;
+};
+
+namespace detail {
+template <class Variant, class... Extra>
+struct append_alternatives;
+template <class... Strategies, class... Extra>
+struct append_alternatives<std::variant<Strategies...>, Extra...> {
+  using type = std::variant<Strategies..., Extra...>;
+};
+} // namespace detail
+
+// What the search subcommands pc, nn, knn, vp and bt take: the applications'
+// tree strategies (REGTT included), brute force, auto.
+using SearchStrategy =
+    detail::append_alternatives<ApplicationStrategy, BruteForce, Automatic>::type;
+
+// Throws InputError naming the value when unknown.
+SearchStrategy parse_search_strategy(std::string const& name);
+
+} // namespace treetrav

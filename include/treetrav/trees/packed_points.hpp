@@ -13,13 +13,15 @@ namespace treetrav {
 // adds exact zeros to every sum, so distances are bit-identical to distance2()
 // over the d real coordinates.
 inline constexpr int packed_widths[] = {4, 8, 16};
+static_assert(packed_widths[2] == max_tree_dimension, "the widest row holds a tree's points");
 
 inline int packed_width(int dimension) {
   for (int width : packed_widths)
     if (dimension <= width)
       return width;
-  throw InputError("trees support up to " + std::to_string(max_dimension) + " dimensions (got " +
-                   std::to_string(dimension) + ")");
+  throw InputError("trees take at most " + std::to_string(max_tree_dimension) +
+                   " dimensions (got " + std::to_string(dimension) +
+                   "); use --strategy brute (or auto)");
 }
 
 // Calls f(std::integral_constant<int, W>) for the packed width W of `width`,

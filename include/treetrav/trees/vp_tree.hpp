@@ -135,8 +135,7 @@ struct VpTree {
          int leaf_size = 8) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
-    detail::check_build_arguments("vantage-point tree", reference.size(), leaf_size);
-    packed_width(reference.dimension());
+    detail::check_build_arguments("vantage-point tree", reference.size(), leaf_size, reference.dimension());
     Kokkos::Profiling::pushRegion("treetrav::VpTree::build");
     std::string const label = "treetrav::VpTree";
     auto const input = detail::points_for(space, reference, label);

@@ -11,13 +11,15 @@
 
 namespace treetrav::detail {
 
-// What every search checks of its queries before any work.
-template <class Tree, class MemorySpace>
-void check_queries(Tree const& tree, PointSet<MemorySpace> const& queries, bool exclude_self) {
-  if (queries.dimension() != tree.points.dimension)
+// What every search checks of its queries before any work, against a
+// reference set of reference_size points of reference_dimension.
+template <class MemorySpace>
+void check_queries(Index reference_size, int reference_dimension,
+                   PointSet<MemorySpace> const& queries, bool exclude_self) {
+  if (queries.dimension() != reference_dimension)
     throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.points.dimension));
-  if (exclude_self && queries.size() != tree.points.size())
+                     " but the reference points have " + std::to_string(reference_dimension));
+  if (exclude_self && queries.size() != reference_size)
     throw InputError("--self needs the queries to be the reference set");
 }
 

@@ -73,27 +73,33 @@ template <class MemorySpace>
 struct MortonEncoder {
   BoundingBox<MemorySpace> box;
   int dimension;
-  int bits; // per dimension; bits * dimension <= 64
+  int bits; // per dimension; bits * coded() <= 64
+
+  // A 64-bit code holds one bit of at most 64 coordinates: the first 64 are
+  // coded, further ones would not refine it.
+  static constexpr int max_coded = 64;
 
   static int bits_per_dimension(int dimension) {
     return dimension > 21 ? 1 : 63 / dimension > 21 ? 21 : 63 / dimension;
   }
-  int key_bits() const { return bits * dimension; }
+  KOKKOS_FUNCTION int coded() const { return dimension < max_coded ? dimension : max_coded; }
+  int key_bits() const { return bits * coded(); }
 
   template <class Coordinates>
   KOKKOS_FUNCTION std::uint64_t operator()(Coordinates const& x, Index i) const {
     Coordinate const top = static_cast<Coordinate>((std::uint32_t(1) << bits) - 1);
-    // Bit b of dimension k's cell goes to bit b * dimension + (dimension - 1 - k)
-    // (no per-dimension array: one indexed at run time lives in local memory).
+    // Bit b of coordinate k's cell goes to bit b * n + (n - 1 - k) (no
+    // per-dimension array: one indexed at run time lives in local memory).
+    int const n = coded();
     std::uint64_t code = 0;
-    for (int k = 0; k < dimension; ++k) {
+    for (int k = 0; k < n; ++k) {
       Coordinate const lo = box(k), extent = box(dimension + k) - lo;
       Coordinate const scaled = extent > 0 ? (x(i, k) - lo) / extent * top : Coordinate(0);
       std::uint32_t const cell = static_cast<std::uint32_t>(scaled < 0     ? Coordinate(0)
                                                             : scaled > top ? top
                                                                            : scaled);
       for (int b = 0; b < bits; ++b)
-        code |= std::uint64_t(cell >> b & 1u) << (b * dimension + (dimension - 1 - k));
+        code |= std::uint64_t(cell >> b & 1u) << (b * n + (n - 1 - k));
     }
     return code;
   }

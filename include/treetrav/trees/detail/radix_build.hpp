@@ -12,7 +12,6 @@
 
 namespace treetrav::detail {
 
-
 // Karras' construction: each internal node finds its range and split from the
 // sorted codes alone (codes tied are told apart by position), in parallel.
 template <class MemorySpace>
@@ -170,8 +169,7 @@ RadixSkeleton<typename ExecutionSpace::memory_space>
 build_radix_skeleton(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
                      int leaf_size, char const* what, std::string const& label) {
   using MemorySpace = typename ExecutionSpace::memory_space;
-  check_build_arguments(what, reference.size(), leaf_size);
-  packed_width(reference.dimension());
+  check_build_arguments(what, reference.size(), leaf_size, reference.dimension());
   auto const points = points_for(space, reference, label);
   auto const alloc = [&](std::string const& member) {
     return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::" + member);

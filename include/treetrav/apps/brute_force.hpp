@@ -1,0 +1,68 @@
+#pragma once
+
+// Brute-force search (the BruteForce strategy): PC, NN and kNN of every query
+// against every reference point, at any dimension and without a tree.
+//
+// Tiles of -2 q'.r' (the points shifted by the references' mean) come from
+// Kokkos Kernels' GEMM (cuBLAS on the GPU); with the squared norms they give
+// each pair's squared distance up to a proven rounding bound. A screening
+// pass keeps, per query, every reference that the bound cannot rule out of
+// the answer; distance2 (the function every tree strategy and the oracles
+// use) then ranks or counts those exactly, ties by index, so the results are
+// bit-identical to the trees' and to brute force in float. Memory: the tiles
+// and per-query state, sized from BruteForce::tile_bytes or the free memory,
+// never n_queries x n_reference.
+#include <treetrav/apps/detail/brute_force.hpp>
+
+namespace treetrav {
+
+// The k nearest reference points of every query, ties broken by index.
+template <class ExecutionSpace, class MemorySpace>
+NeighborResults<MemorySpace>
+find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+               PointSet<MemorySpace> const& queries, NeighborOptions const& options,
+               BruteForce const& strategy) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
+                "the points must live in the execution space's memory space");
+  detail::check_neighbor_arguments(reference.size(), reference.dimension(), queries, options);
+  Kokkos::Profiling::pushRegion("treetrav::BruteForce::find_neighbors");
+  NeighborResults<MemorySpace> results;
+  results.indices = decltype(results.indices)(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
+      queries.size(), options.k);
+  results.distances =
+      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                     "treetrav::NeighborResults::distances"),
+                                  queries.size(), options.k);
+  dispatch_k<BruteForce>(options.k, [&](auto k_max) {
+    detail::brute_force_neighbors<decltype(k_max)::value>(
+        space, reference.coordinates, queries.coordinates, options, strategy, results);
+  });
+  Kokkos::Profiling::popRegion();
+  return results;
+}
+
+// Per query, the number of reference points within options.radius (inclusive).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<std::int64_t*, MemorySpace>
+count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+             PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
+             BruteForce const& strategy) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
+                "the points must live in the execution space's memory space");
+  detail::check_range_count_arguments(reference.size(), reference.dimension(), queries, options);
+  Kokkos::Profiling::pushRegion("treetrav::BruteForce::count_within");
+  Kokkos::View<std::int64_t*, MemorySpace> counts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"),
+      queries.size());
+  detail::brute_force_counts(space, reference.coordinates, queries.coordinates, options, strategy,
+                             counts);
+  Kokkos::Profiling::popRegion();
+  return counts;
+}
+
+} // namespace treetrav

@@ -1,0 +1,258 @@
+#pragma once
+
+// --strategy auto: picks brute force or a tree strategy and query order for
+// one search job by timing each on a sample of its queries. Shared by the
+// search subcommands and `treetrav bench`.
+#include "run_app.hpp"
+
+#include <treetrav/core/point_set.hpp>
+#include <treetrav/traversal/strategies.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace treetrav::cli {
+
+// One way to run a search: a strategy (never Automatic) and, for trees,
+// whether the queries go in Morton order.
+struct SearchPlan {
+  SearchStrategy strategy;
+  bool sorted = false;
+  std::string name() const {
+    return std::visit(
+        [](auto const& tag) { return std::string(std::decay_t<decltype(tag)>::name); }, strategy);
+  }
+  std::string label() const { return name() + (sorted ? "/sfc" : ""); }
+};
+
+struct SearchChoice {
+  SearchPlan plan;
+  std::string reason; // the estimates behind the choice, for the log and the metadata
+  double probe_s = 0; // wall-clock seconds the probe took
+};
+
+// Calls f(Strategy{}) for every alternative of the variant (the pointer only names it).
+template <class F, class... Strategies>
+void for_each_tree_strategy(F const& f, std::variant<Strategies...> const*) {
+  (f(Strategies{}), ...);
+}
+
+// What `auto` may pick on Space: brute force, and when the points fit a tree,
+// every tree strategy that runs there (whatever HostStrategy holds), each in
+// input and in Morton order (hybrid makes its own order).
+template <class Space>
+std::vector<SearchPlan> candidate_plans(bool trees) {
+  std::vector<SearchPlan> plans{{BruteForce{}, false}};
+  if (!trees)
+    return plans;
+  auto add = [&](auto tag) {
+    using Strategy = decltype(tag);
+    if constexpr (strategy_runs_on<Strategy, Space>) {
+      plans.push_back({tag, false});
+      if constexpr (!std::is_same_v<Strategy, Hybrid>)
+        plans.push_back({tag, true});
+    }
+  };
+  for_each_tree_strategy(add, static_cast<HostStrategy const*>(nullptr));
+  return plans;
+}
+
+namespace detail {
+
+template <class Points, class Rows>
+struct GatherRows {
+  Points from, to;
+  Rows rows;
+  Index first;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    Index const row = rows.extent(0) == 0 ? first + i : rows(first + i);
+    for (int k = 0; k < static_cast<int>(from.extent(1)); ++k)
+      to(i, k) = from(row, k);
+  }
+};
+
+} // namespace detail
+
+// Queries at positions first .. first + count of `order` (input order when
+// empty), gathered in that order: a sample as coherent as the whole job.
+template <class Space, class MemorySpace>
+PointSet<MemorySpace> gather_queries(Space const& space, PointSet<MemorySpace> const& queries,
+                                     Kokkos::View<Index*, MemorySpace> const& order, Index first,
+                                     Index count) {
+  auto sample =
+      allocate_points<MemorySpace>("treetrav::cli::probe_sample", count, queries.dimension());
+  Kokkos::parallel_for("treetrav::cli::gather_queries", Kokkos::RangePolicy<Space>(space, 0, count),
+                       detail::GatherRows<typename PointSet<MemorySpace>::coordinates_view,
+                                          Kokkos::View<Index*, MemorySpace>>{
+                           queries.coordinates, sample.coordinates, order, first});
+  space.fence();
+  return sample;
+}
+
+// Probe sizes: a first sample ranks the candidates within their family, a
+// second, larger one times each family's best. On the GPU the first keeps a
+// thirty-second of the resident threads busy (enough to rank strategies of
+// one kind, not to compare kinds: a small sample is latency-bound, and more
+// so for some kinds than others, perf/results/brute), the second fills every
+// resident thread once; on the host a few dozen, then a few hundred queries
+// per thread.
+template <class Space>
+std::pair<Index, Index> probe_sizes(Index n_queries) {
+  Index const concurrency = Space().concurrency();
+  bool const gpu = is_cuda_space_v<Space>;
+  Index const first = std::max<Index>(n_queries / 64, gpu ? concurrency / 32 : 32 * concurrency);
+  Index const second = std::max<Index>(n_queries / 16, gpu ? concurrency : 128 * concurrency);
+  return {std::min(n_queries, first), std::min(n_queries, second)};
+}
+
+// The families whose estimates on a small sample compare well among
+// themselves but not with each other's (perf/results/brute): brute force,
+// trees in input order, trees in Morton order, hybrid (its own order).
+inline int plan_family(SearchPlan const& plan) {
+  if (std::holds_alternative<BruteForce>(plan.strategy))
+    return 0;
+  if (std::holds_alternative<Hybrid>(plan.strategy))
+    return 3;
+  return plan.sorted ? 2 : 1;
+}
+
+// The most dimensions at which auto probes the trees: three quarters of
+// log2 n_reference. A kd-tree of n points splits each coordinate about
+// log2(n) / d times on a root-to-leaf path; with few splits a query visits
+// most leaves, and a single tree query then takes as long as brute force's
+// whole job. On the H100 with 1M uniform points (perf/results/brute) the
+// trees were 6x faster than brute force at d = 8 and 20x slower at d = 16;
+// the margin up to 0.75 log2 n (14 there) leaves room for clustered data.
+inline int probed_tree_dimension(Index n_reference) {
+  return static_cast<int>(0.75 * std::log2(std::max<double>(n_reference, 2)));
+}
+
+// Picks the plan with the smallest estimated time for all `queries`: each
+// candidate runs on a window of the queries in its order (a sample as
+// coherent as the whole job), its time scaled to the job. Brute force goes
+// first, then the search engine's fast path, autoropes in Morton order; when
+// that is over three times brute force's estimate, the other tree strategies
+// are not probed. The first, small sample ranks the plans within each family
+// (plan_family); the best of each family within 10x of the best estimate is
+// then timed on the larger sample, which decides. No tree is probed beyond
+// probed_tree_dimension(n_reference).
+// `run` is called as run(strategy, sample) with a concrete strategy tag and
+// must run the search on `space`; `morton` is the Morton order of the
+// queries, which took `morton_s` seconds to compute (sorted plans pay it:
+// on small jobs it decides); `trees`: whether the points fit a tree (and it
+// was built).
+template <class Space, class MemorySpace, class Run>
+SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
+                             Kokkos::View<Index*, MemorySpace> const& morton, double morton_s,
+                             Index n_reference, bool trees, Run const& run) {
+  Kokkos::Timer probe_timer;
+  SearchChoice choice;
+  int const d = queries.dimension();
+  auto const plans = candidate_plans<Space>(trees && d <= probed_tree_dimension(n_reference));
+  Index const n = queries.size();
+  if (plans.size() == 1) {
+    choice.plan = plans.front();
+    choice.reason =
+        d > max_tree_dimension
+            ? fmt::format("the points have {} dimensions, more than a tree takes ({})", d,
+                          max_tree_dimension)
+            : fmt::format("{} dimensions are more than trees over {} points prune in ({}); not "
+                          "probed",
+                          d, n_reference, probed_tree_dimension(n_reference));
+    choice.probe_s = probe_timer.seconds();
+    return choice;
+  }
+  // Seconds for all n queries, from a run on `count` of them after a
+  // warm-up on a few (no estimate pays for loading a kernel).
+  auto time_plan = [&](SearchPlan const& plan, Index count) {
+    Index const first = (n - count) / 2;
+    auto const order = plan.sorted ? morton : Kokkos::View<Index*, MemorySpace>();
+    auto const warm_up = gather_queries(space, queries, order, first, std::min<Index>(count, 64));
+    auto const sample = gather_queries(space, queries, order, first, count);
+    return std::visit(
+        [&](auto tag) {
+          using Strategy = decltype(tag);
+          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+            return 0.0; // never a candidate
+          } else {
+            run(tag, warm_up);
+            space.fence();
+            Kokkos::Timer timer;
+            run(tag, sample);
+            space.fence();
+            return timer.seconds() * static_cast<double>(n) / static_cast<double>(count) +
+                   (plan.sorted ? morton_s : 0.0);
+          }
+        },
+        plan.strategy);
+  };
+  auto const [first_size, second_size] = probe_sizes<Space>(n);
+  constexpr double not_probed = -1;
+  std::vector<double> estimates(plans.size(), not_probed);
+  // plans: brute force, then the tree strategies; the fast path second.
+  std::size_t const fast_path =
+      std::find_if(plans.begin(), plans.end(),
+                   [](SearchPlan const& p) {
+                     return std::holds_alternative<Autoropes>(p.strategy) && p.sorted;
+                   }) -
+      plans.begin();
+  estimates[0] = time_plan(plans[0], first_size);
+  estimates[fast_path] = time_plan(plans[fast_path], first_size);
+  bool const trees_hopeless = estimates[fast_path] > 3 * estimates[0];
+  if (!trees_hopeless)
+    for (std::size_t i = 1; i < plans.size(); ++i)
+      if (i != fast_path)
+        estimates[i] = time_plan(plans[i], first_size);
+  // The finalists: each family's best, unless 10x slower than the best.
+  double best_first = estimates[0];
+  for (double e : estimates)
+    if (e != not_probed)
+      best_first = std::min(best_first, e);
+  constexpr int families = 4;
+  std::size_t family_best[families];
+  std::fill(family_best, family_best + families, plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::size_t& best = family_best[plan_family(plans[i])];
+    if (estimates[i] != not_probed && estimates[i] <= 10 * best_first &&
+        (best == plans.size() || estimates[i] < estimates[best]))
+      best = i;
+  }
+  std::vector<bool> finalist(plans.size());
+  std::size_t finalists = 0;
+  for (std::size_t i : family_best)
+    if (i != plans.size())
+      finalist[i] = true, ++finalists;
+  std::string stages = fmt::format("{} queries", first_size);
+  if (second_size > first_size && finalists > 1) {
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (finalist[i])
+        estimates[i] = time_plan(plans[i], second_size);
+    stages += fmt::format(", then {} for the best of each kind", second_size);
+  }
+  std::size_t pick = plans.size();
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (finalist[i] && (pick == plans.size() || estimates[i] < estimates[pick]))
+      pick = i;
+  choice.plan = plans[pick];
+  std::string list;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (estimates[i] != not_probed)
+      list +=
+          fmt::format("{}{} {:.3g} s", list.empty() ? "" : ", ", plans[i].label(), estimates[i]);
+  choice.reason =
+      fmt::format("estimated {:.3g} s for {} queries, the fastest of: {} (probe of {}){}",
+                  estimates[pick], n, list, stages,
+                  trees_hopeless ? "; the other tree strategies not probed: autoropes in Morton "
+                                   "order took over 3x brute force's estimate"
+                                 : "");
+  choice.probe_s = probe_timer.seconds();
+  return choice;
+}
+
+} // namespace treetrav::cli
