@@ -369,6 +369,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                           kind == SearchKind::radius ? Ranks::one : Ranks::many);
 
     RunRecord record;
+    record.placement = placement_from(options->run);
     record.application = name;
     record.backend = session.backend();
     record.leaf_size = options->run.leaf_size;
