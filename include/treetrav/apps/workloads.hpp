@@ -129,7 +129,7 @@ Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string 
     std::visit([&](auto const& p) { traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), order); },
                placement);
   };
-  workload.results = [accelerations] { return flatten_to_host(accelerations); };
+  workload.results = [accelerations] { return detail::flatten_to_host(accelerations); };
   return workload;
 }
 

@@ -1,16 +1,13 @@
 #pragma once
 
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/sort.hpp>
 
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime.h>
-#endif
 
 namespace treetrav {
 
@@ -39,15 +36,11 @@ using CorunKernel = std::function<void(ExecutionSpace const&)>;
 namespace detail {
 
 #if defined(KOKKOS_ENABLE_CUDA)
-inline void corun_check(cudaError_t error, char const* what) {
-  if (error != cudaSuccess) throw std::runtime_error(std::string("corun: ") + what + ": " + cudaGetErrorString(error));
-}
-
 // Two streams, their Kokkos instances, and events to time invocations.
 class CudaCorun {
  public:
   CudaCorun() {
-    for (auto& stream : streams_) corun_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    for (auto& stream : streams_) check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   }
   ~CudaCorun() {
     for (auto event : events_) cudaEventDestroy(event);
@@ -61,8 +54,8 @@ class CudaCorun {
   std::vector<std::vector<std::pair<double, double>>> run(CorunKernel<Kokkos::Cuda> const* kernels, int const* runs) {
     std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> marks(2);
     cudaEvent_t const origin = event();
-    corun_check(cudaEventRecord(origin, streams_[0]), "record");
-    corun_check(cudaStreamWaitEvent(streams_[1], origin, 0), "wait");
+    check_cuda(cudaEventRecord(origin, streams_[0]), "record");
+    check_cuda(cudaStreamWaitEvent(streams_[1], origin, 0), "wait");
     {
       // Instances live only while the streams do.
       Kokkos::Cuda const instances[2] = {Kokkos::Cuda(streams_[0]), Kokkos::Cuda(streams_[1])};
@@ -70,14 +63,14 @@ class CudaCorun {
         for (int k = 0; k < 2; ++k) {
           if (i >= runs[k]) continue;
           cudaEvent_t const start = event(), end = event();
-          corun_check(cudaEventRecord(start, streams_[k]), "record");
+          check_cuda(cudaEventRecord(start, streams_[k]), "record");
           kernels[k](instances[k]);
-          corun_check(cudaEventRecord(end, streams_[k]), "record");
+          check_cuda(cudaEventRecord(end, streams_[k]), "record");
           marks[k].emplace_back(start, end);
         }
-      for (auto stream : streams_) corun_check(cudaStreamSynchronize(stream), "synchronize");
+      for (auto stream : streams_) check_cuda(cudaStreamSynchronize(stream), "synchronize");
     }
-    corun_check(cudaGetLastError(), "kernel");
+    check_cuda(cudaGetLastError(), "kernel");
     std::vector<std::vector<std::pair<double, double>>> times(2);
     for (int k = 0; k < 2; ++k)
       for (auto const& [start, end] : marks[k]) times[k].emplace_back(since(origin, start), since(origin, end));
@@ -87,13 +80,13 @@ class CudaCorun {
  private:
   cudaEvent_t event() {
     cudaEvent_t e;
-    corun_check(cudaEventCreate(&e), "event");
+    check_cuda(cudaEventCreate(&e), "event");
     events_.push_back(e);
     return e;
   }
   static double since(cudaEvent_t origin, cudaEvent_t e) {
     float ms = 0;
-    corun_check(cudaEventElapsedTime(&ms, origin, e), "elapsed time");
+    check_cuda(cudaEventElapsedTime(&ms, origin, e), "elapsed time");
     return ms;
   }
   cudaStream_t streams_[2];
@@ -166,11 +159,14 @@ CorunResult corun(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const
   CorunResult result{alone_a, alone_b};
   double total[2] = {0, 0};
   int counted[2] = {0, 0};
-  for (int k = 0; k < 2; ++k)
+  for (int k = 0; k < 2; ++k) {
     for (auto const& [start, end] : times[k])
       if (end <= cut) total[k] += end - start, ++counted[k];
-  result.together_a = total[0] / std::max(counted[0], 1);
-  result.together_b = total[1] / std::max(counted[1], 1);
+    if (counted[k] == 0)  // one invocation spanned all of the other's: it overlapped them
+      total[k] = times[k].front().second - times[k].front().first, counted[k] = 1;
+  }
+  result.together_a = total[0] / counted[0];
+  result.together_b = total[1] / counted[1];
   result.runs_a = counted[0];
   result.runs_b = counted[1];
   return result;

@@ -6,6 +6,7 @@
 // the SM they landed on. Kernels are not copied: only the mapping from
 // workers to work items changes.
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/schedule/placement.hpp>
 
 #include <algorithm>
@@ -14,10 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime.h>
-#endif
 
 namespace treetrav::detail {
 
@@ -256,10 +253,6 @@ struct CudaSmTable {
   int sms = 0;
   cudaDeviceProp properties{};
 };
-
-inline void check_cuda(cudaError_t error, char const* what) {
-  if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
-}
 
 inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space) {
   static std::mutex mutex;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (the `device` tool), from the repository root,
+# with the CUDA build's test_placement and bench_placement carried in
+# .device/smcentric/bin (lib: shared libraries the image may lack).
+# SM-centric placement (issue 13): the GPU tests (every job once, counted on
+# the GPU; identical results under every placement and strategy),
+# compute-sanitizer memcheck and racecheck on them, then perf/bench_placement
+# (Figures 6 and 8, co-runs for Figures 3-4). At most 8 files in $OUT.
+#   scripts/device/placement-checks.sh [tests] [sanitize] [bench]
+# Env: PLACEMENT_BENCH_ARGS (bench_placement's options), PLACEMENT_BENCH_TIMEOUT.
+set -u
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+dir=.device/smcentric
+bin=$dir/bin
+steps=${*:-tests sanitize bench}
+log=$out/checks.log
+export OMP_PROC_BIND=spread OMP_PLACES=threads
+if ldd "$bin/test_placement" | grep -q "not found"; then
+  export LD_LIBRARY_PATH=$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+{
+  nvidia-smi -L
+  ldd "$bin/test_placement" | grep "not found"
+} >"$log" 2>&1
+for step in $steps; do
+  started=$SECONDS
+  case $step in
+  tests)
+    echo "== test_placement (Cuda, and the host-only clustering tests)"
+    timeout 300 "$bin/test_placement" --gtest_filter='*Cuda*:AffinityClusters*:HillClimb*' 2>&1 | tail -n 40
+    echo "rc=${PIPESTATUS[0]}"
+    ;;
+  sanitize)
+    echo "== compute-sanitizer --tool memcheck test_placement (Cuda)"
+    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_placement" \
+      --gtest_filter='Placement/Cuda.*' 2>&1 | tail -n 15
+    echo "rc=${PIPESTATUS[0]}"
+    echo "== compute-sanitizer --tool racecheck test_placement EveryJobRunsOnceUnderUnevenWorkers (Cuda)"
+    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_placement" \
+      --gtest_filter='Placement/Cuda.EveryJob*' 2>&1 | tail -n 15
+    echo "rc=${PIPESTATUS[0]}"
+    ;;
+  bench)
+    echo "== bench_placement ${PLACEMENT_BENCH_ARGS:-}"
+    # shellcheck disable=SC2086
+    timeout "${PLACEMENT_BENCH_TIMEOUT:-300}" "$bin/bench_placement" --out "$out/placement" \
+      ${PLACEMENT_BENCH_ARGS:-} >"$out/bench.log" 2>&1
+    echo "rc=$?"
+    tail -n 30 "$out/bench.log"
+    ;;
+  esac >>"$log" 2>&1
+  echo "$step: $((SECONDS - started)) s" >>"$log"
+done
+grep -E "^== |rc=|PASSED|FAILED|ERROR SUMMARY|chunks ran off|: [0-9]+ s$" "$log"
