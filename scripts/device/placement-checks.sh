@@ -6,14 +6,15 @@
 # the GPU; identical results under every placement and strategy),
 # compute-sanitizer memcheck and racecheck on them, then perf/bench_placement
 # (Figures 6 and 8, co-runs for Figures 3-4). At most 8 files in $OUT.
-#   scripts/device/placement-checks.sh [tests] [sanitize] [bench]
-# Env: PLACEMENT_BENCH_ARGS (bench_placement's options), PLACEMENT_BENCH_TIMEOUT.
+#   scripts/device/placement-checks.sh [tests] [bench] [sanitize]
+# Env: PLACEMENT_BENCH_ARGS (bench_placement's options), PLACEMENT_BENCH_TIMEOUT,
+# SANITIZE_TIMEOUT (per sanitizer run).
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 dir=.device/smcentric
 bin=$dir/bin
-steps=${*:-tests sanitize bench}
+steps=${*:-tests bench sanitize}
 log=$out/checks.log
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 if ldd "$bin/test_placement" | grep -q "not found"; then
@@ -28,16 +29,18 @@ for step in $steps; do
   case $step in
   tests)
     echo "== test_placement (Cuda, and the host-only clustering tests)"
-    timeout 300 "$bin/test_placement" --gtest_filter='*Cuda*:AffinityClusters*:HillClimb*' 2>&1 | tail -n 40
+    timeout 150 "$bin/test_placement" --gtest_filter='*Cuda*:AffinityClusters*:HillClimb*' 2>&1 | tail -n 40
     echo "rc=${PIPESTATUS[0]}"
     ;;
   sanitize)
-    echo "== compute-sanitizer --tool memcheck test_placement (Cuda)"
-    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_placement" \
-      --gtest_filter='Placement/Cuda.*' 2>&1 | tail -n 15
-    echo "rc=${PIPESTATUS[0]}"
-    echo "== compute-sanitizer --tool racecheck test_placement EveryJobRunsOnceUnderUnevenWorkers (Cuda)"
-    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_placement" \
+    for filter in 'Placement/Cuda.EveryJob*' 'Placement/Cuda.IdenticalResults*'; do
+      echo "== compute-sanitizer --tool memcheck test_placement $filter"
+      timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$bin/test_placement" --gtest_filter="$filter" 2>&1 | tail -n 15
+      echo "rc=${PIPESTATUS[0]}"
+    done
+    echo "== compute-sanitizer --tool racecheck test_placement Placement/Cuda.EveryJob*"
+    timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_placement" \
       --gtest_filter='Placement/Cuda.EveryJob*' 2>&1 | tail -n 15
     echo "rc=${PIPESTATUS[0]}"
     ;;
