@@ -40,13 +40,16 @@ struct Settings {
   std::string out = "perf/results/placement";
 };
 
-double median_ms(Space const& space, Workload<Space> const& w, HostPlacement const& placement, int repeats) {
-  return time_alone<Space>(space, [&](Space const& instance) { w.run(instance, placement); }, repeats);
+double median_ms(Space const& space, Workload<Space> const& w, HostPlacement const& placement,
+                 int repeats) {
+  return time_alone<Space>(
+      space, [&](Space const& instance) { w.run(instance, placement); }, repeats);
 }
 
 double geomean(std::vector<double> const& v) {
   double s = 0;
-  for (double x : v) s += std::log(x);
+  for (double x : v)
+    s += std::log(x);
   return v.empty() ? 0 : std::exp(s / v.size());
 }
 
@@ -74,7 +77,8 @@ Check check(Space const& space, Workload<Space> const& w, HostPlacement placemen
   space.fence();
   Check c;
   c.exact = w.results() == reference;
-  for (int runs : report.chunk_runs) c.once = c.once && runs == 1;
+  for (int runs : report.chunk_runs)
+    c.once = c.once && runs == 1;
   c.once = c.once && !report.chunk_runs.empty();
   c.moved = report.moved_chunks;
   c.fit = report.workers_per_sm;
@@ -82,17 +86,21 @@ Check check(Space const& space, Workload<Space> const& w, HostPlacement placemen
   return c;
 }
 
-void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& workloads, std::ostream& md) {
+void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& workloads,
+                    std::ostream& md) {
   Space space;
-  std::ofstream fig6(s.out + "/figure6.csv"), fig8(s.out + "/figure8.csv"), climb(s.out + "/hillclimb.csv");
+  std::ofstream fig6(s.out + "/figure6.csv"), fig8(s.out + "/figure8.csv"),
+      climb(s.out + "/hillclimb.csv");
   fig6 << "app,queries,hardware_ms,smcentric_ms,affinity_ms,affinity_workers_per_sm,persistent_ms,"
           "affinity_plan_ms,speedup_affinity_over_hardware,speedup_affinity_over_persistent,"
           "speedup_smcentric_over_hardware,moved_chunks_affinity,chunks_once,results_identical\n";
   fig8 << "app,hardware_ms,smcentric_ms,workers_per_sm,overhead_percent\n";
   climb << "app,workers_per_sm,ms\n";
   std::vector<double> over_hw, over_pt, overheads;
-  md << "## Single kernels (Figure 6) and overhead (Figure 8)\n\n| app | hardware ms | SM-centric ms | "
-        "affinity ms (workers/SM) | persistent ms | affinity / hardware | affinity / persistent | overhead |\n"
+  md << "## Single kernels (Figure 6) and overhead (Figure 8)\n\n| app | hardware ms | SM-centric "
+        "ms | "
+        "affinity ms (workers/SM) | persistent ms | affinity / hardware | affinity / persistent | "
+        "overhead |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (auto const& app : s.apps) {
     auto const& w = workloads.at(app);
@@ -109,9 +117,12 @@ void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& w
     std::vector<std::pair<int, double>> trace;
     int const best = hill_climb_workers(
         std::min(8, aff_check.fit),
-        [&](int workers) { return median_ms(space, w, with_workers(affinity, workers), std::min(s.repeats, 3)); },
+        [&](int workers) {
+          return median_ms(space, w, with_workers(affinity, workers), std::min(s.repeats, 3));
+        },
         &trace);
-    for (auto const& [workers, ms] : trace) climb << fmt::format("{},{},{:.4f}\n", app, workers, ms);
+    for (auto const& [workers, ms] : trace)
+      climb << fmt::format("{},{},{:.4f}\n", app, workers, ms);
     HostPlacement const tuned = with_workers(affinity, best);
     double const aff = median_ms(space, w, tuned, s.repeats);
     Persistent persistent;
@@ -119,36 +130,45 @@ void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& w
     double const pt = median_ms(space, w, persistent, s.repeats);
     bool const once = smc_check.once && aff_check.once && pt_check.once;
     bool const exact = smc_check.exact && aff_check.exact && pt_check.exact;
-    fig6 << fmt::format("{},{},{:.4f},{:.4f},{:.4f},{},{:.4f},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{}\n", app,
-                        w.queries, hardware, smc, aff, best, pt, aff_check.plan_ms, hardware / aff, pt / aff,
-                        hardware / smc, aff_check.moved, once, exact);
+    fig6 << fmt::format(
+        "{},{},{:.4f},{:.4f},{:.4f},{},{:.4f},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{}\n", app,
+        w.queries, hardware, smc, aff, best, pt, aff_check.plan_ms, hardware / aff, pt / aff,
+        hardware / smc, aff_check.moved, once, exact);
     double const overhead = 100 * (smc - hardware) / hardware;
-    fig8 << fmt::format("{},{:.4f},{:.4f},{},{:.2f}\n", app, hardware, smc, smc_check.fit, overhead);
-    md << fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} ({}) | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% |\n", app,
-                      hardware, smc, aff, best, pt, hardware / aff, pt / aff, overhead);
-    fmt::print("{:4} hardware {:8.3f} ms  smcentric {:8.3f}  affinity {:8.3f} ({} per SM)  persistent {:8.3f}  "
+    fig8 << fmt::format("{},{:.4f},{:.4f},{},{:.2f}\n", app, hardware, smc, smc_check.fit,
+                        overhead);
+    md << fmt::format(
+        "| {} | {:.3f} | {:.3f} | {:.3f} ({}) | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% |\n", app,
+        hardware, smc, aff, best, pt, hardware / aff, pt / aff, overhead);
+    fmt::print("{:4} hardware {:8.3f} ms  smcentric {:8.3f}  affinity {:8.3f} ({} per SM)  "
+               "persistent {:8.3f}  "
                "plan {:.1f} ms  moved {}  once {}  exact {}\n",
-               app, hardware, smc, aff, best, pt, aff_check.plan_ms, aff_check.moved, once ? "yes" : "NO",
-               exact ? "yes" : "NO");
+               app, hardware, smc, aff, best, pt, aff_check.plan_ms, aff_check.moved,
+               once ? "yes" : "NO", exact ? "yes" : "NO");
     over_hw.push_back(hardware / aff);
     over_pt.push_back(pt / aff);
     overheads.push_back(overhead);
-    if (!once || !exact) throw std::runtime_error(app + ": a placement ran a chunk twice or changed results");
+    if (!once || !exact)
+      throw std::runtime_error(app + ": a placement ran a chunk twice or changed results");
   }
   double mean_overhead = 0;
-  for (double o : overheads) mean_overhead += o / overheads.size();
-  md << fmt::format("\nGeometric means: affinity over hardware {:.3f}x (paper: 1.21x over the original "
-                    "kernels), affinity over persistent threads {:.3f}x; mean overhead {:+.2f}% (paper: "
-                    "2.8%).\n\n",
-                    geomean(over_hw), geomean(over_pt), mean_overhead);
+  for (double o : overheads)
+    mean_overhead += o / overheads.size();
+  md << fmt::format(
+      "\nGeometric means: affinity over hardware {:.3f}x (paper: 1.21x over the original "
+      "kernels), affinity over persistent threads {:.3f}x; mean overhead {:+.2f}% (paper: "
+      "2.8%).\n\n",
+      geomean(over_hw), geomean(over_pt), mean_overhead);
 }
 
 // ANTT and STP of two workloads under the hardware's scheduling and under
 // SM partitions.
-void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads, std::ostream& md) {
+void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads,
+            std::ostream& md) {
   Space space;
   std::ofstream csv(s.out + "/corun.csv");
-  csv << "pair,config,sms_a,workers_a,workers_b,alone_a_ms,alone_b_ms,together_a_ms,together_b_ms,runs_a,runs_b,"
+  csv << "pair,config,sms_a,workers_a,workers_b,alone_a_ms,alone_b_ms,together_a_ms,together_b_ms,"
+         "runs_a,runs_b,"
          "stp,antt\n";
   PlacementOptions probe;
   int const sms = detail::hardware_sms(space, probe);
@@ -169,25 +189,30 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
       return median_ms(space, w, with_workers(half, n), std::min(s.repeats, 3));
     });
   }
-  md << "## Co-runs (Figures 3-4)\n\nBaseline: both kernels on the whole GPU, hardware scheduling, two "
+  md << "## Co-runs (Figures 3-4)\n\nBaseline: both kernels on the whole GPU, hardware scheduling, "
+        "two "
         "streams. SM-centric: kernel A on SMs [0, s), B on [s, " +
             std::to_string(sms) +
             "), workers per SM by hill climbing on half the SMs; s swept in steps of " +
             std::to_string(s.split_step) +
-            "; the split with the best STP is reported (its ANTT beside).\n\n| pair | baseline STP | baseline "
-            "ANTT | SMC split | SMC STP | SMC ANTT | STP gain | ANTT speedup |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+            "; the split with the best STP is reported (its ANTT beside).\n\n| pair | baseline STP "
+            "| baseline "
+            "ANTT | SMC split | SMC STP | SMC ANTT | STP gain | ANTT speedup "
+            "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
   std::vector<double> stp_gain, antt_speedup;
   auto row = [&](std::string const& pair, std::string const& config, int split, int wa, int wb,
                  CorunResult const& r) {
-    csv << fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.4f},{:.4f}\n", pair, config, split, wa,
-                       wb, r.alone_a, r.alone_b, r.together_a, r.together_b, r.runs_a, r.runs_b, r.stp(), r.antt());
+    csv << fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.4f},{:.4f}\n", pair,
+                       config, split, wa, wb, r.alone_a, r.alone_b, r.together_a, r.together_b,
+                       r.runs_a, r.runs_b, r.stp(), r.antt());
   };
   for (std::size_t i = 0; i < s.apps.size(); ++i)
     for (std::size_t j = i + 1; j < s.apps.size(); ++j) {
       auto const &a = s.apps[i], &b = s.apps[j];
       auto const &wa = workloads.at(a), &wb = workloads.at(b);
       std::string const pair = a + "+" + b;
-      auto kernel = [](Workload<Space> const& w, HostPlacement const& placement) -> CorunKernel<Space> {
+      auto kernel = [](Workload<Space> const& w,
+                       HostPlacement const& placement) -> CorunKernel<Space> {
         return [&w, placement](Space const& instance) { w.run(instance, placement); };
       };
       CorunResult const base =
@@ -201,22 +226,26 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
         pa.options.workers_per_sm = workers[a];
         pb.options.first_sm = split;
         pb.options.workers_per_sm = workers[b];
-        CorunResult const r = corun<Space>(space, kernel(wa, pa), kernel(wb, pb), alone[a], alone[b]);
+        CorunResult const r =
+            corun<Space>(space, kernel(wa, pa), kernel(wb, pb), alone[a], alone[b]);
         row(pair, "smcentric", split, workers[a], workers[b], r);
-        if (best_split == 0 || r.stp() > best.stp()) best = r, best_split = split;
+        if (best_split == 0 || r.stp() > best.stp())
+          best = r, best_split = split;
       }
       stp_gain.push_back(best.stp() / base.stp());
       antt_speedup.push_back(base.antt() / best.antt());
-      md << fmt::format("| {} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.3f}x |\n", pair, base.stp(),
-                        base.antt(), best_split, best.stp(), best.antt(), 100 * (best.stp() / base.stp() - 1),
-                        base.antt() / best.antt());
-      fmt::print("{:8} baseline STP {:.3f} ANTT {:.3f}; SM-centric split {} STP {:.3f} ANTT {:.3f}\n", pair,
-                 base.stp(), base.antt(), best_split, best.stp(), best.antt());
+      md << fmt::format("| {} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.3f}x |\n",
+                        pair, base.stp(), base.antt(), best_split, best.stp(), best.antt(),
+                        100 * (best.stp() / base.stp() - 1), base.antt() / best.antt());
+      fmt::print(
+          "{:8} baseline STP {:.3f} ANTT {:.3f}; SM-centric split {} STP {:.3f} ANTT {:.3f}\n",
+          pair, base.stp(), base.antt(), best_split, best.stp(), best.antt());
       csv.flush();
     }
-  md << fmt::format("\nGeometric means: STP {:+.1f}% (paper: +33% predicted, +37% best), ANTT speedup {:.3f}x "
-                    "(paper: 1.33x predicted, 1.36x best).\n",
-                    100 * (geomean(stp_gain) - 1), geomean(antt_speedup));
+  md << fmt::format(
+      "\nGeometric means: STP {:+.1f}% (paper: +33% predicted, +37% best), ANTT speedup {:.3f}x "
+      "(paper: 1.33x predicted, 1.36x best).\n",
+      100 * (geomean(stp_gain) - 1), geomean(antt_speedup));
 }
 
 } // namespace
@@ -226,9 +255,13 @@ int main(int argc, char* argv[]) {
   Settings s;
   app.add_option("--n", s.n, "points and queries of the search workloads")->capture_default_str();
   app.add_option("--bodies", s.bodies, "bodies of the Barnes-Hut workload")->capture_default_str();
-  app.add_option("--repeats", s.repeats, "timed runs per measurement (median)")->capture_default_str();
-  app.add_option("--split-step", s.split_step, "co-runs: SMs between the partitions tried")->capture_default_str();
-  app.add_option("--apps", s.apps, "applications")->delimiter(',')->check(CLI::IsMember(workload_names()));
+  app.add_option("--repeats", s.repeats, "timed runs per measurement (median)")
+      ->capture_default_str();
+  app.add_option("--split-step", s.split_step, "co-runs: SMs between the partitions tried")
+      ->capture_default_str();
+  app.add_option("--apps", s.apps, "applications")
+      ->delimiter(',')
+      ->check(CLI::IsMember(workload_names()));
   app.add_flag("!--no-coruns", s.coruns, "skip the co-runs");
   app.add_option("--out", s.out, "output directory")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -237,16 +270,20 @@ int main(int argc, char* argv[]) {
   Space space;
   std::ofstream md(s.out + "/summary.md");
   md << "# SM-centric placement on " << describe_execution_space<Space>() << "\n\n"
-     << fmt::format("{} points and queries per search (clustered 7-D, covtype7 preset, queries in Morton "
-                    "order), {} Plummer bodies for BH (octree leaf order, theta 0.5); autoropes; median of {} "
-                    "runs after a warm-up; placement plans made once per workload and reused.\n\n",
-                    s.n, s.bodies, s.repeats);
+     << fmt::format(
+            "{} points and queries per search (clustered 7-D, covtype7 preset, queries in Morton "
+            "order), {} Plummer bodies for BH (octree leaf order, theta 0.5); autoropes; median of "
+            "{} "
+            "runs after a warm-up; placement plans made once per workload and reused.\n\n",
+            s.n, s.bodies, s.repeats);
   {
     std::map<std::string, Workload<Space>> workloads;
-    for (auto const& name : s.apps) workloads.emplace(name, make_workload(space, name, name == "bh" ? s.bodies : s.n));
+    for (auto const& name : s.apps)
+      workloads.emplace(name, make_workload(space, name, name == "bh" ? s.bodies : s.n));
     single_kernels(s, workloads, md);
     md.flush();
-    if (s.coruns) coruns(s, workloads, md);
+    if (s.coruns)
+      coruns(s, workloads, md);
   }
   return 0;
 }

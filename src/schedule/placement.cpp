@@ -9,16 +9,21 @@
 namespace treetrav {
 
 HostPlacement parse_placement(std::string const& name) {
-  if (name == Hardware::name) return Hardware{};
-  if (name == SmCentric::name) return SmCentric{};
-  if (name == Affinity::name) return Affinity{};
-  if (name == Persistent::name) return Persistent{};
+  if (name == Hardware::name)
+    return Hardware{};
+  if (name == SmCentric::name)
+    return SmCentric{};
+  if (name == Affinity::name)
+    return Affinity{};
+  if (name == Persistent::name)
+    return Persistent{};
   throw InputError("--placement: unknown placement '" + name +
                    "' (known: hardware, smcentric, affinity, persistent)");
 }
 
 std::string placement_name(HostPlacement const& placement) {
-  return std::visit([](auto const& p) { return std::string(std::decay_t<decltype(p)>::name); }, placement);
+  return std::visit([](auto const& p) { return std::string(std::decay_t<decltype(p)>::name); },
+                    placement);
 }
 
 PlacementOptions& placement_options(HostPlacement& placement) {
@@ -38,15 +43,17 @@ using Sets = Kokkos::View<std::uint32_t const**, Kokkos::LayoutRight, Kokkos::Ho
 
 struct Scorer {
   Sets sets;
-  std::vector<int> sizes;  // bits per row
+  std::vector<int> sizes; // bits per row
 
   explicit Scorer(Sets s) : sets(s), sizes(s.extent(0)) {
     for (std::size_t i = 0; i < s.extent(0); ++i)
-      for (std::size_t w = 0; w < s.extent(1); ++w) sizes[i] += __builtin_popcount(s(i, w));
+      for (std::size_t w = 0; w < s.extent(1); ++w)
+        sizes[i] += __builtin_popcount(s(i, w));
   }
   double operator()(Index a, Index b) const {
     int common = 0;
-    for (std::size_t w = 0; w < sets.extent(1); ++w) common += __builtin_popcount(sets(a, w) & sets(b, w));
+    for (std::size_t w = 0; w < sets.extent(1); ++w)
+      common += __builtin_popcount(sets(a, w) & sets(b, w));
     int const either = sizes[a] + sizes[b] - common;
     return either == 0 ? 1.0 : double(common) / either;
   }
@@ -59,10 +66,12 @@ double jaccard(Sets sets, Index a, Index b) {
 }
 
 std::vector<int> affinity_clusters(Sets sets, int clusters, double threshold, std::uint64_t seed) {
-  if (clusters < 1) throw std::invalid_argument("affinity_clusters: clusters must be >= 1");
+  if (clusters < 1)
+    throw std::invalid_argument("affinity_clusters: clusters must be >= 1");
   Index const n = static_cast<Index>(sets.extent(0));
   std::vector<int> cluster(n, -1);
-  if (n == 0) return cluster;
+  if (n == 0)
+    return cluster;
   Scorer const score(sets);
   using Host = Kokkos::DefaultHostExecutionSpace;
 
@@ -108,8 +117,10 @@ std::vector<int> affinity_clusters(Sets sets, int clusters, double threshold, st
   std::vector<Index> seeds;
   std::vector<char> is_seed(n, 0);
   for (int g : graphs) {
-    if (static_cast<int>(seeds.size()) == wanted) break;
-    Index const s = members[g][std::uniform_int_distribution<std::size_t>(0, members[g].size() - 1)(random)];
+    if (static_cast<int>(seeds.size()) == wanted)
+      break;
+    Index const s =
+        members[g][std::uniform_int_distribution<std::size_t>(0, members[g].size() - 1)(random)];
     seeds.push_back(s);
     is_seed[s] = 1;
   }
@@ -118,11 +129,14 @@ std::vector<int> affinity_clusters(Sets sets, int clusters, double threshold, st
   std::shuffle(candidates.begin(), candidates.end(), random);
   for (double limit = 0; static_cast<int>(seeds.size()) < wanted; limit += 0.1)
     for (Index v : candidates) {
-      if (static_cast<int>(seeds.size()) == wanted) break;
-      if (is_seed[v]) continue;
+      if (static_cast<int>(seeds.size()) == wanted)
+        break;
+      if (is_seed[v])
+        continue;
       bool far = true;
       for (Index s : seeds)
-        if (!(far = score(v, s) <= limit + 1e-12)) break;
+        if (!(far = score(v, s) <= limit + 1e-12))
+          break;
       if (far) {
         seeds.push_back(v);
         is_seed[v] = 1;
@@ -133,40 +147,49 @@ std::vector<int> affinity_clusters(Sets sets, int clusters, double threshold, st
   // chunk), at most `nearest` of them: growth looks no further.
   constexpr std::size_t nearest = 32;
   std::vector<std::vector<Index>> lists(n);
-  Kokkos::parallel_for("treetrav::affinity::lists", Kokkos::RangePolicy<Host, Kokkos::Schedule<Kokkos::Dynamic>>(0, n),
+  Kokkos::parallel_for("treetrav::affinity::lists",
+                       Kokkos::RangePolicy<Host, Kokkos::Schedule<Kokkos::Dynamic>>(0, n),
                        [&](Index v) {
                          std::vector<std::pair<double, Index>> scored;
                          for (Index u : members[graph[v]])
                            if (u != v)
-                             if (double const j = score(v, u); j >= threshold) scored.emplace_back(-j, u);
+                             if (double const j = score(v, u); j >= threshold)
+                               scored.emplace_back(-j, u);
                          std::size_t const keep = std::min(nearest, scored.size());
                          std::partial_sort(scored.begin(), scored.begin() + keep, scored.end());
-                         for (std::size_t i = 0; i < keep; ++i) lists[v].push_back(scored[i].second);
+                         for (std::size_t i = 0; i < keep; ++i)
+                           lists[v].push_back(scored[i].second);
                        });
 
   // 4. Equal sizes (the first n % clusters one larger), grown round-robin:
   // a cluster picks a random member and takes the remaining chunk most
   // similar to it.
   std::vector<Index> capacity(clusters, n / clusters);
-  for (int c = 0; c < n % clusters; ++c) ++capacity[c];
+  for (int c = 0; c < n % clusters; ++c)
+    ++capacity[c];
   std::vector<std::vector<Index>> grown(seeds.size());
-  for (std::size_t c = 0; c < seeds.size(); ++c) cluster[seeds[c]] = static_cast<int>(c), grown[c] = {seeds[c]};
-  std::vector<std::size_t> next(n, 0);  // the first entry of each list not yet looked at
+  for (std::size_t c = 0; c < seeds.size(); ++c)
+    cluster[seeds[c]] = static_cast<int>(c), grown[c] = {seeds[c]};
+  std::vector<std::size_t> next(n, 0); // the first entry of each list not yet looked at
   std::vector<char> stuck(seeds.size(), 0);
   for (bool grew = true; grew;) {
     grew = false;
     for (std::size_t c = 0; c < seeds.size(); ++c) {
       auto& members_c = grown[c];
-      if (stuck[c] || static_cast<Index>(members_c.size()) == capacity[c]) continue;
+      if (stuck[c] || static_cast<Index>(members_c.size()) == capacity[c])
+        continue;
       // A random member with a chunk left on its list; the members in turn
       // from there, so that a cluster is stuck only when all are exhausted.
-      std::size_t const from = std::uniform_int_distribution<std::size_t>(0, members_c.size() - 1)(random);
+      std::size_t const from =
+          std::uniform_int_distribution<std::size_t>(0, members_c.size() - 1)(random);
       Index taken = -1;
       for (std::size_t t = 0; t < members_c.size() && taken < 0; ++t) {
         Index const v = members_c[(from + t) % members_c.size()];
         auto const& list = lists[v];
-        while (next[v] < list.size() && cluster[list[next[v]]] >= 0) ++next[v];
-        if (next[v] < list.size()) taken = list[next[v]];
+        while (next[v] < list.size() && cluster[list[next[v]]] >= 0)
+          ++next[v];
+        if (next[v] < list.size())
+          taken = list[next[v]];
       }
       if (taken < 0) {
         stuck[c] = 1;
@@ -179,25 +202,32 @@ std::vector<int> affinity_clusters(Sets sets, int clusters, double threshold, st
   }
   // Chunks no cluster reached fill the clusters with room, in chunk order.
   std::vector<Index> size(clusters, 0);
-  for (std::size_t c = 0; c < seeds.size(); ++c) size[c] = static_cast<Index>(grown[c].size());
+  for (std::size_t c = 0; c < seeds.size(); ++c)
+    size[c] = static_cast<Index>(grown[c].size());
   int room = 0;
   for (Index v = 0; v < n; ++v) {
-    if (cluster[v] >= 0) continue;
-    while (size[room] == capacity[room]) ++room;
+    if (cluster[v] >= 0)
+      continue;
+    while (size[room] == capacity[room])
+      ++room;
     cluster[v] = room;
     ++size[room];
   }
   return cluster;
 }
 
-int hill_climb_workers(int start, std::function<double(int)> const& time, std::vector<std::pair<int, double>>* trace) {
+int hill_climb_workers(int start, std::function<double(int)> const& time,
+                       std::vector<std::pair<int, double>>* trace) {
   int best = std::max(start, 1);
   double best_time = time(best);
-  if (trace) trace->emplace_back(best, best_time);
+  if (trace)
+    trace->emplace_back(best, best_time);
   for (int n = best - 1; n >= 1; --n) {
     double const t = time(n);
-    if (trace) trace->emplace_back(n, t);
-    if (t >= best_time) break;
+    if (trace)
+      trace->emplace_back(n, t);
+    if (t >= best_time)
+      break;
     best = n;
     best_time = t;
   }

@@ -51,16 +51,18 @@ std::vector<double> flatten_to_host(View const& view) {
 // A search workload: queries walk in Morton order (the placements' chunks
 // are then neighbourhoods of space).
 template <class ExecutionSpace, class Tree>
-Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::string const& app, Index n,
-                                         std::uint64_t seed, int k, Coordinate radius) {
+Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::string const& app,
+                                         Index n, std::uint64_t seed, int k, Coordinate radius) {
   using Memory = typename ExecutionSpace::memory_space;
   Kokkos::DefaultHostExecutionSpace host;
-  auto const tree = std::make_shared<Tree>(space, generators::from_preset(host, "covtype7", n, seed), 8);
+  auto const tree =
+      std::make_shared<Tree>(space, generators::from_preset(host, "covtype7", n, seed), 8);
   auto const queries = std::make_shared<PointSet<Memory>>(
-      copy_points(space, generators::from_preset(host, "covtype7", n, seed + 1), "treetrav::Workload::queries"));
+      copy_points(space, generators::from_preset(host, "covtype7", n, seed + 1),
+                  "treetrav::Workload::queries"));
   Kokkos::View<Index const*, Memory> const order = morton_order(space, *queries);
   Workload<ExecutionSpace> workload{app, n, {}, {}};
-  if (k == 0) {  // point correlation
+  if (k == 0) { // point correlation
     Kokkos::View<std::int64_t*, Memory> counts("treetrav::Workload::counts", n);
     workload.run = [=](ExecutionSpace const& instance, HostPlacement const& placement) {
       std::visit(
@@ -77,7 +79,8 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
     return workload;
   }
   Kokkos::View<Index**, Kokkos::LayoutRight, Memory> indices("treetrav::Workload::indices", n, k);
-  Kokkos::View<Coordinate**, Kokkos::LayoutRight, Memory> distances("treetrav::Workload::distances", n, k);
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, Memory> distances("treetrav::Workload::distances",
+                                                                    n, k);
   workload.run = [=](ExecutionSpace const& instance, HostPlacement const& placement) {
     std::visit(
         [&](auto const& p) {
@@ -103,31 +106,44 @@ template <class ExecutionSpace>
 Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string const& app, Index n,
                                        std::uint64_t seed = 1) {
   using Memory = typename ExecutionSpace::memory_space;
-  if (app == "pc") return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 0, 0.05f);
-  if (app == "nn") return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 1, 0);
-  if (app == "knn") return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 8, 0);
-  if (app == "vp") return detail::search_workload<ExecutionSpace, VpTree<Memory>>(space, app, n, seed, 1, 0);
-  if (app == "bt") return detail::search_workload<ExecutionSpace, BallTree<Memory>>(space, app, n, seed, 8, 0);
-  if (app != "bh") throw InputError("unknown application '" + app + "' (known: pc, nn, knn, vp, bt, bh)");
+  if (app == "pc")
+    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 0, 0.05f);
+  if (app == "nn")
+    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 1, 0);
+  if (app == "knn")
+    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 8, 0);
+  if (app == "vp")
+    return detail::search_workload<ExecutionSpace, VpTree<Memory>>(space, app, n, seed, 1, 0);
+  if (app == "bt")
+    return detail::search_workload<ExecutionSpace, BallTree<Memory>>(space, app, n, seed, 8, 0);
+  if (app != "bh")
+    throw InputError("unknown application '" + app + "' (known: pc, nn, knn, vp, bt, bh)");
   auto const snapshot = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, n, seed);
   auto positions = allocate_points<Kokkos::HostSpace>("treetrav::Workload::plummer", n, 3);
   Kokkos::View<Coordinate*, Kokkos::HostSpace> host_masses("treetrav::Workload::masses", n);
   for (Index i = 0; i < n; ++i) {
-    for (int d = 0; d < 3; ++d) positions.coordinates(i, d) = static_cast<Coordinate>(snapshot.coordinates(i, d));
+    for (int d = 0; d < 3; ++d)
+      positions.coordinates(i, d) = static_cast<Coordinate>(snapshot.coordinates(i, d));
     host_masses(i) = static_cast<Coordinate>(snapshot.masses(i));
   }
-  auto const bodies = std::make_shared<PointSet<Memory>>(copy_points(space, positions, "treetrav::Workload::bodies"));
+  auto const bodies = std::make_shared<PointSet<Memory>>(
+      copy_points(space, positions, "treetrav::Workload::bodies"));
   auto const masses = Kokkos::create_mirror_view_and_copy(space, host_masses);
   auto const tree = std::make_shared<Octree<Memory>>(space, *bodies, masses, 8);
   // Bodies walk in the octree's leaf order.
   Kokkos::View<Index const*, Memory> const order = tree->points.original_index;
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations("treetrav::Workload::accelerations", n, 3);
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations(
+      "treetrav::Workload::accelerations", n, 3);
   Workload<ExecutionSpace> workload{app, n, {}, {}};
   workload.run = [=](ExecutionSpace const& instance, HostPlacement const& placement) {
-    BarnesHutVisitor<Memory> visitor{*tree, bodies->coordinates, 0.5f * 0.5f,
-                                     detail::Acceleration<Memory>{0.01f * 0.01f, 1.0f, accelerations}};
-    std::visit([&](auto const& p) { traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), order); },
-               placement);
+    BarnesHutVisitor<Memory> visitor{
+        *tree, bodies->coordinates, 0.5f * 0.5f,
+        detail::Acceleration<Memory>{0.01f * 0.01f, 1.0f, accelerations}};
+    std::visit(
+        [&](auto const& p) {
+          traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), order);
+        },
+        placement);
   };
   workload.results = [accelerations] { return detail::flatten_to_host(accelerations); };
   return workload;

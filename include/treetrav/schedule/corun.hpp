@@ -20,9 +20,9 @@ namespace treetrav {
 // On host backends the two instances are one and the kernels alternate: the
 // bookkeeping runs, but nothing overlaps.
 struct CorunResult {
-  double alone_a = 0, alone_b = 0;        // ms per invocation, alone on the whole device
-  double together_a = 0, together_b = 0;  // ms per invocation while both run
-  int runs_a = 0, runs_b = 0;             // invocations counted (those that overlapped the other kernel)
+  double alone_a = 0, alone_b = 0;       // ms per invocation, alone on the whole device
+  double together_a = 0, together_b = 0; // ms per invocation while both run
+  int runs_a = 0, runs_b = 0; // invocations counted (those that overlapped the other kernel)
   double stp() const { return alone_a / together_a + alone_b / together_b; }
   double antt() const { return 0.5 * (together_a / alone_a + together_b / alone_b); }
 };
@@ -38,20 +38,24 @@ namespace detail {
 #if defined(KOKKOS_ENABLE_CUDA)
 // Two streams, their Kokkos instances, and events to time invocations.
 class CudaCorun {
- public:
+public:
   CudaCorun() {
-    for (auto& stream : streams_) check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    for (auto& stream : streams_)
+      check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   }
   ~CudaCorun() {
-    for (auto event : events_) cudaEventDestroy(event);
-    for (auto stream : streams_) cudaStreamDestroy(stream);
+    for (auto event : events_)
+      cudaEventDestroy(event);
+    for (auto stream : streams_)
+      cudaStreamDestroy(stream);
   }
   CudaCorun(CudaCorun const&) = delete;
   CudaCorun& operator=(CudaCorun const&) = delete;
 
   // Enqueues `runs[k]` invocations of kernel k on stream k, interleaved,
   // and returns each invocation's (start, end) in ms after a common origin.
-  std::vector<std::vector<std::pair<double, double>>> run(CorunKernel<Kokkos::Cuda> const* kernels, int const* runs) {
+  std::vector<std::vector<std::pair<double, double>>> run(CorunKernel<Kokkos::Cuda> const* kernels,
+                                                          int const* runs) {
     std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> marks(2);
     cudaEvent_t const origin = event();
     check_cuda(cudaEventRecord(origin, streams_[0]), "record");
@@ -61,23 +65,26 @@ class CudaCorun {
       Kokkos::Cuda const instances[2] = {Kokkos::Cuda(streams_[0]), Kokkos::Cuda(streams_[1])};
       for (int i = 0; i < std::max(runs[0], runs[1]); ++i)
         for (int k = 0; k < 2; ++k) {
-          if (i >= runs[k]) continue;
+          if (i >= runs[k])
+            continue;
           cudaEvent_t const start = event(), end = event();
           check_cuda(cudaEventRecord(start, streams_[k]), "record");
           kernels[k](instances[k]);
           check_cuda(cudaEventRecord(end, streams_[k]), "record");
           marks[k].emplace_back(start, end);
         }
-      for (auto stream : streams_) check_cuda(cudaStreamSynchronize(stream), "synchronize");
+      for (auto stream : streams_)
+        check_cuda(cudaStreamSynchronize(stream), "synchronize");
     }
     check_cuda(cudaGetLastError(), "kernel");
     std::vector<std::vector<std::pair<double, double>>> times(2);
     for (int k = 0; k < 2; ++k)
-      for (auto const& [start, end] : marks[k]) times[k].emplace_back(since(origin, start), since(origin, end));
+      for (auto const& [start, end] : marks[k])
+        times[k].emplace_back(since(origin, start), since(origin, end));
     return times;
   }
 
- private:
+private:
   cudaEvent_t event() {
     cudaEvent_t e;
     check_cuda(cudaEventCreate(&e), "event");
@@ -96,14 +103,15 @@ class CudaCorun {
 
 // Host: the kernels alternate on one instance, each invocation timed alone.
 template <class ExecutionSpace>
-std::vector<std::vector<std::pair<double, double>>> host_corun(ExecutionSpace const& space,
-                                                               CorunKernel<ExecutionSpace> const* kernels,
-                                                               int const* runs) {
+std::vector<std::vector<std::pair<double, double>>>
+host_corun(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const* kernels,
+           int const* runs) {
   std::vector<std::vector<std::pair<double, double>>> times(2);
   Kokkos::Timer clock;
   for (int i = 0; i < std::max(runs[0], runs[1]); ++i)
     for (int k = 0; k < 2; ++k) {
-      if (i >= runs[k]) continue;
+      if (i >= runs[k])
+        continue;
       double const start = clock.seconds() * 1e3;
       kernels[k](space);
       space.fence();
@@ -116,7 +124,8 @@ std::vector<std::vector<std::pair<double, double>>> host_corun(ExecutionSpace co
 
 // Median ms of `repeats` invocations of `kernel` alone (after one warm-up).
 template <class ExecutionSpace>
-double time_alone(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const& kernel, int repeats = 5) {
+double time_alone(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const& kernel,
+                  int repeats = 5) {
   kernel(space);
   space.fence();
   std::vector<double> times;
@@ -137,14 +146,17 @@ double time_alone(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const
 // time alone on the whole device (time_alone of its default version).
 template <class ExecutionSpace>
 CorunResult corun(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const& a,
-                  CorunKernel<ExecutionSpace> const& b, double alone_a, double alone_b, int min_runs = 7) {
-  if (!(alone_a > 0) || !(alone_b > 0)) throw std::invalid_argument("corun: alone times must be > 0");
+                  CorunKernel<ExecutionSpace> const& b, double alone_a, double alone_b,
+                  int min_runs = 7) {
+  if (!(alone_a > 0) || !(alone_b > 0))
+    throw std::invalid_argument("corun: alone times must be > 0");
   CorunKernel<ExecutionSpace> const kernels[2] = {a, b};
   // Enough invocations of the shorter kernel to cover the longer one's.
   double const span = min_runs * std::max(alone_a, alone_b);
   int const runs[2] = {std::max(min_runs, static_cast<int>(span / alone_a + 0.5)),
                        std::max(min_runs, static_cast<int>(span / alone_b + 0.5))};
-  for (auto const& kernel : kernels) kernel(space);  // warm-up (plans, first launches)
+  for (auto const& kernel : kernels)
+    kernel(space); // warm-up (plans, first launches)
   space.fence();
   std::vector<std::vector<std::pair<double, double>>> times;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
@@ -161,8 +173,9 @@ CorunResult corun(ExecutionSpace const& space, CorunKernel<ExecutionSpace> const
   int counted[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
     for (auto const& [start, end] : times[k])
-      if (end <= cut) total[k] += end - start, ++counted[k];
-    if (counted[k] == 0)  // one invocation spanned all of the other's: it overlapped them
+      if (end <= cut)
+        total[k] += end - start, ++counted[k];
+    if (counted[k] == 0) // one invocation spanned all of the other's: it overlapped them
       total[k] = times[k].front().second - times[k].front().first, counted[k] = 1;
   }
   result.together_a = total[0] / counted[0];

@@ -31,18 +31,19 @@ namespace treetrav {
 
 // What a placed traversal did (diagnostics; tests check the counts).
 struct PlacementReport {
-  int sms = 0;             // SMs of the partition
-  int workers_per_sm = 0;  // n_target
-  int launched = 0;        // workers launched (filling)
+  int sms = 0;            // SMs of the partition
+  int workers_per_sm = 0; // n_target
+  int launched = 0;       // workers launched (filling)
   Index chunks = 0;
-  int chunk_items = 0;     // work items per chunk (= threads per worker on CUDA)
-  double plan_seconds = 0; // building the chunk array (affinity: profile + clustering), 0 when reused
-  // Chunks that ran on another SM than planned (a worker sweeping an SM that
-  // got fewer workers than its segments); counted only when
+  int chunk_items = 0; // work items per chunk (= threads per worker on CUDA)
+  // Building the chunk array (affinity: profile + clustering); 0 when reused.
+  double plan_seconds = 0;
+  // Chunks that ran on another SM than planned (the last worker out running
+  // the chunks of an SM no worker landed on); counted only when
   // `count_chunks` is set, as is `chunk_runs`.
   bool count_chunks = false;
   Index moved_chunks = 0;
-  std::vector<int> chunk_runs;  // how many times each chunk ran (must be 1)
+  std::vector<int> chunk_runs; // how many times each chunk ran (must be 1)
 };
 
 // Options every software placement shares.
@@ -90,16 +91,17 @@ struct SmCentric {
 struct Affinity {
   static constexpr char const* name = "affinity";
   PlacementOptions options;
-  int depth = 0;            // top-tree depth of the profile; 0: the hybrid profile's automatic depth
-  double threshold = 0.05;  // no affinity edge below this Jaccard score (§5.2)
-  std::uint64_t seed = 1;   // the random choices of seed-and-grow
+  int depth = 0;           // top-tree depth of the profile; 0: the hybrid profile's automatic depth
+  double threshold = 0.05; // no affinity edge below this Jaccard score (§5.2)
+  std::uint64_t seed = 1;  // the random choices of seed-and-grow
   std::shared_ptr<detail::PlanCache> cache = std::make_shared<detail::PlanCache>();
 };
 
 struct Persistent {
   static constexpr char const* name = "persistent";
-  PlacementOptions options;  // workers_per_sm is 1; chunk_queries 0: the largest block the kernel allows
-  bool affinity = true;      // queues from the affinity clusters (else: chunks in order)
+  PlacementOptions
+      options;          // workers_per_sm is 1; chunk_queries 0: the largest block the kernel allows
+  bool affinity = true; // queues from the affinity clusters (else: chunks in order)
   int depth = 0;
   double threshold = 0.05;
   std::uint64_t seed = 1;
@@ -116,7 +118,7 @@ using HostPlacement = std::variant<Hardware, SmCentric, Affinity, Persistent>;
 // Throws InputError naming the value when unknown.
 HostPlacement parse_placement(std::string const& name);
 std::string placement_name(HostPlacement const& placement);
-PlacementOptions& placement_options(HostPlacement& placement);  // throws for Hardware
+PlacementOptions& placement_options(HostPlacement& placement); // throws for Hardware
 
 // A strategy under a placement: what the apps pass to traverse() as their
 // strategy, so every application takes placements without a new parameter.
@@ -187,11 +189,13 @@ using strategy_t = std::decay_t<decltype(strategy_of(std::declval<Strategy>()))>
 //     the best chunk on its list not yet taken, until it is full; chunks no
 //     list reached fill the clusters with room, in chunk order.
 // Returns the cluster of each chunk. Runs on the host execution space.
-std::vector<int> affinity_clusters(Kokkos::View<std::uint32_t const**, Kokkos::LayoutRight, Kokkos::HostSpace> sets,
-                                   int clusters, double threshold = 0.05, std::uint64_t seed = 1);
+std::vector<int>
+affinity_clusters(Kokkos::View<std::uint32_t const**, Kokkos::LayoutRight, Kokkos::HostSpace> sets,
+                  int clusters, double threshold = 0.05, std::uint64_t seed = 1);
 
 // Jaccard score of rows a and b of `sets` (1 when both are empty).
-double jaccard(Kokkos::View<std::uint32_t const**, Kokkos::LayoutRight, Kokkos::HostSpace> sets, Index a, Index b);
+double jaccard(Kokkos::View<std::uint32_t const**, Kokkos::LayoutRight, Kokkos::HostSpace> sets,
+               Index a, Index b);
 
 // §5.1 parallelism control by hill climbing: time(n) for n = start, start - 1,
 // ... while the time improves (stopping at 1); returns the best n. `trace`

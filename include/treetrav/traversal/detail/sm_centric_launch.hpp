@@ -22,37 +22,44 @@ namespace treetrav::detail {
 // of filling-retreating. A chunk is `chunk_items` consecutive work items.
 template <class MemorySpace>
 struct SmCentricPlan {
-  Kokkos::View<Index*, MemorySpace> chunks;      // chunk ids, SM by SM
-  Kokkos::View<Index*, MemorySpace> offsets;     // (sms + 1): SM s runs chunks(offsets(s) .. offsets(s + 1))
-  Kokkos::View<unsigned*, MemorySpace> counters; // (sms + 1): segments claimed per SM; last: workers exited
-  Kokkos::View<int*, MemorySpace> chunk_runs;    // optional (PlacementReport::count_chunks)
-  Kokkos::View<int*, MemorySpace> chunk_sm;      // optional: the SM whose worker ran each chunk
+  Kokkos::View<Index*, MemorySpace> chunks; // chunk ids, SM by SM
+  Kokkos::View<Index*, MemorySpace>
+      offsets; // (sms + 1): SM s runs chunks(offsets(s) .. offsets(s + 1))
+  Kokkos::View<unsigned*, MemorySpace>
+      counters; // (sms + 1): segments claimed per SM; last: workers exited
+  Kokkos::View<int*, MemorySpace> chunk_runs; // optional (PlacementReport::count_chunks)
+  Kokkos::View<int*, MemorySpace> chunk_sm;   // optional: the SM whose worker ran each chunk
   int sms = 0;
   int chunk_items = 0;
-  Index extent = 0;  // work items
+  Index extent = 0; // work items
 };
 
 // The plan for `sm_of_chunk` (the SM, in [0, sms), of each chunk): a counting
 // sort of the chunks by SM, chunk order kept within an SM.
 template <class ExecutionSpace, class MemorySpace>
-SmCentricPlan<MemorySpace> make_plan(ExecutionSpace const& space, std::vector<int> const& sm_of_chunk, int sms,
-                                     int chunk_items, Index extent) {
+SmCentricPlan<MemorySpace> make_plan(ExecutionSpace const& space,
+                                     std::vector<int> const& sm_of_chunk, int sms, int chunk_items,
+                                     Index extent) {
   SmCentricPlan<MemorySpace> plan;
   plan.sms = sms;
   plan.chunk_items = chunk_items;
   plan.extent = extent;
   Index const chunks = static_cast<Index>(sm_of_chunk.size());
   Kokkos::View<Index*, Kokkos::HostSpace> offsets("treetrav::SmCentricPlan::offsets", sms + 1);
-  for (int s : sm_of_chunk) ++offsets(s + 1);
-  for (int s = 0; s < sms; ++s) offsets(s + 1) += offsets(s);
+  for (int s : sm_of_chunk)
+    ++offsets(s + 1);
+  for (int s = 0; s < sms; ++s)
+    offsets(s + 1) += offsets(s);
   Kokkos::View<Index*, Kokkos::HostSpace> sequence(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::SmCentricPlan::chunks"), chunks);
   std::vector<Index> next(offsets.data(), offsets.data() + sms);
-  for (Index c = 0; c < chunks; ++c) sequence(next[sm_of_chunk[c]]++) = c;
+  for (Index c = 0; c < chunks; ++c)
+    sequence(next[sm_of_chunk[c]]++) = c;
   plan.chunks = Kokkos::create_mirror_view_and_copy(space, sequence);
   plan.offsets = Kokkos::create_mirror_view_and_copy(space, offsets);
   // Zero once here; the last worker of every launch zeroes them again.
-  plan.counters = Kokkos::View<unsigned*, MemorySpace>("treetrav::SmCentricPlan::counters", sms + 1);
+  plan.counters =
+      Kokkos::View<unsigned*, MemorySpace>("treetrav::SmCentricPlan::counters", sms + 1);
   return plan;
 }
 
@@ -71,7 +78,8 @@ struct HostGroup {
 #endif
   template <class Body>
   KOKKOS_INLINE_FUNCTION void items(Index first, Index count, Body const& body) const {
-    for (Index i = 0; i < count; ++i) body(first + i);
+    for (Index i = 0; i < count; ++i)
+      body(first + i);
   }
 };
 
@@ -82,19 +90,22 @@ struct TeamGroup {
   template <class F>
   KOKKOS_INLINE_FUNCTION unsigned leader(F const& f) const {
     unsigned value = 0;
-    if (team.team_rank() == 0) value = f();
+    if (team.team_rank() == 0)
+      value = f();
     team.team_broadcast(value, 0);
     return value;
   }
   template <class F>
   KOKKOS_INLINE_FUNCTION void single(F const& f) const {
-    if (team.team_rank() == 0) f();
+    if (team.team_rank() == 0)
+      f();
   }
   // Thread t runs item first + t: warps keep their lanes, so lockstep kernels
   // see the same warps as in their own launch.
   template <class Body>
   KOKKOS_INLINE_FUNCTION void items(Index first, Index count, Body const& body) const {
-    if (team.team_rank() < count) body(first + team.team_rank());
+    if (team.team_rank() < count)
+      body(first + team.team_rank());
   }
 };
 
@@ -113,10 +124,12 @@ template <class Body, class MemorySpace>
 struct SmCentricCore {
   Body body;
   SmCentricPlan<MemorySpace> plan;
-  unsigned target;    // active workers per SM
-  unsigned launched;  // workers in the launch
+  unsigned target;   // active workers per SM
+  unsigned launched; // workers in the launch
 
-  KOKKOS_INLINE_FUNCTION unsigned claim(int s) const { return Kokkos::atomic_fetch_add(&plan.counters(s), 1u); }
+  KOKKOS_INLINE_FUNCTION unsigned claim(int s) const {
+    return Kokkos::atomic_fetch_add(&plan.counters(s), 1u);
+  }
   // A claim only where segments may be left: finished SMs are read, not written.
   KOKKOS_INLINE_FUNCTION unsigned claim_left(int s) const {
     unsigned const seen = *static_cast<unsigned const volatile*>(&plan.counters(s));
@@ -164,13 +177,16 @@ struct SmCentricCore {
       Kokkos::memory_fence();
       return Kokkos::atomic_fetch_add(&plan.counters(sms), 1u) + 1 == launched ? 1u : 0u;
     }) != 0;
-    if (!last) return;
+    if (!last)
+      return;
     for (int s = 0; s < sms; ++s) {
       unsigned slot;
-      while ((slot = group.leader([&] { return claim_left(s); })) < target) segment(group, s, slot, sm);
+      while ((slot = group.leader([&] { return claim_left(s); })) < target)
+        segment(group, s, slot, sm);
     }
     group.single([&] {
-      for (int s = 0; s <= sms; ++s) plan.counters(s) = 0;
+      for (int s = 0; s <= sms; ++s)
+        plan.counters(s) = 0;
     });
   }
 };
@@ -221,7 +237,7 @@ KOKKOS_FORCEINLINE_FUNCTION int hardware_sm_id() {
 template <class Body, class MemorySpace>
 struct CudaWorkers {
   SmCentricCore<Body, MemorySpace> core;
-  Kokkos::View<int const*, MemorySpace> sm_of_id;  // dense SM index of each %smid
+  Kokkos::View<int const*, MemorySpace> sm_of_id; // dense SM index of each %smid
   int first_sm;
   bool by_worker;
 
@@ -241,7 +257,8 @@ struct MarkSm {
   Kokkos::View<int*, Kokkos::CudaSpace> seen;
   KOKKOS_FUNCTION void operator()(Index) const {
     int const id = hardware_sm_id();
-    if (id < static_cast<int>(seen.extent(0))) seen(id) = 1;
+    if (id < static_cast<int>(seen.extent(0)))
+      seen(id) = 1;
   }
 };
 
@@ -259,17 +276,20 @@ inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space) {
   static CudaSmTable table;
   static bool ready = false;
   std::lock_guard<std::mutex> const lock(mutex);
-  if (ready) return table;
-  check_cuda(cudaGetDeviceProperties(&table.properties, space.cuda_device()), "cudaGetDeviceProperties");
+  if (ready)
+    return table;
+  check_cuda(cudaGetDeviceProperties(&table.properties, space.cuda_device()),
+             "cudaGetDeviceProperties");
   constexpr int id_limit = 1024;
   Kokkos::View<int*, Kokkos::CudaSpace> seen("treetrav::CudaSmTable::seen", id_limit);
   Index const threads =
       2 * table.properties.multiProcessorCount * table.properties.maxThreadsPerMultiProcessor;
-  Kokkos::parallel_for("treetrav::sm_centric::probe", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, threads),
-                       MarkSm{seen});
+  Kokkos::parallel_for("treetrav::sm_centric::probe",
+                       Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, threads), MarkSm{seen});
   auto host_seen = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, seen);
   Kokkos::View<int*, Kokkos::HostSpace> dense("treetrav::CudaSmTable::sm_of_id", id_limit);
-  for (int id = 0; id < id_limit; ++id) dense(id) = host_seen(id) ? table.sms++ : -1;
+  for (int id = 0; id < id_limit; ++id)
+    dense(id) = host_seen(id) ? table.sms++ : -1;
   table.sm_of_id = Kokkos::create_mirror_view_and_copy(space, dense);
   Kokkos::push_finalize_hook([] {
     std::lock_guard<std::mutex> const hook_lock(mutex);
@@ -290,9 +310,10 @@ int cuda_workers_per_sm(CudaSmTable const& table, int team) {
   // (a broadcast buffer of team + 2 doubles).
   using Driver = Kokkos::Impl::ParallelFor<Functor, Policy, Kokkos::Cuda>;
   cudaFuncAttributes const attributes =
-      Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>::get_cuda_func_attributes();
-  bound = std::min(bound, Kokkos::Impl::cuda_max_active_blocks_per_sm(table.properties, attributes, team,
-                                                                      sizeof(double) * (team + 2)));
+      Kokkos::Impl::CudaParallelLaunch<Driver,
+                                       typename Policy::launch_bounds>::get_cuda_func_attributes();
+  bound = std::min(bound, Kokkos::Impl::cuda_max_active_blocks_per_sm(
+                              table.properties, attributes, team, sizeof(double) * (team + 2)));
 #endif
   // Elsewhere the bound from threads and blocks may overcount: workers past
   // what fits wait, then retreat or take what is left, so jobs still run once.
@@ -309,7 +330,8 @@ int hardware_sms(ExecutionSpace const& space, PlacementOptions const& options) {
     return cuda_sm_table(space).sms;
 #endif
   }
-  return options.host_sms > 0 ? options.host_sms : std::max(1, static_cast<int>(space.concurrency()));
+  return options.host_sms > 0 ? options.host_sms
+                              : std::max(1, static_cast<int>(space.concurrency()));
 }
 
 // The partition [first_sm, first_sm + sms) of the options, checked.
@@ -330,11 +352,13 @@ template <class ExecutionSpace>
 int chunk_items(PlacementOptions const& options, int queries_per_item, int largest_team) {
   int queries = options.chunk_queries;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
-    if (queries <= 0) queries = 128;
+    if (queries <= 0)
+      queries = 128;
     int const limit = std::max(32, std::min(1024, largest_team) / 32 * 32);
     return std::min(limit, (queries + 31) / 32 * 32);
   }
-  if (queries <= 0) queries = 32;
+  if (queries <= 0)
+    queries = 32;
   return std::max(1, queries / queries_per_item);
 }
 
@@ -343,9 +367,11 @@ int chunk_items(PlacementOptions const& options, int queries_per_item, int large
 // the partition, each with its SM's queue wherever it runs.
 template <class ExecutionSpace, class Body, class MemorySpace>
 void launch_workers(ExecutionSpace const& space, std::string const& label, Body const& body,
-                    SmCentricPlan<MemorySpace> const& plan, PlacementOptions const& options, bool persistent) {
+                    SmCentricPlan<MemorySpace> const& plan, PlacementOptions const& options,
+                    bool persistent) {
   auto const [first_sm, sms] = sm_partition(space, options);
-  if (sms != plan.sms) throw std::logic_error("placement: the plan was made for another partition");
+  if (sms != plan.sms)
+    throw std::logic_error("placement: the plan was made for another partition");
   PlacementReport* const report = options.report;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -354,39 +380,54 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
     // Launched with the functor as a kernel argument: the constant-memory
     // launch Kokkos 3 picks for larger functors waits for the previous
     // kernel, which would serialise co-running kernels.
-    auto const policy = Kokkos::Experimental::require(Kokkos::TeamPolicy<ExecutionSpace>(space, 1, plan.chunk_items),
-                                                      Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+    auto const policy = Kokkos::Experimental::require(
+        Kokkos::TeamPolicy<ExecutionSpace>(space, 1, plan.chunk_items),
+        Kokkos::Experimental::WorkItemProperty::HintLightWeight);
     using Policy = std::decay_t<decltype(policy)>;
     int const fit = cuda_workers_per_sm<Functor, Policy>(table, plan.chunk_items);
-    unsigned const target = persistent ? 1u
-                                        : static_cast<unsigned>(options.workers_per_sm > 0
-                                                                    ? std::min(options.workers_per_sm, fit)
-                                                                    : fit);
+    unsigned const target =
+        persistent ? 1u
+                   : static_cast<unsigned>(
+                         options.workers_per_sm > 0 ? std::min(options.workers_per_sm, fit) : fit);
     // Filling: as many workers as fit on every SM of the device.
-    unsigned const launched = persistent ? static_cast<unsigned>(sms) : static_cast<unsigned>(table.sms * fit);
+    unsigned const launched =
+        persistent ? static_cast<unsigned>(sms) : static_cast<unsigned>(table.sms * fit);
     Functor functor{{body, plan, target, launched}, table.sm_of_id, first_sm, persistent};
-    Kokkos::parallel_for(label, Policy(space, static_cast<int>(launched), plan.chunk_items), functor);
-    if (report) report->workers_per_sm = static_cast<int>(target), report->launched = static_cast<int>(launched);
+    Kokkos::parallel_for(label, Policy(space, static_cast<int>(launched), plan.chunk_items),
+                         functor);
+    if (report)
+      report->workers_per_sm = static_cast<int>(target),
+      report->launched = static_cast<int>(launched);
 #endif
   } else {
-    int const fit = 4;  // a host "SM" keeps a few workers, for the filling-retreating logic to matter
-    unsigned const target = persistent ? 1u
-                                       : static_cast<unsigned>(options.workers_per_sm > 0 ? options.workers_per_sm
-                                                                                          : fit);
+    int const fit =
+        4; // a host "SM" keeps a few workers, for the filling-retreating logic to matter
+    unsigned const target =
+        persistent
+            ? 1u
+            : static_cast<unsigned>(options.workers_per_sm > 0 ? options.workers_per_sm : fit);
     int const total = hardware_sms(space, options);
-    unsigned const launched =
-        persistent ? static_cast<unsigned>(sms)
-        : options.simulated_sms.empty() ? static_cast<unsigned>(total) * target
-                                        : static_cast<unsigned>(options.simulated_sms.size());
-    Kokkos::View<int*, Kokkos::HostSpace> simulated("treetrav::SmCentric::simulated", options.simulated_sms.size());
+    unsigned const launched = persistent ? static_cast<unsigned>(sms)
+                              : options.simulated_sms.empty()
+                                  ? static_cast<unsigned>(total) * target
+                                  : static_cast<unsigned>(options.simulated_sms.size());
+    Kokkos::View<int*, Kokkos::HostSpace> simulated("treetrav::SmCentric::simulated",
+                                                    options.simulated_sms.size());
     std::copy(options.simulated_sms.begin(), options.simulated_sms.end(), simulated.data());
     HostWorkers<ExecutionSpace, Body, MemorySpace> functor{
-        {body, plan, target, launched}, simulated, Kokkos::Experimental::UniqueToken<ExecutionSpace>(space),
-        total, first_sm, persistent};
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, Index(launched)),
-        functor);
-    if (report) report->workers_per_sm = static_cast<int>(target), report->launched = static_cast<int>(launched);
+        {body, plan, target, launched},
+        simulated,
+        Kokkos::Experimental::UniqueToken<ExecutionSpace>(space),
+        total,
+        first_sm,
+        persistent};
+    Kokkos::parallel_for(label,
+                         Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(
+                             space, 0, Index(launched)),
+                         functor);
+    if (report)
+      report->workers_per_sm = static_cast<int>(target),
+      report->launched = static_cast<int>(launched);
   }
   if (report) {
     report->sms = sms;
