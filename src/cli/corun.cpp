@@ -30,7 +30,7 @@ void run_corun(Space const& space, CorunOptions const& options) {
   };
   auto const a = make_workload(space, options.pair[0], size(options.pair[0]), 1);
   auto const b = make_workload(space, options.pair[1], size(options.pair[1]), 2);
-  int const sms = detail::hardware_sms(space, PlacementOptions{});
+  int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{});
   int const split = options.split > 0 ? options.split : sms / 2;
   if (split >= sms)
     throw InputError(
