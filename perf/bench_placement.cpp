@@ -1,14 +1,17 @@
 // SM-centric placement on the default execution space (the GPU in a CUDA
 // build), the measurements of Wu et al. ICS15:
 //  - figure6.csv: single-kernel times of the six applications under the
-//    hardware placement, SM-centric (chunks in order), affinity (with the
-//    workers per SM found by hill climbing, §5.1) and persistent threads with
-//    affinity queues (§6.1's baseline); hillclimb.csv: the climb;
+//    hardware placement, SM-centric (chunks dealt to SMs in turn), affinity
+//    (with the workers per SM found by hill climbing, §5.1) and persistent
+//    threads with an affinity-ordered queue (§6.1's baseline); hillclimb.csv:
+//    the climb;
 //  - figure8.csv: the transformation's overhead, (T_smcentric - T_hardware) /
 //    T_hardware with every SM filled (§6.4);
-//  - corun.csv: pairs of applications on two streams, ANTT and STP (§6.1,
-//    Figures 3-4) with the hardware's scheduling and with an SM partition
-//    (workers per SM by hill climbing on half the SMs, then the split swept);
+//  - corun.csv: all pairs of the applications on two streams, ANTT and STP
+//    (§6.1, Figures 3-4) with the hardware's scheduling and with SM
+//    partitions (workers per SM by hill climbing on half the SMs, then a few
+//    splits); each kernel walks an evenly spread subset of its queries sized
+//    to last about --corun-ms alone, so that every pair fits a short run;
 //  - summary.md: the averages beside the paper's.
 // Every placement's results are checked against the hardware run's, and
 // every chunk is counted to have run exactly once.
@@ -34,9 +37,12 @@ struct Settings {
   Index n = 1000000;
   Index bodies = 500000;
   int repeats = 5;
-  int split_step = 11;
   std::vector<std::string> apps = workload_names();
+  bool single = true;
   bool coruns = true;
+  double corun_ms = 20; // a co-run kernel's time alone (its queries scaled to it)
+  int splits = 5;       // SM partitions tried per pair: SMs * i / (splits + 1)
+  int corun_runs = 7;   // least invocations of each kernel in a co-run (§6.1)
   std::string out = "perf/results/placement";
 };
 
@@ -86,8 +92,10 @@ Check check(Space const& space, Workload<Space> const& w, HostPlacement placemen
   return c;
 }
 
-void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& workloads,
-                    std::ostream& md) {
+// Returns each application's time under the hardware placement.
+std::map<std::string, double> single_kernels(Settings const& s,
+                                             std::map<std::string, Workload<Space>>& workloads,
+                                             std::ostream& md) {
   Space space;
   std::ofstream fig6(s.out + "/figure6.csv"), fig8(s.out + "/figure8.csv"),
       climb(s.out + "/hillclimb.csv");
@@ -97,6 +105,7 @@ void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& w
   fig8 << "app,hardware_ms,smcentric_ms,workers_per_sm,overhead_percent\n";
   climb << "app,workers_per_sm,ms\n";
   std::vector<double> over_hw, over_pt, overheads;
+  std::map<std::string, double> hardware_ms;
   md << "## Single kernels (Figure 6) and overhead (Figure 8)\n\n| app | hardware ms | SM-centric "
         "ms | "
         "affinity ms (workers/SM) | persistent ms | affinity / hardware | affinity / persistent | "
@@ -108,15 +117,16 @@ void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& w
     space.fence();
     auto const reference = w.results();
     double const hardware = median_ms(space, w, Hardware{}, s.repeats);
+    hardware_ms[app] = hardware;
     SmCentric smcentric;
     Check const smc_check = check(space, w, smcentric, reference);
     double const smc = median_ms(space, w, smcentric, s.repeats);
-    // §5.1: from min(8, what fits) down while it gets faster.
+    // §5.1: from all that fit (filling) down while it gets faster.
     Affinity affinity;
     Check const aff_check = check(space, w, affinity, reference);
     std::vector<std::pair<int, double>> trace;
     int const best = hill_climb_workers(
-        std::min(8, aff_check.fit),
+        aff_check.fit,
         [&](int workers) {
           return median_ms(space, w, with_workers(affinity, workers), std::min(s.repeats, 3));
         },
@@ -159,93 +169,116 @@ void single_kernels(Settings const& s, std::map<std::string, Workload<Space>>& w
       "kernels), affinity over persistent threads {:.3f}x; mean overhead {:+.2f}% (paper: "
       "2.8%).\n\n",
       geomean(over_hw), geomean(over_pt), mean_overhead);
+  return hardware_ms;
 }
 
-// ANTT and STP of two workloads under the hardware's scheduling and under
-// SM partitions.
+// ANTT and STP of every pair of workloads under the hardware's scheduling
+// and under SM partitions. `full_ms`: each workload's time alone (hardware),
+// when known.
 void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads,
-            std::ostream& md) {
+            std::map<std::string, double> full_ms, std::ostream& md) {
   Space space;
   std::ofstream csv(s.out + "/corun.csv");
-  csv << "pair,config,sms_a,workers_a,workers_b,alone_a_ms,alone_b_ms,together_a_ms,together_b_ms,"
-         "runs_a,runs_b,"
-         "stp,antt\n";
+  csv << "pair,config,sms_a,workers_a,workers_b,queries_a,queries_b,alone_a_ms,alone_b_ms,"
+         "together_a_ms,together_b_ms,runs_a,runs_b,stp,antt\n";
   PlacementOptions probe;
   int const sms = detail::hardware_sms(space, probe);
+  std::map<std::string, Workload<Space>> kernels;
   std::map<std::string, double> alone;
   std::map<std::string, int> workers;
   for (auto const& app : s.apps) {
     auto const& w = workloads.at(app);
-    alone[app] = median_ms(space, w, Hardware{}, s.repeats);
+    if (!full_ms.count(app))
+      full_ms[app] = median_ms(space, w, Hardware{}, std::min(s.repeats, 3));
+    // Queries scaled to about corun_ms alone (all of them when shorter).
+    double const scale = std::min(1.0, s.corun_ms / full_ms[app]);
+    Index const queries = std::max<Index>(1, static_cast<Index>(std::lround(w.queries * scale)));
+    auto const& k = kernels.emplace(app, queries < w.queries ? w.subset(queries) : w).first->second;
+    alone[app] = median_ms(space, k, Hardware{}, s.repeats);
     // §5.1: the workers per SM on an even half of the SMs, by hill climbing.
     SmCentric half;
     half.options.sms = sms / 2;
     PlacementReport report;
     half.options.report = &report;
-    w.run(space, half);
+    k.run(space, half);
     space.fence();
     half.options.report = nullptr;
-    workers[app] = hill_climb_workers(std::min(8, report.workers_per_sm), [&](int n) {
-      return median_ms(space, w, with_workers(half, n), std::min(s.repeats, 3));
+    workers[app] = hill_climb_workers(report.workers_per_sm, [&](int n) {
+      return median_ms(space, k, with_workers(half, n), std::min(s.repeats, 3));
     });
+    fmt::print("corun kernel {:4}: {} queries, {:.3f} ms alone, {} workers per SM\n", app,
+               k.queries, alone[app], workers[app]);
   }
-  md << "## Co-runs (Figures 3-4)\n\nBaseline: both kernels on the whole GPU, hardware scheduling, "
-        "two "
-        "streams. SM-centric: kernel A on SMs [0, s), B on [s, " +
-            std::to_string(sms) +
-            "), workers per SM by hill climbing on half the SMs; s swept in steps of " +
-            std::to_string(s.split_step) +
-            "; the split with the best STP is reported (its ANTT beside).\n\n| pair | baseline STP "
-            "| baseline "
-            "ANTT | SMC split | SMC STP | SMC ANTT | STP gain | ANTT speedup "
-            "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<int> splits;
+  for (int i = 1; i <= s.splits; ++i)
+    if (int const split = static_cast<int>(std::int64_t(sms) * i / (s.splits + 1));
+        split > 0 && split < sms && (splits.empty() || split != splits.back()))
+      splits.push_back(split);
+  std::string split_text;
+  for (int split : splits)
+    split_text += (split_text.empty() ? "" : ", ") + std::to_string(split);
+  md << fmt::format(
+      "## Co-runs (Figures 3-4)\n\nEach kernel walks an evenly spread subset of its queries "
+      "sized to about {} ms alone (all of them when shorter; `queries_*` in corun.csv). Baseline: "
+      "both kernels on the whole GPU, hardware scheduling, two streams. SM-centric: kernel A on "
+      "SMs [0, s), B on [s, {}), workers per SM by hill climbing on half the SMs; s in {{{}}}. "
+      "Each kernel is invoked again as soon as it ends until both ran at least {} times; "
+      "invocations that end after the other kernel's last are not counted. Best STP and best "
+      "ANTT over the splits, each with its split.\n\n| pair | baseline STP | baseline ANTT | "
+      "SMC best STP (split) | SMC best ANTT (split) | STP gain | ANTT speedup "
+      "|\n|---|---:|---:|---:|---:|---:|---:|\n",
+      s.corun_ms, sms, split_text, s.corun_runs);
   std::vector<double> stp_gain, antt_speedup;
   auto row = [&](std::string const& pair, std::string const& config, int split, int wa, int wb,
-                 CorunResult const& r) {
-    csv << fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.4f},{:.4f}\n", pair,
-                       config, split, wa, wb, r.alone_a, r.alone_b, r.together_a, r.together_b,
-                       r.runs_a, r.runs_b, r.stp(), r.antt());
+                 Index qa, Index qb, CorunResult const& r) {
+    csv << fmt::format("{},{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.4f},{:.4f}\n",
+                       pair, config, split, wa, wb, qa, qb, r.alone_a, r.alone_b, r.together_a,
+                       r.together_b, r.runs_a, r.runs_b, r.stp(), r.antt());
+  };
+  auto kernel = [](Workload<Space> const& w, HostPlacement const& placement) -> CorunKernel<Space> {
+    return [&w, placement](Space const& instance) { w.run(instance, placement); };
   };
   for (std::size_t i = 0; i < s.apps.size(); ++i)
     for (std::size_t j = i + 1; j < s.apps.size(); ++j) {
       auto const &a = s.apps[i], &b = s.apps[j];
-      auto const &wa = workloads.at(a), &wb = workloads.at(b);
+      auto const &wa = kernels.at(a), &wb = kernels.at(b);
       std::string const pair = a + "+" + b;
-      auto kernel = [](Workload<Space> const& w,
-                       HostPlacement const& placement) -> CorunKernel<Space> {
-        return [&w, placement](Space const& instance) { w.run(instance, placement); };
-      };
-      CorunResult const base =
-          corun<Space>(space, kernel(wa, Hardware{}), kernel(wb, Hardware{}), alone[a], alone[b]);
-      row(pair, "hardware", sms, 0, 0, base);
-      CorunResult best{};
-      int best_split = 0;
-      for (int split = s.split_step; split < sms; split += s.split_step) {
+      CorunResult const base = corun<Space>(space, kernel(wa, Hardware{}), kernel(wb, Hardware{}),
+                                            alone[a], alone[b], s.corun_runs);
+      row(pair, "hardware", sms, 0, 0, wa.queries, wb.queries, base);
+      CorunResult best_stp{}, best_antt{};
+      int stp_split = 0, antt_split = 0;
+      for (int split : splits) {
         SmCentric pa, pb;
         pa.options.sms = split;
         pa.options.workers_per_sm = workers[a];
         pb.options.first_sm = split;
         pb.options.workers_per_sm = workers[b];
         CorunResult const r =
-            corun<Space>(space, kernel(wa, pa), kernel(wb, pb), alone[a], alone[b]);
-        row(pair, "smcentric", split, workers[a], workers[b], r);
-        if (best_split == 0 || r.stp() > best.stp())
-          best = r, best_split = split;
+            corun<Space>(space, kernel(wa, pa), kernel(wb, pb), alone[a], alone[b], s.corun_runs);
+        row(pair, "smcentric", split, workers[a], workers[b], wa.queries, wb.queries, r);
+        if (stp_split == 0 || r.stp() > best_stp.stp())
+          best_stp = r, stp_split = split;
+        if (antt_split == 0 || r.antt() < best_antt.antt())
+          best_antt = r, antt_split = split;
       }
-      stp_gain.push_back(best.stp() / base.stp());
-      antt_speedup.push_back(base.antt() / best.antt());
-      md << fmt::format("| {} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.3f}x |\n",
-                        pair, base.stp(), base.antt(), best_split, best.stp(), best.antt(),
-                        100 * (best.stp() / base.stp() - 1), base.antt() / best.antt());
-      fmt::print(
-          "{:8} baseline STP {:.3f} ANTT {:.3f}; SM-centric split {} STP {:.3f} ANTT {:.3f}\n",
-          pair, base.stp(), base.antt(), best_split, best.stp(), best.antt());
+      stp_gain.push_back(best_stp.stp() / base.stp());
+      antt_speedup.push_back(base.antt() / best_antt.antt());
+      md << fmt::format(
+          "| {} | {:.3f} | {:.3f} | {:.3f} ({}) | {:.3f} ({}) | {:+.1f}% | {:.3f}x |\n", pair,
+          base.stp(), base.antt(), best_stp.stp(), stp_split, best_antt.antt(), antt_split,
+          100 * (best_stp.stp() / base.stp() - 1), base.antt() / best_antt.antt());
+      fmt::print("{:8} baseline STP {:.3f} ANTT {:.3f}; SM-centric best STP {:.3f} (split {}), "
+                 "best ANTT {:.3f} (split {})\n",
+                 pair, base.stp(), base.antt(), best_stp.stp(), stp_split, best_antt.antt(),
+                 antt_split);
       csv.flush();
+      md.flush();
     }
   md << fmt::format(
-      "\nGeometric means: STP {:+.1f}% (paper: +33% predicted, +37% best), ANTT speedup {:.3f}x "
-      "(paper: 1.33x predicted, 1.36x best).\n",
-      100 * (geomean(stp_gain) - 1), geomean(antt_speedup));
+      "\nGeometric means over {} pairs: STP {:+.1f}% (paper: +33% predicted, +37% best), ANTT "
+      "speedup {:.3f}x (paper: 1.33x predicted, 1.36x best).\n",
+      stp_gain.size(), 100 * (geomean(stp_gain) - 1), geomean(antt_speedup));
 }
 
 } // namespace
@@ -257,11 +290,20 @@ int main(int argc, char* argv[]) {
   app.add_option("--bodies", s.bodies, "bodies of the Barnes-Hut workload")->capture_default_str();
   app.add_option("--repeats", s.repeats, "timed runs per measurement (median)")
       ->capture_default_str();
-  app.add_option("--split-step", s.split_step, "co-runs: SMs between the partitions tried")
+  app.add_option("--corun-ms", s.corun_ms,
+                 "co-runs: each kernel's queries scaled to about this time alone")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--splits", s.splits, "co-runs: SM partitions tried per pair")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--corun-runs", s.corun_runs, "co-runs: least invocations of each kernel")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--apps", s.apps, "applications")
       ->delimiter(',')
       ->check(CLI::IsMember(workload_names()));
+  app.add_flag("!--no-single", s.single, "skip the single kernels (Figures 6 and 8)");
   app.add_flag("!--no-coruns", s.coruns, "skip the co-runs");
   app.add_option("--out", s.out, "output directory")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -280,10 +322,12 @@ int main(int argc, char* argv[]) {
     std::map<std::string, Workload<Space>> workloads;
     for (auto const& name : s.apps)
       workloads.emplace(name, make_workload(space, name, name == "bh" ? s.bodies : s.n));
-    single_kernels(s, workloads, md);
+    std::map<std::string, double> hardware_ms;
+    if (s.single)
+      hardware_ms = single_kernels(s, workloads, md);
     md.flush();
     if (s.coruns)
-      coruns(s, workloads, md);
+      coruns(s, workloads, hardware_ms, md);
   }
   return 0;
 }

@@ -8,7 +8,8 @@
 # (Figures 6 and 8, co-runs for Figures 3-4). At most 8 files in $OUT.
 #   scripts/device/placement-checks.sh [tests] [bench] [sanitize]
 # Env: PLACEMENT_BENCH_ARGS (bench_placement's options), PLACEMENT_BENCH_TIMEOUT,
-# SANITIZE_TIMEOUT (per sanitizer run).
+# TESTS_TIMEOUT, SANITIZE_TIMEOUT (per sanitizer run). Sanitizers run the short
+# test (every job once) first; the long one (identical results) gets what is left.
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -17,32 +18,31 @@ bin=$dir/bin
 steps=${*:-tests bench sanitize}
 log=$out/checks.log
 export OMP_PROC_BIND=spread OMP_PLACES=threads
-if ldd "$bin/test_placement" | grep -q "not found"; then
+if ldd "$bin"/* | grep -q "not found"; then
   export LD_LIBRARY_PATH=$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 {
   nvidia-smi -L
-  ldd "$bin/test_placement" | grep "not found"
+  ls "$bin"
+  ldd "$bin"/* | grep "not found"
 } >"$log" 2>&1
 for step in $steps; do
   started=$SECONDS
   case $step in
   tests)
     echo "== test_placement (Cuda, and the host-only clustering tests)"
-    timeout 150 "$bin/test_placement" --gtest_filter='*Cuda*:AffinityClusters*:HillClimb*' 2>&1 | tail -n 40
+    timeout "${TESTS_TIMEOUT:-150}" "$bin/test_placement" --gtest_filter='*Cuda*:AffinityClusters*:HillClimb*' 2>&1 | tail -n 40
     echo "rc=${PIPESTATUS[0]}"
     ;;
   sanitize)
-    for filter in 'Placement/Cuda.EveryJob*' 'Placement/Cuda.IdenticalResults*'; do
-      echo "== compute-sanitizer --tool memcheck test_placement $filter"
-      timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+    for run in 'memcheck Placement/Cuda.EveryJob*' 'racecheck Placement/Cuda.EveryJob*' \
+      'memcheck Placement/Cuda.IdenticalResults*'; do
+      read -r tool filter <<<"$run"
+      echo "== compute-sanitizer --tool $tool test_placement $filter"
+      timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
         "$bin/test_placement" --gtest_filter="$filter" 2>&1 | tail -n 15
       echo "rc=${PIPESTATUS[0]}"
     done
-    echo "== compute-sanitizer --tool racecheck test_placement Placement/Cuda.EveryJob*"
-    timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_placement" \
-      --gtest_filter='Placement/Cuda.EveryJob*' 2>&1 | tail -n 15
-    echo "rc=${PIPESTATUS[0]}"
     ;;
   bench)
     echo "== bench_placement ${PLACEMENT_BENCH_ARGS:-}"

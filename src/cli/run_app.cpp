@@ -159,11 +159,14 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
       ->check(CLI::IsMember({"none", "sfc"}))
       ->capture_default_str();
   command
-      .add_option("--placement", options.placement,
-                  "Which SM runs which queries (Wu et al. ICS15): hardware (the GPU's scheduler), smcentric "
-                  "(query chunks bound to SMs in order, filling-retreating workers), affinity (chunks grouped "
-                  "onto SMs by the top-tree nodes they reach), persistent (one persistent block per SM). "
-                  "Host backends: an SM is a thread")
+      .add_option(
+          "--placement", options.placement,
+          "Which SM runs which queries (Wu et al. ICS15): hardware (the GPU's scheduler), "
+          "smcentric "
+          "(query chunks bound to SMs in order, filling-retreating workers), affinity (chunks "
+          "grouped "
+          "onto SMs by the top-tree nodes they reach), persistent (one persistent block per SM). "
+          "Host backends: an SM is a thread")
       ->check(CLI::IsMember({Hardware::name, SmCentric::name, Affinity::name, Persistent::name}))
       ->capture_default_str();
   command
@@ -187,7 +190,8 @@ BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size)
 
 HostPlacement placement_from(RunOptions const& options) {
   HostPlacement placement = parse_placement(options.placement);
-  if (!std::holds_alternative<Hardware>(placement)) placement_options(placement).workers_per_sm = options.workers_per_sm;
+  if (!std::holds_alternative<Hardware>(placement))
+    placement_options(placement).workers_per_sm = options.workers_per_sm;
   return placement;
 }
 
@@ -199,15 +203,15 @@ void write_and_summarize(io::QueryResults& results, RunRecord& record, std::stri
   record.write_s += timer.seconds();
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "
-             "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), "
+             "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} "
+             "queries/s), "
              "write {:.3g} s. {} "
              "Wrote {}.\n",
              record.application, record.n_queries, record.n_reference, record.dimension,
              record.tree, record.leaf_size, parameters_text(record.parameters),
              to_string(record.backend), record.threads, record.strategy,
-             placement_name(record.placement), record.read_s,
-             record.build_s, record.traverse_s, record.n_queries / record.traverse_s,
-             record.write_s, headline(results), output);
+             placement_name(record.placement), record.read_s, record.build_s, record.traverse_s,
+             record.n_queries / record.traverse_s, record.write_s, headline(results), output);
 }
 
 } // namespace treetrav::cli

@@ -26,11 +26,11 @@ struct RunOptions {
   int leaf_size = 8;
   int profile_depth = 0;
   std::string regtt_mode = "nonlockstep";
-  std::string reorder_depth = "auto";  // REGTT's d, or "auto" (the paper's model)
+  std::string reorder_depth = "auto"; // REGTT's d, or "auto" (the paper's model)
   bool regtt_order_bits = false;
-  std::string sort = "none";  // "sfc": queries in space-filling-curve order
+  std::string sort = "none"; // "sfc": queries in space-filling-curve order
   std::string placement = Hardware::name;
-  int workers_per_sm = 0;  // software placements: active workers per SM (0: as many as fit)
+  int workers_per_sm = 0; // software placements: active workers per SM (0: as many as fit)
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
@@ -50,18 +50,18 @@ HostPlacement placement_from(RunOptions const& options);
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
 struct RunRecord {
-  std::string application;  // the subcommand: pc, nn, knn, vp, bt, bh
-  std::string tree;         // (dispatch)
-  std::string strategy;     // (dispatch)
-  HostPlacement placement;  // which SM runs which queries
+  std::string application; // the subcommand: pc, nn, knn, vp, bt, bh
+  std::string tree;        // (dispatch)
+  std::string strategy;    // (dispatch)
+  HostPlacement placement; // which SM runs which queries
   Backend backend = Backend::serial;
-  int threads = 0;  // (dispatch) the execution space's concurrency
+  int threads = 0; // (dispatch) the execution space's concurrency
   int leaf_size = 0;
   std::string sort = "none";
   Index n_reference = 0;
   Index n_queries = 0;
   int dimension = 0;
-  io::Metadata parameters;  // k, radius, theta, ... and the input files
+  io::Metadata parameters; // k, radius, theta, ... and the input files
   // Wall-clock seconds; the device is fenced before each timer stops.
   double read_s = 0;
   double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
@@ -69,14 +69,15 @@ struct RunRecord {
   double write_s = 0;     // results staged on the host, then written
   HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
   RegttTimings regtt;     // (dispatch) REGTT's breakdown and depth
-  std::string regtt_mode;  // (dispatch)
+  std::string regtt_mode; // (dispatch)
 };
 
 // Whether Strategy can run on execution space Space. The recursive reference
 // walks the tree with host recursion; a new strategy with limits adds them here.
 template <class Strategy, class Space>
 inline constexpr bool strategy_runs_on =
-    !std::is_same_v<Strategy, Recursive> || Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+    !std::is_same_v<Strategy, Recursive> ||
+    Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
@@ -87,8 +88,9 @@ template <class Application, class Space, class Strategy, class Placement>
 io::QueryResults run_stages(Application const& application, Space const& space, Strategy strategy,
                             Placement const& placement, RunRecord& record) {
   if constexpr (!placement_applies_v<Strategy, Placement>) {
-    throw InputError(fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
-                                 Placement::name, Strategy::name));
+    throw InputError(
+        fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
+                    Placement::name, Strategy::name));
   } else if constexpr (strategy_runs_on<Strategy, Space>) {
     record.tree = Application::tree_name;
     record.strategy = Strategy::name;
@@ -98,7 +100,8 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     space.fence();
     record.build_s = timer.seconds();
     timer.reset();
-    if constexpr (std::is_same_v<Strategy, Hybrid>) strategy.timings = &record.hybrid;
+    if constexpr (std::is_same_v<Strategy, Hybrid>)
+      strategy.timings = &record.hybrid;
     if constexpr (std::is_same_v<Strategy, Regtt>) {
       strategy.timings = &record.regtt;
       record.regtt_mode = to_string(strategy.mode);
@@ -111,18 +114,21 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     record.write_s = timer.seconds();
     return results;
   } else {
-    throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}", Strategy::name,
-                                 to_string(record.backend)));
+    throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",
+                                 Strategy::name, to_string(record.backend)));
   }
 }
 
 // The one dispatch: backend x strategy x placement (record.placement), for
 // the given application, each combination one instantiation of run_stages.
 template <class Application, class Strategies>
-io::QueryResults run_application(Application const& application, Strategies const& strategy, RunRecord& record) {
+io::QueryResults run_application(Application const& application, Strategies const& strategy,
+                                 RunRecord& record) {
   return dispatch_backend(record.backend, [&](auto const& space) {
     return std::visit(
-        [&](auto tag, auto const& placement) { return run_stages(application, space, tag, placement, record); },
+        [&](auto tag, auto const& placement) {
+          return run_stages(application, space, tag, placement, record);
+        },
         strategy, record.placement);
   });
 }
@@ -131,4 +137,4 @@ io::QueryResults run_application(Application const& application, Strategies cons
 // `output` and prints a one-paragraph summary.
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output);
 
-}  // namespace treetrav::cli
+} // namespace treetrav::cli

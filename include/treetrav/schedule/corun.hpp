@@ -40,8 +40,10 @@ namespace detail {
 class CudaCorun {
 public:
   CudaCorun() {
+    // Blocking streams: Kokkos orders View allocations and frees on the
+    // legacy default stream (patch 0005), which only these wait for.
     for (auto& stream : streams_)
-      check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+      check_cuda(cudaStreamCreate(&stream), "stream");
   }
   ~CudaCorun() {
     for (auto event : events_)

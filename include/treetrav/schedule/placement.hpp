@@ -19,13 +19,14 @@ namespace treetrav {
 // strategy runs under every placement, through the same kernels.
 //  - Hardware: the kernel's own launch; the hardware scheduler places blocks.
 //  - SmCentric (§3): filling-retreating workers (CTAs) read their SM's id and
-//    run job chunks (a CTA's worth of work items) from that SM's section of a
-//    chunk array, each worker a contiguous segment; chunks go to SMs in order.
+//    claim job chunks (a CTA's worth of consecutive work items) one at a time
+//    from that SM's section of a chunk array (one atomic cursor per SM);
+//    chunks are dealt to the SMs in turn, as the hardware deals blocks.
 //  - Affinity (§5.2): as SmCentric, the chunks grouped onto SMs by the Jaccard
 //    similarity of the top-tree node sets their queries reach (profiled).
 //  - Persistent (§6.1's baseline): one persistent worker per SM, as large as
-//    the kernel allows, each with its own queue (the affinity clusters), placed
-//    wherever the hardware puts it.
+//    the kernel allows, all claiming chunks from one queue (the affinity
+//    clusters one after another), placed wherever the hardware puts them.
 // On host backends an "SM" is a partition of the threads (the thread a worker
 // runs on), so the same logic runs, and is tested, in CI.
 
@@ -39,8 +40,9 @@ struct PlacementReport {
   // Building the chunk array (affinity: profile + clustering); 0 when reused.
   double plan_seconds = 0;
   // Chunks that ran on another SM than planned (the last worker out running
-  // the chunks of an SM no worker landed on); counted only when
-  // `count_chunks` is set, as is `chunk_runs`.
+  // the chunks of an SM no worker landed on; persistent threads, bound to no
+  // SM, move most); counted only when `count_chunks` is set, as is
+  // `chunk_runs`.
   bool count_chunks = false;
   Index moved_chunks = 0;
   std::vector<int> chunk_runs; // how many times each chunk ran (must be 1)
@@ -101,7 +103,7 @@ struct Persistent {
   static constexpr char const* name = "persistent";
   PlacementOptions
       options;          // workers_per_sm is 1; chunk_queries 0: the largest block the kernel allows
-  bool affinity = true; // queues from the affinity clusters (else: chunks in order)
+  bool affinity = true; // the queue by affinity clusters (else: chunks in order)
   int depth = 0;
   double threshold = 0.05;
   std::uint64_t seed = 1;

@@ -1,7 +1,7 @@
 #pragma once
 
-// Building the chunk-to-SM plans of the software placements (contiguous,
-// affinity) and running a traversal kernel's work items under them.
+// Building the chunk-to-SM plans of the software placements (dealt in turn,
+// contiguous, affinity) and running a traversal kernel's work items under them.
 #include <treetrav/schedule/detail/hybrid_traverse.hpp>
 #include <treetrav/schedule/hybrid.hpp>
 #include <treetrav/schedule/placement.hpp>
@@ -91,7 +91,7 @@ void run_placed(ExecutionSpace const& space, std::string const& label, Topology 
   PlacementOptions sized = options;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    CudaWorkers<Body, MemorySpace> const probe{{body, {}, 1, 1}, {}, 0, persistent};
+    CudaWorkers<Body, MemorySpace> const probe{{body, {}, 1, 1, persistent}, {}, 0};
     largest_team =
         Kokkos::Experimental::require(Kokkos::TeamPolicy<ExecutionSpace>(space, 1, 1),
                                       Kokkos::Experimental::WorkItemProperty::HintLightWeight)
@@ -132,8 +132,13 @@ void run_placed(ExecutionSpace const& space, std::string const& label, Topology 
         auto const sets = chunk_node_sets(space, topology, visitor, order, depth, chunks,
                                           Index(items) * queries_per_item);
         sm_of_chunk = affinity_clusters(sets, sms, threshold, seed);
+      } else if constexpr (std::is_same_v<Placement, SmCentric>) {
+        // Dealt to the SMs in turn, as the hardware hands out blocks: the
+        // transformation alone (§6.4), no SM holding a whole dense region.
+        for (Index c = 0; c < chunks; ++c)
+          sm_of_chunk[c] = static_cast<int>(c % sms);
       } else {
-        // Chunks in order, an equal contiguous run per SM.
+        // Persistent threads' one queue in chunk order.
         for (Index c = 0; c < chunks; ++c)
           sm_of_chunk[c] = static_cast<int>(std::int64_t(c) * sms / chunks);
       }

@@ -3,8 +3,8 @@
 // The SM-centric transformation (Wu et al. ICS15 §3) of any traversal kernel:
 // the kernel's per-work-item functor (what a RangePolicy would run for each
 // index) is run by filling-retreating workers that pick their job chunks by
-// the SM they landed on. Kernels are not copied: only the mapping from
-// workers to work items changes.
+// the SM they landed on, claiming them one at a time from their SM's share.
+// Kernels are not copied: only the mapping from workers to work items changes.
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/schedule/placement.hpp>
@@ -19,14 +19,18 @@
 namespace treetrav::detail {
 
 // The device side of a placement: which chunks each SM runs, and the counters
-// of filling-retreating. A chunk is `chunk_items` consecutive work items.
+// of filling-retreating and of claiming. A chunk is `chunk_items` consecutive
+// work items.
 template <class MemorySpace>
 struct SmCentricPlan {
   Kokkos::View<Index*, MemorySpace> chunks; // chunk ids, SM by SM
   Kokkos::View<Index*, MemorySpace>
       offsets; // (sms + 1): SM s runs chunks(offsets(s) .. offsets(s + 1))
-  Kokkos::View<unsigned*, MemorySpace>
-      counters; // (sms + 1): segments claimed per SM; last: workers exited
+  // (2 sms + 2), zero between launches: [0, sms) workers that landed on each
+  // SM; [sms, 2 sms) each SM's claim cursor (chunks of its share handed
+  // out); 2 sms: the cursor of persistent threads (one queue over all
+  // chunks); 2 sms + 1: workers that exited.
+  Kokkos::View<unsigned*, MemorySpace> counters;
   Kokkos::View<int*, MemorySpace> chunk_runs; // optional (PlacementReport::count_chunks)
   Kokkos::View<int*, MemorySpace> chunk_sm;   // optional: the SM whose worker ran each chunk
   int sms = 0;
@@ -59,7 +63,7 @@ SmCentricPlan<MemorySpace> make_plan(ExecutionSpace const& space,
   plan.offsets = Kokkos::create_mirror_view_and_copy(space, offsets);
   // Zero once here; the last worker of every launch zeroes them again.
   plan.counters =
-      Kokkos::View<unsigned*, MemorySpace>("treetrav::SmCentricPlan::counters", sms + 1);
+      Kokkos::View<unsigned*, MemorySpace>("treetrav::SmCentricPlan::counters", 2 * sms + 2);
   return plan;
 }
 
@@ -109,52 +113,62 @@ struct TeamGroup {
   }
 };
 
-// What every worker does (Figure 2 and Listing 1 of the paper), on the SM
-// `sm` of the kernel's partition (outside it: -1 or >= sms):
-//  1. claim a segment of its SM's chunks (one atomic); past `target`
-//     workers the SM has enough and it retreats at once;
-//  2. run its segment, a contiguous run of the SM's chunks (no atomics in the
-//     job loop), and claim again: an SM that got fewer workers than segments
-//     gets them all run by the workers it has, on it;
-//  3. the last worker out runs the segments of SMs no worker landed on (none
+// What every worker does (Figure 2 of the paper), on the SM `sm` of the
+// kernel's partition (outside it: -1 or >= sms):
+//  1. count itself on its SM (one atomic); past `target` workers the SM has
+//     enough and it retreats at once (filling-retreating);
+//  2. claim its SM's chunks one at a time from the SM's cursor (one atomic
+//     per chunk of a few warps' work, not per job) until the share is
+//     exhausted. Tree traversals' jobs differ in cost by orders of
+//     magnitude, so the paper's fixed contiguous segment per worker
+//     (Listing 1) left most workers idle behind the one with the dense
+//     neighbourhood; claiming keeps every worker of the SM busy, and chunks
+//     still never leave their SM;
+//  3. the last worker out drains the shares of SMs no worker landed on (none
 //     with filling; a co-runner or a simulated scheduler may leave some), so
 //     every chunk runs once whatever the hardware did, and zeroes the
 //     counters for the next launch.
+// `global` (persistent threads): every worker claims from one queue over all
+// chunks in plan order, wherever it runs; none retreats.
 template <class Body, class MemorySpace>
 struct SmCentricCore {
   Body body;
   SmCentricPlan<MemorySpace> plan;
   unsigned target;   // active workers per SM
   unsigned launched; // workers in the launch
-
-  KOKKOS_INLINE_FUNCTION unsigned claim(int s) const {
-    return Kokkos::atomic_fetch_add(&plan.counters(s), 1u);
-  }
-  // A claim only where segments may be left: finished SMs are read, not written.
-  KOKKOS_INLINE_FUNCTION unsigned claim_left(int s) const {
-    unsigned const seen = *static_cast<unsigned const volatile*>(&plan.counters(s));
-    return seen >= target ? seen : claim(s);
-  }
+  bool global;
 
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
   template <class Group>
-  KOKKOS_INLINE_FUNCTION void segment(Group const& group, int s, unsigned slot, int runner) const {
-    Index const first = plan.offsets(s);
-    std::int64_t const n = plan.offsets(s + 1) - first;
-    Index const begin = first + static_cast<Index>(n * slot / target);
-    Index const end = first + static_cast<Index>(n * (slot + 1) / target);
-    for (Index c = begin; c < end; ++c) {
-      Index const chunk = plan.chunks(c);
-      Index const item = chunk * plan.chunk_items;
-      Index const left = plan.extent - item;
-      group.items(item, left < plan.chunk_items ? left : plan.chunk_items, body);
-      if (plan.chunk_runs.extent(0) != 0)
-        group.single([&] {
-          Kokkos::atomic_add(&plan.chunk_runs(chunk), 1);
-          plan.chunk_sm(chunk) = runner;
-        });
+  KOKKOS_INLINE_FUNCTION void run_chunk(Group const& group, Index position, int runner) const {
+    Index const chunk = plan.chunks(position);
+    Index const item = chunk * plan.chunk_items;
+    Index const left = plan.extent - item;
+    group.items(item, left < plan.chunk_items ? left : plan.chunk_items, body);
+    if (plan.chunk_runs.extent(0) != 0)
+      group.single([&] {
+        Kokkos::atomic_add(&plan.chunk_runs(chunk), 1);
+        plan.chunk_sm(chunk) = runner;
+      });
+  }
+
+  // Claims and runs the chunks at positions [first, last) of the chunk array
+  // through `cursor`, one at a time, until none is left.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+  template <class Group>
+  KOKKOS_INLINE_FUNCTION void drain(Group const& group, int cursor, Index first, Index last,
+                                    int runner) const {
+    unsigned const count = static_cast<unsigned>(last - first);
+    for (;;) {
+      unsigned const next =
+          group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(cursor), 1u); });
+      if (next >= count)
+        return;
+      run_chunk(group, first + static_cast<Index>(next), runner);
     }
   }
 
@@ -164,36 +178,34 @@ struct SmCentricCore {
   template <class Group>
   KOKKOS_INLINE_FUNCTION void run(Group const& group, int sm) const {
     int const sms = plan.sms;
-    if (sm >= 0 && sm < sms) {
-      unsigned slot = group.leader([&] { return claim(sm); });
-      if (slot < target) {
-        do {
-          segment(group, sm, slot, sm);
-          slot = group.leader([&] { return claim(sm); });
-        } while (slot < target);
-      }
+    if (global) {
+      drain(group, 2 * sms, 0, plan.offsets(sms), sm);
+    } else if (sm >= 0 && sm < sms) {
+      unsigned const slot =
+          group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(sm), 1u); });
+      if (slot < target)
+        drain(group, sms + sm, plan.offsets(sm), plan.offsets(sm + 1), sm);
     }
     bool const last = group.leader([&] {
       Kokkos::memory_fence();
-      return Kokkos::atomic_fetch_add(&plan.counters(sms), 1u) + 1 == launched ? 1u : 0u;
+      return Kokkos::atomic_fetch_add(&plan.counters(2 * sms + 1), 1u) + 1 == launched ? 1u : 0u;
     }) != 0;
     if (!last)
       return;
-    for (int s = 0; s < sms; ++s) {
-      unsigned slot;
-      while ((slot = group.leader([&] { return claim_left(s); })) < target)
-        segment(group, s, slot, sm);
-    }
+    // Persistent threads drained the one queue before exiting.
+    if (!global)
+      for (int s = 0; s < sms; ++s)
+        drain(group, sms + s, plan.offsets(s), plan.offsets(s + 1), sm);
     group.single([&] {
-      for (int s = 0; s <= sms; ++s)
-        plan.counters(s) = 0;
+      for (int i = 0; i < 2 * sms + 2; ++i)
+        plan.counters(i) = 0;
     });
   }
 };
 
 // Host backends: a worker is one work item of a dynamic range; its "SM" is the
 // thread it runs on (modulo the simulated SM count), or the simulated
-// scheduler's choice. Persistent threads: the worker's own queue.
+// scheduler's choice.
 template <class ExecutionSpace, class Body, class MemorySpace>
 struct HostWorkers {
   SmCentricCore<Body, MemorySpace> core;
@@ -201,24 +213,20 @@ struct HostWorkers {
   Kokkos::Experimental::UniqueToken<ExecutionSpace> threads;
   int hardware_sms;
   int first_sm;
-  bool by_worker;
 
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
   KOKKOS_INLINE_FUNCTION void operator()(Index worker) const {
-    int sm = worker;
-    if (!by_worker) {
-      if (simulated.extent(0) != 0) {
-        sm = static_cast<std::size_t>(worker) < simulated.extent(0) ? simulated(worker) : -1;
-      } else {
-        int const thread = threads.acquire();
-        threads.release(thread);
-        sm = thread % hardware_sms;
-      }
-      sm -= first_sm;
+    int sm = -1;
+    if (simulated.extent(0) != 0) {
+      sm = static_cast<std::size_t>(worker) < simulated.extent(0) ? simulated(worker) : -1;
+    } else {
+      int const thread = threads.acquire();
+      threads.release(thread);
+      sm = thread % hardware_sms;
     }
-    core.run(HostGroup{}, sm);
+    core.run(HostGroup{}, sm < 0 ? -1 : sm - first_sm);
   }
 };
 
@@ -239,17 +247,12 @@ struct CudaWorkers {
   SmCentricCore<Body, MemorySpace> core;
   Kokkos::View<int const*, MemorySpace> sm_of_id; // dense SM index of each %smid
   int first_sm;
-  bool by_worker;
 
   template <class Member>
   KOKKOS_FUNCTION void operator()(Member const& team) const {
-    int sm = team.league_rank();
-    if (!by_worker) {
-      int const id = hardware_sm_id();
-      sm = id < static_cast<int>(sm_of_id.extent(0)) ? sm_of_id(id) : -1;
-      sm = sm < 0 ? -1 : sm - first_sm;
-    }
-    core.run(TeamGroup<Member>{team}, sm);
+    int const id = hardware_sm_id();
+    int const sm = id < static_cast<int>(sm_of_id.extent(0)) ? sm_of_id(id) : -1;
+    core.run(TeamGroup<Member>{team}, sm < 0 ? -1 : sm - first_sm);
   }
 };
 
@@ -364,7 +367,8 @@ int chunk_items(PlacementOptions const& options, int queries_per_item, int large
 
 // Runs body(i) for every work item i < plan.extent exactly once, by
 // filling-retreating workers on `space`. `persistent`: one worker per SM of
-// the partition, each with its SM's queue wherever it runs.
+// the partition, all claiming from one queue (the plan's chunks, SM after
+// SM) wherever they run.
 template <class ExecutionSpace, class Body, class MemorySpace>
 void launch_workers(ExecutionSpace const& space, std::string const& label, Body const& body,
                     SmCentricPlan<MemorySpace> const& plan, PlacementOptions const& options,
@@ -392,7 +396,7 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
     // Filling: as many workers as fit on every SM of the device.
     unsigned const launched =
         persistent ? static_cast<unsigned>(sms) : static_cast<unsigned>(table.sms * fit);
-    Functor functor{{body, plan, target, launched}, table.sm_of_id, first_sm, persistent};
+    Functor functor{{body, plan, target, launched, persistent}, table.sm_of_id, first_sm};
     Kokkos::parallel_for(label, Policy(space, static_cast<int>(launched), plan.chunk_items),
                          functor);
     if (report)
@@ -415,12 +419,11 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
                                                     options.simulated_sms.size());
     std::copy(options.simulated_sms.begin(), options.simulated_sms.end(), simulated.data());
     HostWorkers<ExecutionSpace, Body, MemorySpace> functor{
-        {body, plan, target, launched},
+        {body, plan, target, launched, persistent},
         simulated,
         Kokkos::Experimental::UniqueToken<ExecutionSpace>(space),
         total,
-        first_sm,
-        persistent};
+        first_sm};
     Kokkos::parallel_for(label,
                          Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(
                              space, 0, Index(launched)),
