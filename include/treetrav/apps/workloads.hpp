@@ -127,7 +127,7 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
                   Order const& walked) {
     std::visit(
         [&](auto const& p) {
-          dispatch_k(k, [&](auto k_max) {
+          dispatch_k<Autoropes>(k, [&](auto k_max) {
             dispatch_width(tree->width(), [&](auto width) {
               NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
                   *tree, queries->coordinates, k, false, indices, distances};
