@@ -20,6 +20,7 @@
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/generators/generators.hpp>
+#include <treetrav/schedule/placement.hpp>
 #include <treetrav/schedule/regtt.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/ball_tree.hpp>
@@ -84,6 +85,7 @@ struct Settings {
   bool wants_input(std::string const& input) const {
     return inputs.empty() || std::find(inputs.begin(), inputs.end(), input) != inputs.end();
   }
+  HostPlacement placement; // every row's (Wu et al.); the plan is made once per input and reused
 };
 
 // Where the hybrid and REGTT strategies report their breakdown during a timed run.
@@ -102,6 +104,22 @@ std::vector<AutoRow> auto_rows;
 // A run of one (application, order, strategy); returns a host copy of its
 // results flattened to doubles, for the comparison with the reference run.
 using Runner = std::function<std::vector<double>(Order, Metrics const&, BenchStrategy const&)>;
+
+// f(tag under the settings' placement). REGTT and brute force run under the
+// hardware placement only (the command rejects --placement with --regtt).
+template <class Tag, class F>
+auto with_placement(Settings const& s, Tag const& tag, F const& f) {
+  return std::visit(
+      [&](auto const& placement) {
+        if constexpr (placement_applies_v<Tag, std::decay_t<decltype(placement)>>) {
+          return f(placed(tag, placement));
+        } else {
+          throw std::logic_error(std::string("bench: no placement for ") + Tag::name);
+          return f(tag);
+        }
+      },
+      s.placement);
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -448,8 +466,9 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
           throw std::logic_error("bench runs concrete strategies");
           return std::vector<double>{};
         } else {
-          return flatten(
-              find_neighbors(space, tree, q, {k, false}, strategy, order, metrics).indices);
+          return with_placement(s, strategy, [&](auto tag) {
+            return flatten(find_neighbors(space, tree, q, {k, false}, tag, order, metrics).indices);
+          });
         }
       };
     };
@@ -463,7 +482,9 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
         throw std::logic_error("bench runs concrete strategies");
         return std::vector<double>{};
       } else {
-        return flatten(count_within(space, kd, q, {in.radius, false}, strategy, order, metrics));
+        return with_placement(s, strategy, [&](auto tag) {
+          return flatten(count_within(space, kd, q, {in.radius, false}, tag, order, metrics));
+        });
       }
     };
     auto study = [&](std::string const& app, auto const& run_app, Index tree_nodes, bool guided) {
@@ -517,8 +538,10 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
               throw std::logic_error("Barnes-Hut has no brute-force strategy");
               return std::vector<double>{};
             } else {
-              return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f}, tag,
-                                                      order, metrics));
+              return with_placement(s, tag, [&](auto placed_tag) {
+                return flatten(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f},
+                                                        placed_tag, order, metrics));
+              });
             }
           },
           strategy);
@@ -657,7 +680,8 @@ void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<R
   std::ofstream md(s.out + "/matrix.md");
   md << fmt::format("# Traversal matrix on {}\n\n{} reference points and queries per search input, "
                     "{} bodies for BH; median of {} "
-                    "runs after a warm-up. Speedup: over lockstep on unsorted input for the same "
+                    "runs after a warm-up, placement {}. Speedup: over lockstep on unsorted input "
+                    "for the same "
                     "app and input (Liu et al.'s "
                     "baseline), counting each variant's ordering overhead (the Morton sort for sfc "
                     "rows; profiling, transfer and "
@@ -665,7 +689,7 @@ void write_tables(Settings const& s, std::vector<Row> const& rows, std::vector<R
                     "come from a separate metrics "
                     "run (lockstep strategies only). Kernel speedup: the traversal alone (hybrid: "
                     "its execute phase).\n\n",
-                    device, s.n, s.bodies, s.repeats);
+                    device, s.n, s.bodies, s.repeats, placement_name(s.placement));
   md << "| app | input | strategy | sort | median ms | order ms | speedup | kernel speedup | "
         "nodes/warp | idle lanes | "
         "visits/query | exact |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -957,9 +981,28 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--inputs", s->inputs, "inputs to run (default all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"rand7", "covtype7", "geocity2", "plummer", "uniform"}));
+  auto placement = std::make_shared<std::string>(Hardware::name);
+  auto workers_per_sm = std::make_shared<int>(0);
+  command
+      ->add_option("--placement", *placement,
+                   "Placement of every row (hardware, smcentric, affinity, persistent; Wu et al. "
+                   "ICS15; not with --regtt)")
+      ->check(CLI::IsMember({Hardware::name, SmCentric::name, Affinity::name, Persistent::name}))
+      ->capture_default_str();
+  command
+      ->add_option("--workers-per-sm", *workers_per_sm,
+                   "software placements: active workers per SM (0: all that fit)")
+      ->check(at_least(0))
+      ->capture_default_str();
   add_runtime_options(*command, *runtime, false);
-  command->callback([s, runtime] {
+  command->callback([s, runtime, placement, workers_per_sm] {
+    if (s->regtt && *placement != Hardware::name)
+      throw InputError("--placement " + *placement +
+                       " does not apply to --regtt (REGTT runs under the hardware placement)");
     KokkosSession session(*runtime);
+    s->placement = parse_placement(*placement);
+    if (*placement != Hardware::name)
+      placement_options(s->placement).workers_per_sm = *workers_per_sm;
     std::vector<Row> rows, sweep;
     // The REGTT study runs Barnes-Hut first: its 1M-body inputs take longest,
     // and the tables, written after every input, then hold them even when a
@@ -974,6 +1017,7 @@ void add_bench_command(CLI::App& app) {
                            std::all_of(sweep.begin(), sweep.end(), exact);
     fmt::print("{} rows written to {}/{}.{{csv,md}}; all match the reference: {}\n", rows.size(),
                s->out, s->regtt ? "regtt" : "matrix", all_exact ? "yes" : "NO");
+    s->placement = Hardware{}; // its plans hold device memory: gone before Kokkos is
     if (!all_exact)
       throw std::runtime_error("some strategy's results differ from the reference run");
   });

@@ -221,6 +221,7 @@ void add_bh_force_command(CLI::App& app) {
     KokkosSession session(options->run.runtime);
 
     RunRecord record;
+    record.placement = placement_from(options->run);
     record.application = "bh";
     record.backend = session.backend();
     record.leaf_size = options->run.leaf_size;

@@ -157,5 +157,6 @@ void add_treefix_commands(CLI::App& app);  // treefix, treefix-generate
 void add_search_commands(CLI::App& app);  // pc, nn, knn, vp, bt
 void add_bh_force_command(CLI::App& app);
 void add_nbody_command(CLI::App& app);
+void add_corun_command(CLI::App& app);  // corun
 
 }  // namespace treetrav::cli

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   treetrav::cli::add_search_commands(app);
   treetrav::cli::add_bh_force_command(app);
   treetrav::cli::add_nbody_command(app);
+  treetrav::cli::add_corun_command(app);
   // One exit-code contract (README "Command line"): 0 on success and for --help
   // and --version; 2 for every mistake in the command line or the input files,
   // CLI11's own (conversion, range, missing, unknown, repeated or conflicting

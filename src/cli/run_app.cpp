@@ -12,6 +12,7 @@ io::Metadata to_metadata(RunRecord const& record) {
   metadata.set("application", record.application)
       .set("tree", record.tree)
       .set("strategy", record.strategy)
+      .set("placement", placement_name(record.placement))
       .set("sort", record.sort)
       .set("backend", to_string(record.backend))
       .set("treetrav_version", TREETRAV_VERSION_STRING)
@@ -168,6 +169,22 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
                   "leaf order; auto picks its own). Results stay in the input order either way")
       ->check(CLI::IsMember({"none", "sfc"}))
       ->capture_default_str();
+  command
+      .add_option(
+          "--placement", options.placement,
+          "Which SM runs which queries (Wu et al. ICS15): hardware (the GPU's scheduler), "
+          "smcentric "
+          "(query chunks bound to SMs in order, filling-retreating workers), affinity (chunks "
+          "grouped "
+          "onto SMs by the top-tree nodes they reach), persistent (one persistent block per SM). "
+          "Host backends: an SM is a thread")
+      ->check(CLI::IsMember({Hardware::name, SmCentric::name, Affinity::name, Persistent::name}))
+      ->capture_default_str();
+  command
+      .add_option("--workers-per-sm", options.workers_per_sm,
+                  "smcentric, affinity: active workers (blocks) per SM; 0: as many as fit")
+      ->check(at_least(0))
+      ->capture_default_str();
   add_runtime_options(command, options.runtime);
 }
 
@@ -186,6 +203,13 @@ SearchStrategy search_strategy_from(RunOptions const& options) {
   return configured(parse_search_strategy(options.strategy), options);
 }
 
+HostPlacement placement_from(RunOptions const& options) {
+  HostPlacement placement = parse_placement(options.placement);
+  if (!std::holds_alternative<Hardware>(placement))
+    placement_options(placement).workers_per_sm = options.workers_per_sm;
+  return placement;
+}
+
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output) {
   results.application = record.application;
   results.metadata = to_metadata(record);
@@ -197,14 +221,15 @@ void write_and_summarize(io::QueryResults& results, RunRecord& record, std::stri
                record.sort == "sfc" ? " with sfc order" : "", record.choice.reason);
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "
-             "strategy {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} queries/s), "
+             "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} "
+             "queries/s), "
              "write {:.3g} s. {} "
              "Wrote {}.\n",
              record.application, record.n_queries, record.n_reference, record.dimension,
              record.tree, record.leaf_size, parameters_text(record.parameters),
-             to_string(record.backend), record.threads, record.strategy, record.read_s,
-             record.build_s, record.traverse_s, record.n_queries / record.traverse_s,
-             record.write_s, headline(results), output);
+             to_string(record.backend), record.threads, record.strategy,
+             placement_name(record.placement), record.read_s, record.build_s, record.traverse_s,
+             record.n_queries / record.traverse_s, record.write_s, headline(results), output);
 }
 
 } // namespace treetrav::cli

@@ -8,6 +8,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/io/results.hpp>
+#include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/strategies.hpp>
 
 #include <fmt/core.h>
@@ -28,6 +29,8 @@ struct RunOptions {
   std::string reorder_depth = "auto"; // REGTT's d, or "auto" (the paper's model)
   bool regtt_order_bits = false;
   std::string sort = "none"; // "sfc": queries in space-filling-curve order
+  std::string placement = Hardware::name;
+  int workers_per_sm = 0; // software placements: active workers per SM (0: as many as fit)
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
@@ -48,6 +51,8 @@ void add_run_options(CLI::App& command, RunOptions& options,
 ApplicationStrategy strategy_from(RunOptions const& options);
 SearchStrategy search_strategy_from(RunOptions const& options);
 BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size);
+// The --placement tag, with --workers-per-sm applied.
+HostPlacement placement_from(RunOptions const& options);
 
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
@@ -55,6 +60,7 @@ struct RunRecord {
   std::string application; // the subcommand: pc, nn, knn, vp, bt, bh
   std::string tree;        // (dispatch) "none" for brute force
   std::string strategy;    // (dispatch) the one that ran: auto's pick under auto
+  HostPlacement placement; // which SM runs which queries
   Backend backend = Backend::serial;
   int threads = 0; // (dispatch) the execution space's concurrency
   int leaf_size = 0;
@@ -88,10 +94,14 @@ inline constexpr bool strategy_runs_on =
 //   Setup   setup(Space const&, Strategy const&) const;   what the strategy needs, queries moved
 //   Output  traverse(Space const&, Setup const&, Strategy) const;
 //   io::QueryResults collect(Output const&) const;        on the host, in query order
-template <class Application, class Space, class Strategy>
+template <class Application, class Space, class Strategy, class Placement>
 io::QueryResults run_stages(Application const& application, Space const& space, Strategy strategy,
-                            RunRecord& record) {
-  if constexpr (strategy_runs_on<Strategy, Space>) {
+                            Placement const& placement, RunRecord& record) {
+  if constexpr (!placement_applies_v<Strategy, Placement>) {
+    throw InputError(
+        fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
+                    Placement::name, Strategy::name));
+  } else if constexpr (strategy_runs_on<Strategy, Space>) {
     record.tree = std::is_same_v<Strategy, BruteForce> ? "none" : Application::tree_name;
     if constexpr (std::is_same_v<Strategy, BruteForce>)
       record.sort = "none"; // no order to follow
@@ -110,7 +120,7 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     }
     if constexpr (std::is_same_v<Strategy, Automatic>)
       strategy.choice = &record.choice;
-    auto const output = application.traverse(space, setup, strategy);
+    auto const output = application.traverse(space, setup, placed(strategy, placement));
     space.fence();
     record.traverse_s = timer.seconds();
     if constexpr (std::is_same_v<Strategy, Automatic>) {
@@ -131,15 +141,18 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
   }
 }
 
-// The one dispatch: backend x strategy, for the given application, each
-// combination one instantiation of run_stages. Strategies: ApplicationStrategy,
-// SearchStrategy or BarnesHutStrategy.
+// The one dispatch: backend x strategy x placement (record.placement), for
+// the given application, each combination one instantiation of run_stages.
+// Strategies: ApplicationStrategy, SearchStrategy or BarnesHutStrategy.
 template <class Application, class Strategies>
 io::QueryResults run_application(Application const& application, Strategies const& strategy,
                                  RunRecord& record) {
   return dispatch_backend(record.backend, [&](auto const& space) {
-    return std::visit([&](auto tag) { return run_stages(application, space, tag, record); },
-                      strategy);
+    return std::visit(
+        [&](auto tag, auto const& placement) {
+          return run_stages(application, space, tag, placement, record);
+        },
+        strategy, record.placement);
   });
 }
 

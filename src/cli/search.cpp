@@ -482,6 +482,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     }
 
     RunRecord record;
+    record.placement = placement_from(options->run);
     record.application = name;
     record.backend = session.backend();
     record.leaf_size = options->run.leaf_size;

@@ -150,6 +150,33 @@ for app_options in "knn -k 5" "pc -r 0.1"; do
     "$option" "$value" --strategy autoropes --sort sfc -o "$work/$app-sorted.h5"
   expect_same_dataset "$app --sort sfc equals unsorted" "$work/$app-recursive.h5" "$work/$app-sorted.h5" /Results
 done
+# --placement (which SM, or on the host which thread, runs which queries)
+# never changes the results; nor does --workers-per-sm.
+for placement in smcentric affinity persistent; do
+  for args in "knn -k 5" "pc -r 0.1" "vp --strategy fsm" "bt -k 5 --strategy lockstep"; do
+    read -r -a words <<<"$args"
+    app=${words[0]}
+    expect_success "$app --placement $placement" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
+      "${words[@]:1}" --placement "$placement" --workers-per-sm 2 -o "$work/$app-$placement.h5"
+    expect_same_dataset "$app --placement $placement equals recursive" "$work/$app-recursive.h5" \
+      "$work/$app-$placement.h5" /Results
+  done
+done
+run h5dump -A -g /RunMetadata "$work/knn-affinity.h5"
+expect_contains "knn records its placement" '"affinity"' "$out"
+expect_failure "unknown --placement" "--placement" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
+  --placement everywhere -o "$failures/knn.h5"
+expect_failure "negative --workers-per-sm" "--workers-per-sm" tt knn --reference "$work/ref.h5" \
+  --queries "$work/queries.h5" --placement smcentric --workers-per-sm -1 -o "$failures/knn.h5"
+expect_failure "--placement with --strategy regtt" "--placement" tt knn --reference "$work/ref.h5" \
+  --queries "$work/queries.h5" --strategy regtt --placement affinity -o "$failures/knn.h5"
+# treetrav corun: a pair on two instances, the hardware's and a partition's.
+expect_success "corun knn,bh" tt corun --pair knn,bh -n 3000 --bodies 2000 --runs 2 --backend openmp
+expect_contains "corun reports STP and ANTT" "STP" "$out"
+expect_contains "corun reports the partition" "smcentric SMs" "$out"
+expect_failure "corun: one application" "--pair" tt corun --pair knn
+expect_failure "corun: unknown application" "--pair" tt corun --pair knn,sort
+
 expect_failure "unknown --sort" "--sort" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
   --sort zigzag -o "$failures/knn.h5"
 expect_attributes "$work/pc-autoropes.h5" radius

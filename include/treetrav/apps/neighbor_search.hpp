@@ -176,11 +176,13 @@ inline constexpr int max_neighbors = 128;
 // for k: a few capacities keep registers small for small k. The autoropes
 // walk (the fast path) gets finer steps: a capacity of 16 for k = 10 costs it
 // 12 registers and a longer insertion per candidate.
+// `Strategy` may be placed (placement.hpp): the capacities follow its kernel.
 template <class Strategy, class F>
 decltype(auto) dispatch_k(int k, F&& f) {
+  constexpr bool autoropes = std::is_same_v<strategy_t<Strategy>, Autoropes>;
   if (k == 1)
     return f(std::integral_constant<int, 1>{});
-  if constexpr (std::is_same_v<Strategy, Autoropes>) {
+  if constexpr (autoropes) {
     if (k <= 8)
       return f(std::integral_constant<int, 8>{});
     if (k <= 12)
@@ -188,7 +190,7 @@ decltype(auto) dispatch_k(int k, F&& f) {
   }
   if (k <= 16)
     return f(std::integral_constant<int, 16>{});
-  if constexpr (std::is_same_v<Strategy, Autoropes>)
+  if constexpr (autoropes)
     if (k <= 32)
       return f(std::integral_constant<int, 32>{});
   return f(std::integral_constant<int, max_neighbors>{});

@@ -13,10 +13,11 @@ namespace treetrav::detail {
 // buckets down to a warp; later visits rarely separate queries further.
 inline constexpr int guided_profile_length = 16;
 
-template <class ExecutionSpace, class Topology, class Visitor>
+template <class ExecutionSpace, class Topology, class Visitor, class Placement>
 void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                      Hybrid const& strategy,
-                     TraversalMetrics<typename Topology::memory_space> const& metrics) {
+                     TraversalMetrics<typename Topology::memory_space> const& metrics,
+                     Placement const& placement) {
   using MemorySpace = typename Topology::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::traverse::hybrid");
   HybridTimings timings;
@@ -67,7 +68,7 @@ void traverse_hybrid(ExecutionSpace const& space, Topology const& topology, Visi
   Kokkos::Profiling::popRegion();
 
   // 4. Execute the whole traversal with the FSM lockstep kernel.
-  traverse(space, topology, visitor, FsmLockstep{strategy.warp_size},
+  traverse(space, topology, visitor, placed(FsmLockstep{strategy.warp_size}, placement),
            Kokkos::View<Index const*, MemorySpace>(order), metrics);
   lap(timings.execute);
   if (strategy.timings)
