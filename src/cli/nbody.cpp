@@ -226,6 +226,8 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"max_bin", c.max_bin},
       {"force_evaluations", t.force_evaluations},
       {"body_forces", t.body_forces},
+      {"imported_cells", t.imported_cells},  // rank 0's essential trees (distributed runs)
+      {"imported_bodies", t.imported_bodies},
       {"sub_steps", result.sub_steps},
       {"snapshots", result.snapshots},
       {"checkpoints", result.checkpoints},

@@ -344,7 +344,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
                             Kokkos::View<Coordinate*, Kokkos::HostSpace> masses,
                             Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
                             BarnesHutOptions const& options, int leaf_size,
-                            bool quadrupoles) const {
+                            bool quadrupoles, int group_size) const {
   Kokkos::Profiling::pushRegion("treetrav::distributed::essential_tree");
   int const p = comm_.size(), me = comm_.rank();
   Index const n = static_cast<Index>(x.extent(0));
@@ -446,7 +446,33 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
   std::vector<int> shared_counts;
   std::vector<SharedBody> const all_shared = all_gather_values(comm_, shared, shared_counts);
 
-  // 3. Every other rank's branches, pruned by this rank's box.
+  // A group walk's group is a cell (or a run of small sibling cells, or part
+  // of a leaf) whose box spans all its bodies, other ranks' included: a rank's
+  // box grows by every shared cell where such a group may hold its bodies.
+  std::vector<BodyBox> reach = boxes;
+  if (group_size > 0) {
+    auto const cover = [&](BodyBox& box, CellKey key) {
+      double const side = cube.side / double(std::uint64_t(1) << key.level);
+      std::uint64_t const code = first_code(key);
+      for (int k = 0; k < 3; ++k) {
+        auto const cell = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - key.level);
+        double const low = cube.corner[k] + double(cell) * side, slack = 1e-6 * side;
+        box.lo[k] = std::min(box.lo[k], static_cast<Coordinate>(low - slack));
+        box.hi[k] = std::max(box.hi[k], static_cast<Coordinate>(low + side + slack));
+      }
+    };
+    for (TopCell const& cell : top) {
+      if (cell.owner >= 0) continue;
+      for (int r = 0; r < p; ++r) {
+        bool mixes = !cell.split && cell.rank_counts[r] > 0;
+        for (int child : cell.children)
+          mixes = mixes || (top[child].rank_counts[r] > 0 && top[child].rank_counts[r] <= group_size);
+        if (mixes) cover(reach[r], cell.key);
+      }
+    }
+  }
+
+  // 3. Every other rank's branches, pruned by that rank's reach.
   std::vector<CellRecord> cells_out;
   std::vector<BodyRecord> bodies_out;
   std::vector<int> cells_sent(p, 0), bodies_sent(p, 0);
@@ -456,7 +482,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
     std::size_t const cells_before = cells_out.size(), bodies_before = bodies_out.size();
     for (TopCell const& cell : top)
       if (cell.owner == me)
-        send(assembly.nodes, assembly.pool, cell.node, boxes[r].lo, boxes[r].hi, options, cells_out,
+        send(assembly.nodes, assembly.pool, cell.node, reach[r].lo, reach[r].hi, options, cells_out,
              bodies_out);
     cells_sent[r] = static_cast<int>(cells_out.size() - cells_before);
     bodies_sent[r] = static_cast<int>(bodies_out.size() - bodies_before);

@@ -21,7 +21,9 @@ namespace treetrav::distributed {
 //   3. every rank sends every other the pruned preorder of its branches:
 //      a cell that the receiver's bounding box takes whole, by the walk's
 //      criterion with a margin for float rounding, as its moments, else its
-//      children or, for a leaf, its bodies (MPI_Alltoallv);
+//      children or, for a leaf, its bodies (MPI_Alltoallv). For group walks
+//      the box also covers the shared cells where a group may mix the
+//      receiver's bodies with others' (a group's box spans all its bodies);
 //   4. the shared cells' moments from their children in slot order (the
 //      bottom-up sums of compute_octree_moments/quadrupoles, in double).
 // A body's walk then opens and takes whole exactly the cells it would in the
@@ -38,7 +40,8 @@ public:
   essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x,
                  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses,
                  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
-                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles) const override;
+                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
+                 int group_size) const override;
   nbody::BodyStates gather(nbody::BodyStates const& local) const override;
 
 private:

@@ -61,12 +61,14 @@ public:
   virtual std::int64_t sum(std::int64_t value) const = 0;
   // Collective over all ranks: x (n, 3) and masses of this rank's bodies,
   // rows their rows in the whole system; options say which cells a walk
-  // takes whole; leaf_size as the octree's.
+  // takes whole; leaf_size as the octree's; group_size of group walks (0:
+  // per-body walks).
   virtual EssentialTree
   essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x,
                  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses,
                  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
-                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles) const = 0;
+                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
+                 int group_size) const = 0;
   // Collective: every rank's bodies, ordered by row, on every rank.
   virtual BodyStates gather(BodyStates const& local) const = 0;
 };

@@ -33,6 +33,8 @@ struct PhaseTimes {
   double rebalance = 0;       // distributed runs: gathering the bodies, cutting the Morton curve anew
   std::int64_t force_evaluations = 0;
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
+  // Distributed runs, this rank: cells and bodies of other ranks in its essential trees, summed.
+  std::int64_t imported_cells = 0, imported_bodies = 0;
   // Wall time of each step (its force evaluations, kicks and drifts, fenced;
   // not the initial forces, snapshots or checkpoints).
   std::vector<double> step_seconds;
@@ -419,13 +421,15 @@ EssentialTree Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOpti
   Kokkos::deep_copy(space_, masses, masses_);
   space_.fence();
   return domain_->essential_tree(x, masses, rows_, options, configuration_.leaf_size,
-                                 options.multipole == Multipole::quadrupole);
+                                 options.multipole == Multipole::quadrupole, configuration_.group_size);
 }
 
 template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all) {
   Kokkos::Timer timer;
   EssentialTree const essential = essential_tree(configuration_.forces);
+  times_.imported_cells += essential.imported_cells;
+  times_.imported_bodies += essential.imported_bodies;
   Octree<memory_space> const tree = copy_tree(space_, essential.tree);
   PointSet<memory_space> const bodies =
       copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies");
