@@ -7,7 +7,7 @@
 #             under its own prefix, used through OPAL_PREFIX: the image's own
 #             mpirun, if any, is reported but not used (the binary links Debian's libmpi);
 #             lib/ and ompi/ may come as lib.tar.xz and ompi.tar.xz (unpacked first)
-# Weak scaling: P GPUs (one rank each) search P x 1M reference points uniform
+# Then N-body step times (below). kNN weak scaling: P GPUs (one rank each) search P x 1M reference points uniform
 # in the box [0, 100]^3 with P x 1M queries uniform in the ball of radius 50 at
 # its centre, k = 10, queries in Morton order; 1 GPU runs the plain
 # single-tree search. The 2-GPU results are compared with one GPU's on the same
@@ -102,5 +102,50 @@ t1, t2 = best("1", n), best("2", 2 * n)
 t1_2m = best("1", 2 * n)
 print(f"kNN k=10 weak scaling ({n} box/{n} sphere per GPU, best of 3 traverse_s): 1 GPU {t1:.4f} s, "
       f"2 GPUs {t2:.4f} s, efficiency {t1 / t2:.2%}; 2x on 1 GPU {t1_2m:.4f} s (speed-up of 2 GPUs {t1_2m / t2:.2f}x)")
+EOF
+
+# N-body step time (autoropes, theta 0.5, softening 0.01, dt 0.001, fixed
+# steps): weak scaling 1M bodies on 1 GPU against 2M on 2 GPUs, strong scaling
+# 4M on 1 GPU against 4M on 2 GPUs. A step is the JSON's median step
+# (seconds_per_step_median: tree or essential-tree build, moments, forces,
+# kicks and drifts) plus its share of the rebalancing (every 8 steps);
+# snapshots and checkpoints are not timed.
+steps=${TREETRAV_NBODY_STEPS:-8}
+per_gpu_bodies=${TREETRAV_NBODY_PER_GPU:-1000000}
+ncsv=$out/nbody-scaling.csv
+echo "gpus,bodies,steps,step_s,tree_build_s,forces_s,rebalance_s,wall_s" >"$ncsv"
+nbody() {
+  local gpus=$1 bodies=$2
+  local log=$out/nbody-$gpus-gpu-$bodies.log
+  timeout 240 "$mpirun" -np "$gpus" --bind-to none "$treetrav" nbody --plummer "$bodies" --seed 1 --dt 0.001 \
+    --steps "$steps" --softening 0.01 --theta 0.5 --quiet -o "$work/nbody-$gpus-$bodies" \
+    --timings "$work/nbody-$gpus-$bodies.json" >>"$log" 2>&1
+  echo "rc=$? gpus=$gpus bodies=$bodies" >>"$log"
+  python3 - "$work/nbody-$gpus-$bodies.json" "$gpus" >>"$ncsv" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+s = t["seconds"]
+step = t["seconds_per_step_median"] + s["rebalance"] / t["steps"]
+print(",".join(map(str, [sys.argv[2], t["bodies"], t["steps"], step, s["tree_build"], s["forces"], s["rebalance"],
+                         s["wall"]])))
+EOF
+  rm -rf "$work/nbody-$gpus-$bodies"
+}
+nbody 1 "$per_gpu_bodies"
+nbody 2 $((2 * per_gpu_bodies))
+nbody 1 $((4 * per_gpu_bodies))
+nbody 2 $((4 * per_gpu_bodies))
+cat "$ncsv"
+python3 - "$ncsv" "$per_gpu_bodies" <<'EOF' | tee -a "$out/summary.txt"
+import csv, sys
+n = int(sys.argv[2])
+rows = {(int(r["gpus"]), int(r["bodies"])): float(r["step_s"]) for r in csv.DictReader(open(sys.argv[1]))}
+weak1, weak2, strong1, strong2 = (rows.get(k) for k in ((1, n), (2, 2 * n), (1, 4 * n), (2, 4 * n)))
+if None in (weak1, weak2, strong1, strong2):
+    print(f"N-body: a run failed (see nbody-*.log): {rows}")
+else:
+    print(f"N-body step: {n} bodies on 1 GPU {weak1:.4f} s, {2 * n} on 2 GPUs {weak2:.4f} s (weak-scaling "
+          f"efficiency {weak1 / weak2:.2%}); {4 * n} on 1 GPU {strong1:.4f} s, on 2 GPUs {strong2:.4f} s "
+          f"(strong-scaling speed-up {strong1 / strong2:.2f}x)")
 EOF
 rm -rf "$work"

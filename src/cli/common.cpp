@@ -62,7 +62,7 @@ KokkosSession::KokkosSession(RuntimeOptions const& options, [[maybe_unused]] Ran
     ranks_ = world.size();
     if (ranks == Ranks::one && ranks_ > 1)
       throw InputError(
-          fmt::format("this subcommand runs on one MPI rank, not {} (pc, nn, knn, vp and bt run "
+          fmt::format("this subcommand runs on one MPI rank, not {} (pc, nn, knn, vp, bt and nbody run "
                       "on several): start it without mpirun -np or srun -n",
                       ranks_));
     if (threads == 0 && world.local_size() > 1)

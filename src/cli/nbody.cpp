@@ -8,6 +8,9 @@
 #include <treetrav/io/hdf5.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/run.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/nbody_domain.hpp>
+#endif
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -52,6 +55,7 @@ struct NbodyOptions {
   std::string timings;
   bool quiet = false;
   double progress_seconds = 10;
+  std::int64_t rebalance_every = 8;
   RuntimeOptions runtime;
 };
 
@@ -188,7 +192,7 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
 }
 
 void write_timings(std::string const& path, nbody::RunSettings const& settings, std::string const& strategy,
-                   int threads, nbody::RunResult const& result) {
+                   int threads, int ranks, nbody::RunResult const& result) {
   auto const& t = result.times;
   auto const& c = settings.configuration;
   std::int64_t const steps = result.last_step - result.first_step;
@@ -208,6 +212,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"backend", settings.backend},
       {"strategy", strategy},
       {"threads", threads},
+      {"ranks", ranks},
       {"dt", c.dt},
       {"theta", c.forces.theta},
       {"softening", c.forces.softening},
@@ -221,6 +226,8 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"max_bin", c.max_bin},
       {"force_evaluations", t.force_evaluations},
       {"body_forces", t.body_forces},
+      {"imported_cells", t.imported_cells},  // rank 0's essential trees (distributed runs)
+      {"imported_bodies", t.imported_bodies},
       {"sub_steps", result.sub_steps},
       {"snapshots", result.snapshots},
       {"checkpoints", result.checkpoints},
@@ -231,6 +238,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
         {"integration", t.integration},
         {"diagnostics", t.diagnostics},
         {"io", t.io},
+        {"rebalance", t.rebalance},
         {"wall", result.wall_seconds}}},
       {"seconds_per_force_evaluation",
        {{"tree_build", t.tree_build / evaluations},
@@ -259,16 +267,17 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
   }
 }
 
-void summarize(nbody::RunSettings const& settings, std::string const& strategy, nbody::RunResult const& result) {
+void summarize(nbody::RunSettings const& settings, std::string const& strategy, int ranks,
+               nbody::RunResult const& result) {
   auto const& t = result.times;
   std::int64_t const steps = result.last_step - result.first_step;
-  fmt::print("nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, strategy {}: {:.3g} "
+  fmt::print("nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, ranks {}, strategy {}: {:.3g} "
              "steps/s, median step {:.3g} ms. Tree build {:.3g} s, "
              "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} "
              "s, I/O {:.3g} s, wall "
              "{:.3g} s. Since the start: {}. Wrote {} snapshots and {} checkpoints to {}.\n",
              settings.configuration.bodies, result.first_step, result.last_step, result.time,
-             settings.backend, strategy,
+             settings.backend, ranks, strategy,
              result.wall_seconds > 0 ? steps / result.wall_seconds : 0.0, t.median_step_seconds() * 1e3,
              t.tree_build,
              t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io, result.wall_seconds,
@@ -400,6 +409,12 @@ void add_nbody_command(CLI::App& app) {
       ->check(file_name());
   command->add_flag("-q,--quiet", options->quiet, "No progress line and no per-snapshot log");
   command
+      ->add_option("--rebalance-every", options->rebalance_every,
+                   "Under mpirun: every K steps, cut the bodies' Morton curve anew by their measured costs "
+                   "(0: never)")
+      ->capture_default_str()
+      ->check(at_least(std::int64_t{0}));
+  command
       ->add_option("--progress-seconds", options->progress_seconds,
                    "Seconds between progress lines when stderr is not a terminal")
       ->capture_default_str()
@@ -431,21 +446,30 @@ void add_nbody_command(CLI::App& app) {
     settings.output.checkpoint_every = options->checkpoint_every;
     settings.output.checkpoint_seconds = options->checkpoint_seconds;
     settings.last_step = options->steps;
-    settings.warn = warn;
     std::string const& directory = settings.output.directory;
     check_timings(options->timings, directory);
-    KokkosSession session(options->runtime);
+    KokkosSession session(options->runtime, Ranks::many);
     settings.backend = to_string(session.backend());
-    nbody::Progress progress(stderr, !options->quiet, options->progress_seconds);
+    // Under mpirun every rank makes the same checks; rank 0 speaks and writes.
+    bool const speaks = session.prints();
+    settings.warn = speaks ? warn : [](std::string const&) {};
+    settings.rebalance_every = options->rebalance_every;
+#ifdef TREETRAV_ENABLE_MPI
+    if (session.ranks() > 1)
+      settings.domain = std::make_shared<distributed::NbodyDomain>(distributed::Communicator{});
+#endif
+    nbody::Progress progress(stderr, !options->quiet && speaks, options->progress_seconds);
 
     // A restart continues from the newest complete checkpoint; without one (a
     // run killed before its first checkpoint was complete) it starts from the
     // initial conditions, which must then be given again, as a fresh run does.
     std::optional<nbody::Checkpoint> checkpoint;
     if (restarting) {
-      if (int const removed = nbody::remove_abandoned_temporaries(directory); removed > 0)
+      if (!speaks) {
+      } else if (int const removed = nbody::remove_abandoned_temporaries(directory); removed > 0) {
         warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
-      checkpoint = nbody::read_latest_checkpoint(directory, warn);
+      }
+      checkpoint = nbody::read_latest_checkpoint(directory, settings.warn);
       if (!checkpoint &&
           (given.dt->count() == 0 || (given.ics->count() == 0 && given.plummer->count() == 0)))
         throw InputError(
@@ -462,12 +486,13 @@ void add_nbody_command(CLI::App& app) {
     if (checkpoint) {
       require_same_trajectory(*options, given, *checkpoint);
       if (checkpoint->backend != settings.backend)
-        warn(fmt::format(
+        settings.warn(fmt::format(
             "the checkpoint was written on backend {}: continuing on {} is valid but rounds "
             "differently from an uninterrupted run",
             checkpoint->backend, settings.backend));
       if (options->steps <= checkpoint->step) {
-        fmt::print(
+        if (speaks)
+          fmt::print(
             "nbody: the checkpoint in {} is at step {}, at or beyond --steps {}: nothing to do.\n",
             directory, checkpoint->step, options->steps);
         return;
@@ -494,11 +519,12 @@ void add_nbody_command(CLI::App& app) {
       result = run(session.backend(), strategy, settings, &initial_conditions, nullptr, progress);
     }
     std::string const strategy_name = std::visit([](auto tag) { return std::string(decltype(tag)::name); }, strategy);
-    summarize(settings, strategy_name, result);
+    if (!speaks) return;
+    summarize(settings, strategy_name, session.ranks(), result);
     if (!options->timings.empty())
       write_timings(options->timings, settings, strategy_name,
                     dispatch_backend(session.backend(), [](auto const& space) { return space.concurrency(); }),
-                    result);
+                    session.ranks(), result);
   });
 }
 

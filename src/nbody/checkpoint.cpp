@@ -26,6 +26,8 @@ constexpr char const ids[] = "/Checkpoint/ParticleIDs";
 constexpr char const accelerations[] = "/Checkpoint/Accelerations";
 constexpr char const bins[] = "/Checkpoint/TimeBins";
 constexpr char const types[] = "/Checkpoint/ParticleTypes";  // absent: all PartType1
+constexpr char const domains[] = "/Checkpoint/Domains";        // distributed runs: each body's rank
+constexpr char const costs[] = "/Checkpoint/InteractionCosts";  // distributed runs: its last walk's interactions
 constexpr char const format[] = "treetrav nbody checkpoint";
 constexpr double format_version = 2;  // 2: time bins, multipole, opening, group size
 
@@ -70,6 +72,7 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
         .set("step", static_cast<double>(checkpoint.step))
         .set("time", state.time)
         .set("backend", checkpoint.backend);
+    if (checkpoint.domains.extent(0) == n) header.set("ranks", static_cast<double>(checkpoint.ranks));
     out.write_metadata(group, header);
     out.write_metadata(configuration_group, to_metadata(checkpoint.configuration));
     io::Metadata initial;
@@ -83,6 +86,10 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
     std::vector<std::int32_t> const wide_bins(checkpoint.bins.data(), checkpoint.bins.data() + n);
     out.write(bins, {n}, wide_bins.data());
     if (state.types.extent(0) == n) io::detail::write_vector(out, types, state.types);
+    if (checkpoint.domains.extent(0) == n) {
+      io::detail::write_vector(out, domains, checkpoint.domains);
+      io::detail::write_vector(out, costs, checkpoint.costs);
+    }
   });
 }
 
@@ -144,6 +151,18 @@ Checkpoint read_checkpoint(std::string const& path) {
   checkpoint.bins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Checkpoint::bins"), n);
   for (hsize_t i = 0; i < n; ++i) checkpoint.bins(i) = static_cast<std::int8_t>(bin.values[i]);
+  if (in.exists(domains)) {
+    checkpoint.ranks = static_cast<int>(detail::required_number(header, "ranks", path));
+    auto const domain = in.read<std::int32_t>(domains, 1);
+    io::detail::require_rows(in, domains, domain, n, coordinates);
+    for (auto const r : domain.values)
+      if (r < 0 || r >= checkpoint.ranks)
+        in.fail(domains, fmt::format("holds rank {}, outside [0, {})", r, checkpoint.ranks));
+    auto const cost = in.read<Index>(costs, 1);
+    io::detail::require_rows(in, costs, cost, n, coordinates);
+    checkpoint.domains = io::detail::to_vector(domain, "treetrav::nbody::Checkpoint::domains");
+    checkpoint.costs = io::detail::to_vector(cost, "treetrav::nbody::Checkpoint::costs");
+  }
   return checkpoint;
 }
 

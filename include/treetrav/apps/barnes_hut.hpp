@@ -316,6 +316,33 @@ struct Acceleration {
   }
 };
 
+// The acceleration and the number of interactions it summed (cells taken
+// whole and bodies of opened leaves): each body's measured cost, which
+// distributed N-body runs balance. The same float sums as Acceleration.
+template <class MemorySpace>
+struct CountedAcceleration {
+  struct state_type {
+    typename Acceleration<MemorySpace>::state_type acceleration;
+    Index interactions;
+  };
+  Acceleration<MemorySpace> acceleration;
+  Kokkos::View<Index*, MemorySpace> costs;
+
+  KOKKOS_FUNCTION void initialize(state_type& s) const {
+    acceleration.initialize(s.acceleration);
+    s.interactions = 0;
+  }
+  template <class Source>
+  KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3], Source const& source) const {
+    acceleration.add(s.acceleration, dx, source);
+    ++s.interactions;
+  }
+  KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
+    acceleration.finalize(body, s.acceleration);
+    costs(body) = s.interactions;
+  }
+};
+
 // The walk of `interaction` over `tree` with `options`: its cells packed for
 // this opening angle and order (the one place both are read).
 template <Multipole Order, class ExecutionSpace, class MemorySpace, class Interaction>
@@ -391,6 +418,30 @@ void compute_barnes_hut_accelerations(
   auto const run = [&](auto walk) {
     traverse(space, tree.topology, walk, strategy, order, metrics);
   };
+  if (options.multipole == Multipole::quadrupole)
+    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates,
+                                                            options, interaction, active_bodies));
+  else
+    run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
+                                                          interaction, active_bodies));
+}
+
+// compute_barnes_hut_accelerations that also writes each walked body's number
+// of interactions into `costs` (bodies).
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+void compute_barnes_hut_accelerations_and_costs(
+    ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+    PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
+    Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
+  detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
+  if (accelerations.extent(0) != std::size_t(bodies.size()) || accelerations.extent(1) != 3 ||
+      costs.extent(0) != std::size_t(bodies.size()))
+    throw std::invalid_argument("Barnes-Hut: accelerations must be (bodies, 3), costs (bodies)");
+  detail::CountedAcceleration<MemorySpace> const interaction{
+      {options.softening * options.softening, options.gravity, accelerations}, costs};
+  auto const run = [&](auto walk) { traverse(space, tree.topology, walk, strategy, order); };
   if (options.multipole == Multipole::quadrupole)
     run(detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates,
                                                             options, interaction, active_bodies));

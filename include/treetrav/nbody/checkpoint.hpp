@@ -28,12 +28,20 @@ struct Checkpoint {
   Diagnostics initial;  // what drifts are measured from
   Configuration configuration;
   std::string backend;  // the rounding of another backend differs: a restart warns
+  // Distributed runs: the rank holding each body and its interactions in its
+  // last force evaluation (a restart on as many ranks keeps the decomposition;
+  // on another count it cuts the Morton curve by these weights). Extent 0: none.
+  int ranks = 1;
+  Kokkos::View<std::int32_t*, Kokkos::HostSpace> domains;
+  Kokkos::View<Index*, Kokkos::HostSpace> costs;
 };
 
 // Layout: /Checkpoint (attributes format, format_version, step, time, backend)
 // with datasets Coordinates, Velocities (n, 3) double, Masses (n) double,
 // ParticleIDs (n) int64, Accelerations (n, 3) float, TimeBins (n) int32,
-// ParticleTypes (n) int32 (only when not all bodies are PartType1);
+// ParticleTypes (n) int32 (only when not all bodies are PartType1); from
+// distributed runs Domains (n) int32 and InteractionCosts (n) int32 with the
+// attribute ranks;
 // /Checkpoint/Configuration
 // and /Checkpoint/InitialDiagnostics hold their structs as attributes.
 // Written atomically like every file (io::output_target; test hook:

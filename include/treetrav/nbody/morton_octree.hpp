@@ -85,6 +85,30 @@ struct RootCube {
   double side;
 };
 
+// The cube around the box [lo, hi] (distributed runs: of every rank's bodies).
+inline RootCube cube_around(Coordinate const (&lo)[3], Coordinate const (&hi)[3]) {
+  double half = 0;
+  for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (double(hi[k]) - lo[k]));
+  half = half > 0 ? half * (1 + 1e-6) : 1.0;
+  RootCube cube{};
+  for (int k = 0; k < 3; ++k) cube.corner[k] = 0.5 * (double(lo[k]) + hi[k]) - half;
+  cube.side = 2 * half;
+  return cube;
+}
+
+// The Morton code of the finest cell of `cube` holding x (clamped into the cube).
+KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinate x0, Coordinate x1, Coordinate x2) {
+  double const cells_per_side = double(std::uint64_t(1) << morton_levels);
+  Coordinate const x[3] = {x0, x1, x2};
+  std::uint64_t code = 0;
+  for (int k = 0; k < 3; ++k) {
+    double const cell = (double(x[k]) - cube.corner[k]) / cube.side * cells_per_side;
+    double const clamped = cell < 0 ? 0 : (cell > cells_per_side - 1 ? cells_per_side - 1 : cell);
+    code |= spread_by_3(static_cast<std::uint64_t>(clamped)) << k;
+  }
+  return code;
+}
+
 template <class ExecutionSpace, class Coordinates>
 RootCube root_cube([[maybe_unused]] ExecutionSpace const& space, Coordinates const& x) {
   static_assert(std::is_same_v<typename Coordinates::array_layout, Kokkos::LayoutLeft>, "columns must be contiguous");
@@ -107,13 +131,7 @@ RootCube root_cube([[maybe_unused]] ExecutionSpace const& space, Coordinates con
       hi[k] = *mx;
     }
   }
-  double half = 0;
-  for (int k = 0; k < 3; ++k) half = std::max(half, 0.5 * (double(hi[k]) - lo[k]));
-  half = half > 0 ? half * (1 + 1e-6) : 1.0;
-  RootCube cube{};
-  for (int k = 0; k < 3; ++k) cube.corner[k] = 0.5 * (double(lo[k]) + hi[k]) - half;
-  cube.side = 2 * half;
-  return cube;
+  return cube_around(lo, hi);
 }
 
 // Sorts `codes` and carries `order` (initially the identity) along; equal
@@ -285,16 +303,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   // Room for 1.5 n nodes: a Plummer sphere at leaf size 8 needs about 0.4 n.
   detail::OctreeNodes<MemorySpace> nodes(
       space, static_cast<Index>(std::min<std::int64_t>(std::int64_t(n) * 3 / 2 + 64, std::numeric_limits<Index>::max())));
-  double const cells_per_side = double(std::uint64_t(1) << detail::morton_levels);
   Kokkos::parallel_for(
       "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-        std::uint64_t code = 0;
-        for (int k = 0; k < 3; ++k) {
-          double const cell = (double(x(i, k)) - cube.corner[k]) / cube.side * cells_per_side;
-          double const clamped = cell < 0 ? 0 : (cell > cells_per_side - 1 ? cells_per_side - 1 : cell);
-          code |= detail::spread_by_3(static_cast<std::uint64_t>(clamped)) << k;
-        }
-        codes(i) = code;
+        codes(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2));
         order(i) = i;
         if (i == 0) {  // the root: all bodies
           nodes.parent(0) = -1;
@@ -450,23 +461,34 @@ struct OctreeQuadrupoleLevel {
       // Parallel axes: the child's moments about its own centre c', shifted by s = c' - c.
       for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot) {
         Index const child = tree.topology.child(node, slot);
-        SecondMoments const& m = moments(child);
         double const s[3] = {tree.center_of_mass(child, 0) - c[0], tree.center_of_mass(child, 1) - c[1],
                              tree.center_of_mass(child, 2) - c[2]};
-        add_point_mass(sum, m.mass, s);
-        for (int k = 0; k < 3; ++k) sum.dipole[k] += m.dipole[k];
-        sum.second[0] += m.second[0] + 2 * s[0] * m.dipole[0];
-        sum.second[1] += m.second[1] + 2 * s[1] * m.dipole[1];
-        sum.second[2] += m.second[2] + 2 * s[2] * m.dipole[2];
-        sum.second[3] += m.second[3] + s[0] * m.dipole[1] + s[1] * m.dipole[0];
-        sum.second[4] += m.second[4] + s[0] * m.dipole[2] + s[2] * m.dipole[0];
-        sum.second[5] += m.second[5] + s[1] * m.dipole[2] + s[2] * m.dipole[1];
+        add_child(sum, moments(child), s);
       }
     }
     moments(node) = sum;
+    Coordinate q[6];
+    traceless(sum, q);
+    for (int k = 0; k < 6; ++k) tree.quadrupole(node, k) = q[k];
+  }
+
+  // A child's moments m about its own centre c', shifted by s = c' - c.
+  KOKKOS_FUNCTION static void add_child(SecondMoments& sum, SecondMoments const& m, double const (&s)[3]) {
+    add_point_mass(sum, m.mass, s);
+    for (int k = 0; k < 3; ++k) sum.dipole[k] += m.dipole[k];
+    sum.second[0] += m.second[0] + 2 * s[0] * m.dipole[0];
+    sum.second[1] += m.second[1] + 2 * s[1] * m.dipole[1];
+    sum.second[2] += m.second[2] + 2 * s[2] * m.dipole[2];
+    sum.second[3] += m.second[3] + s[0] * m.dipole[1] + s[1] * m.dipole[0];
+    sum.second[4] += m.second[4] + s[0] * m.dipole[2] + s[2] * m.dipole[0];
+    sum.second[5] += m.second[5] + s[1] * m.dipole[2] + s[2] * m.dipole[1];
+  }
+
+  // The packed traceless quadrupole of second moments.
+  KOKKOS_FUNCTION static void traceless(SecondMoments const& sum, Coordinate (&q)[6]) {
     double const trace = sum.second[0] + sum.second[1] + sum.second[2];
-    for (int k = 0; k < 3; ++k) tree.quadrupole(node, k) = static_cast<Coordinate>(3 * sum.second[k] - trace);
-    for (int k = 3; k < 6; ++k) tree.quadrupole(node, k) = static_cast<Coordinate>(3 * sum.second[k]);
+    for (int k = 0; k < 3; ++k) q[k] = static_cast<Coordinate>(3 * sum.second[k] - trace);
+    for (int k = 3; k < 6; ++k) q[k] = static_cast<Coordinate>(3 * sum.second[k]);
   }
 };
 

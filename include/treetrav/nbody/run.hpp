@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace treetrav::nbody {
@@ -39,6 +41,12 @@ struct RunSettings {
   std::int64_t last_step = 0;
   std::string backend;  // recorded in snapshots and checkpoints
   std::function<void(std::string const&)> warn = [](std::string const&) {};
+  // Distributed runs (none: one process): each rank integrates its share of
+  // the bodies; every `rebalance_every` steps (0: never) the ranks cut the
+  // Morton curve anew by the bodies' measured costs. Snapshots and
+  // checkpoints hold all bodies in their rows, written by rank 0.
+  std::shared_ptr<Domain const> domain;
+  std::int64_t rebalance_every = 8;
 };
 
 struct RunResult {
@@ -60,10 +68,18 @@ namespace detail {
 template <class ExecutionSpace, class Strategy>
 class RunLoop {
  public:
-  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, io::Snapshot const& state,
+  // `all`: every body (a distributed run's rank takes its share).
+  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, BodyStates const& all,
           std::int64_t step, Progress& progress)
-      : settings_(settings), simulation_(space, strategy, settings.configuration, state, step), progress_(progress) {
+      : settings_(settings), space_(space), strategy_(strategy), progress_(progress) {
     result_.first_step = step;
+    if (Domain const* domain = settings.domain.get()) {
+      local_ = domain_of(all, domain->rank(), domain->ranks());
+      simulation_.emplace(space, strategy, settings.configuration, local_, step, settings.domain);
+    } else {
+      local_ = all;
+      simulation_.emplace(space, strategy, settings.configuration, local_.state, step);
+    }
   }
 
   // Step 0 of a fresh run: its forces and diagnostics (the reference of the
@@ -71,11 +87,12 @@ class RunLoop {
   // leaves nothing; then the run directory, the first checkpoint and the first
   // snapshot.
   void start() {
-    simulation_.compute_accelerations();
+    simulation_->compute_accelerations();
     Measured first = measure(nullptr);
-    if (int const removed = prepare_fresh_directory(settings_.output.directory); removed > 0)
-      settings_.warn(
-          fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
+    on_rank_zero([&] {
+      if (int const removed = prepare_fresh_directory(settings_.output.directory); removed > 0)
+        settings_.warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
+    });
     result_.initial = first.now;
     write_checkpoint();
     write_snapshot(first);
@@ -88,23 +105,25 @@ class RunLoop {
     result_.initial = checkpoint.initial;
     if (checkpoint.step == 0 &&
         !std::filesystem::exists(snapshot_path(settings_.output.directory, 0))) {
-      simulation_.compute_accelerations();
+      simulation_->compute_accelerations();
       write_snapshot(measure(nullptr));
     }
     // The next kick's accelerations and the bins as checkpointed (at step 0
     // the same bits as those just computed).
-    simulation_.set_accelerations(checkpoint.accelerations);
-    simulation_.set_bins(checkpoint.bins);
+    simulation_->set_accelerations(local_.accelerations);
+    simulation_->set_bins(local_.bins);
   }
 
   RunResult advance() {
     OutputOptions const& output = settings_.output;
     std::int64_t const last_step = settings_.last_step;
-    progress_.begin(simulation_.current_step(), last_step);
-    while (simulation_.current_step() < last_step) {
-      std::int64_t const step = simulation_.current_step() + 1;
+    progress_.begin(simulation_->current_step(), last_step);
+    while (simulation_->current_step() < last_step) {
+      std::int64_t const step = simulation_->current_step() + 1;
       try {
-        simulation_.step();
+        if (settings_.domain && settings_.rebalance_every > 0 && (step - 1) % settings_.rebalance_every == 0)
+          rebalance();
+        simulation_->step();
         bool const last = step == last_step;
         if (last || (output.snapshot_every > 0 && step % output.snapshot_every == 0))
           write_snapshot(measure(&result_.initial));
@@ -115,7 +134,7 @@ class RunLoop {
              since_checkpoint_.seconds() >= output.checkpoint_seconds);
         if (last || checkpoint_due)
           write_checkpoint();
-        progress_.update(step, simulation_.time());
+        progress_.update(step, simulation_->time());
       } catch (InputError const& failure) {
         // Divergence (or a failed write): what is complete stays, and the message says so.
         throw InputError(
@@ -124,11 +143,11 @@ class RunLoop {
                         failure.what(), settings_.output.directory, step));
       }
     }
-    progress_.finish(simulation_.current_step(), simulation_.time());
-    result_.last_step = simulation_.current_step();
-    result_.time = simulation_.time();
-    result_.times = simulation_.times();
-    result_.sub_steps = simulation_.sub_steps();
+    progress_.finish(simulation_->current_step(), simulation_->time());
+    result_.last_step = simulation_->current_step();
+    result_.time = simulation_->time();
+    result_.times = simulation_->times();
+    result_.sub_steps = sub_steps_before_ + simulation_->sub_steps();
     result_.wall_seconds = wall_.seconds();
     return result_;
   }
@@ -144,15 +163,17 @@ class RunLoop {
    // The current state with potentials and its diagnostics, their drift from
    // `initial` (none: this state is the reference) in the snapshot's metadata.
    Measured measure(Diagnostics const* initial) {
-     std::int64_t const step = simulation_.current_step();
-     Measured measured{simulation_.state(true), {}, {}};
+     std::int64_t const step = simulation_->current_step();
+     Measured measured{settings_.domain ? settings_.domain->gather(simulation_->bodies(true)).state
+                                        : simulation_->state(true),
+                       {}, {}};
      Kokkos::Timer timer;
      measured.now = nbody::measure(measured.snapshot);
      if (!measured.now.finite())
        throw InputError(fmt::format(
            "step {} (t = {:g}): the energy or momentum is not finite (bodies at one point "
            "without --softening, or the integration diverged); nothing written for this step",
-           step, simulation_.time()));
+           step, simulation_->time()));
      if (initial != nullptr)
        measured.change = drift(*initial, measured.now);
      io::Metadata& metadata = measured.snapshot.metadata;
@@ -166,16 +187,16 @@ class RunLoop {
               initial != nullptr ? initial->total_energy() : measured.now.total_energy());
      add_to_metadata(metadata, measured.now);
      add_to_metadata(metadata, measured.change);
-     simulation_.times().diagnostics += timer.seconds();
+     simulation_->times().diagnostics += timer.seconds();
      return measured;
    }
 
    void write_snapshot(Measured const& measured) {
-     std::int64_t const step = simulation_.current_step();
+     std::int64_t const step = simulation_->current_step();
      Kokkos::Timer timer;
      std::string const path = snapshot_path(settings_.output.directory, step);
-     io::write_snapshot(path, measured.snapshot);
-     simulation_.times().io += timer.seconds();
+     on_rank_zero([&] { io::write_snapshot(path, measured.snapshot); });
+     simulation_->times().io += timer.seconds();
      ++result_.snapshots;
      result_.final = measured.now;
      result_.drift = measured.change;
@@ -186,23 +207,74 @@ class RunLoop {
 
   void write_checkpoint() {
     Checkpoint checkpoint;
-    checkpoint.step = simulation_.current_step();
-    checkpoint.state = simulation_.state(false);
-    checkpoint.accelerations = simulation_.host_accelerations();
-    checkpoint.bins = simulation_.host_bins();
+    checkpoint.step = simulation_->current_step();
+    if (Domain const* domain = settings_.domain.get()) {
+      Kokkos::Timer timer;
+      BodyStates const all = domain->gather(simulation_->bodies());
+      simulation_->times().io += timer.seconds();
+      checkpoint.state = all.state;
+      checkpoint.accelerations = all.accelerations;
+      checkpoint.bins = all.bins;
+      checkpoint.ranks = domain->ranks();
+      checkpoint.domains = all.domains;
+      checkpoint.costs = all.costs;
+    } else {
+      checkpoint.state = simulation_->state(false);
+      checkpoint.accelerations = simulation_->host_accelerations();
+      checkpoint.bins = simulation_->host_bins();
+    }
     checkpoint.initial = result_.initial;
     checkpoint.configuration = settings_.configuration;
     checkpoint.backend = settings_.backend;
     Kokkos::Timer timer;
-    nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step), checkpoint);
-    remove_old_checkpoints(settings_.output.directory, OutputOptions::checkpoints_kept);
-    simulation_.times().io += timer.seconds();
+    on_rank_zero([&] {
+      nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step), checkpoint);
+      remove_old_checkpoints(settings_.output.directory, OutputOptions::checkpoints_kept);
+    });
+    simulation_->times().io += timer.seconds();
     ++result_.checkpoints;
     since_checkpoint_.reset();
   }
 
+  // Every rank gathers all bodies and takes its share of the Morton curve,
+  // cut by the costs of their last force evaluation.
+  void rebalance() {
+    Domain const& domain = *settings_.domain;
+    Kokkos::Timer timer;
+    BodyStates all = domain.gather(simulation_->bodies());
+    all.domains = {};
+    local_ = domain_of(all, domain.rank(), domain.ranks());
+    PhaseTimes const times = simulation_->times();
+    std::int64_t const step = simulation_->current_step();
+    sub_steps_before_ += simulation_->sub_steps();
+    simulation_.reset();
+    simulation_.emplace(space_, strategy_, settings_.configuration, local_, step, settings_.domain);
+    simulation_->times() = times;
+    simulation_->times().rebalance += timer.seconds();
+  }
+
+  // `write` on rank 0 of a distributed run (else on the one process); when it
+  // fails there, every rank fails.
+  template <class Write>
+  void on_rank_zero(Write const& write) {
+    Domain const* domain = settings_.domain.get();
+    if (domain == nullptr) return write();
+    std::string failure;
+    if (domain->rank() == 0) try {
+        write();
+      } catch (InputError const& e) {
+        failure = e.what();
+      }
+    if (domain->sum(failure.empty() ? 0 : 1) > 0)
+      throw InputError(domain->rank() == 0 ? failure : "rank 0 failed to write the run's files");
+  }
+
   RunSettings settings_;
-  Simulation<ExecutionSpace, Strategy> simulation_;
+  ExecutionSpace space_;
+  Strategy strategy_;
+  BodyStates local_;  // this rank's bodies as the run (or the last rebalance) began
+  std::optional<Simulation<ExecutionSpace, Strategy>> simulation_;
+  std::int64_t sub_steps_before_ = 0;  // of the simulations before the last rebalance
   Progress& progress_;
   RunResult result_;
   Kokkos::Timer wall_;
@@ -217,7 +289,8 @@ class RunLoop {
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                                       io::Snapshot const& initial_conditions, Progress& progress) {
-  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, initial_conditions, 0, progress);
+  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, all_bodies_of(initial_conditions), 0,
+                                                 progress);
   loop.start();
   return loop.advance();
 }
@@ -227,8 +300,15 @@ RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy stra
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_checkpoint(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                               Checkpoint const& checkpoint, Progress& progress) {
-  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, checkpoint.state, checkpoint.step,
-                                                 progress);
+  BodyStates all = all_bodies_of(checkpoint.state);
+  all.accelerations = checkpoint.accelerations;
+  all.bins = checkpoint.bins;
+  if (checkpoint.domains.extent(0) == checkpoint.state.size()) {
+    all.domains = checkpoint.domains;
+    all.domain_ranks = checkpoint.ranks;
+    all.costs = checkpoint.costs;
+  }
+  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, all, checkpoint.step, progress);
   loop.resume(checkpoint);
   return loop.advance();
 }

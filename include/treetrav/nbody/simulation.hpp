@@ -4,6 +4,7 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/configuration.hpp>
+#include <treetrav/nbody/domain.hpp>
 #include <treetrav/nbody/morton_octree.hpp>
 #include <treetrav/nbody/potential.hpp>
 
@@ -29,8 +30,11 @@ struct PhaseTimes {
   double integration = 0;     // kicks, drifts, time bins
   double diagnostics = 0;     // potentials for the snapshots
   double io = 0;              // device-to-host copies and snapshot/checkpoint writes
+  double rebalance = 0;       // distributed runs: gathering the bodies, cutting the Morton curve anew
   std::int64_t force_evaluations = 0;
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
+  // Distributed runs, this rank: cells and bodies of other ranks in its essential trees, summed.
+  std::int64_t imported_cells = 0, imported_bodies = 0;
   // Wall time of each step (its force evaluations, kicks and drifts, fenced;
   // not the initial forces, snapshots or checkpoints).
   std::vector<double> step_seconds;
@@ -204,6 +208,19 @@ struct InitialBins {
   }
 };
 
+// The forces (and costs) of the walked bodies, rows 0..n-1 of the essential tree's.
+template <class Accelerations, class Costs, class Marked>
+struct KeepForces {
+  Accelerations from, into;
+  Costs costs_from, costs_into;
+  Marked walked;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    if (!walked(i)) return;
+    for (int k = 0; k < 3; ++k) into(i, k) = from(i, k);
+    costs_into(i) = costs_from(i);
+  }
+};
+
 }  // namespace detail
 
 // The state of an N-body system on an execution space, advanced by
@@ -214,6 +231,11 @@ struct InitialBins {
 // each drifting every body to the next time a step ends, and only the bodies
 // whose step ends are kicked and have their forces evaluated (on a tree of
 // all bodies); at the end of a base step every body is synchronised.
+//
+// With a Domain (a distributed run) the state is this rank's bodies: the
+// forces walk the rank's locally essential tree (Domain::essential_tree,
+// built on the host and copied to the execution space), and the next step
+// end and the divergence counts are agreed over all ranks.
 //
 // Every operation is a pure function of the state: the octree is rebuilt from
 // the positions alone, each body's forces are summed in tree order (a group
@@ -238,6 +260,10 @@ class Simulation {
   // block steps, set_bins() after set_accelerations()).
   Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
              io::Snapshot const& state, std::int64_t step);
+  // A rank's share `bodies` of a distributed run on `domain`, with their
+  // accelerations, bins and costs (set_accelerations() and set_bins() are done).
+  Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
+             BodyStates const& bodies, std::int64_t step, std::shared_ptr<Domain const> domain);
 
   // Rebuilds the octree over the current positions and evaluates the forces
   // of every body; with block steps, also sets every body's bin from them.
@@ -262,6 +288,8 @@ class Simulation {
   io::Snapshot state(bool with_potentials);
   HostAccelerations host_accelerations();
   HostBins host_bins();
+  // The state with everything that moves with a body between ranks.
+  BodyStates bodies(bool with_potentials = false);
 
  private:
   // Throws InputError unless 1 <= bodies <= the largest Index.
@@ -275,6 +303,12 @@ class Simulation {
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
   // The forces of the active bodies (all when `active_count` is the size).
   void evaluate_forces(Index active_count);
+  // The same over the locally essential tree of a distributed run.
+  void evaluate_distributed_forces(bool all);
+  // The essential tree of this rank's float bodies for `options`.
+  EssentialTree essential_tree(BarnesHutOptions const& options);
+  // Summed over the ranks of a distributed run.
+  std::int64_t total(std::int64_t value) const { return domain_ ? domain_->sum(value) : value; }
   // One sub-step from tick `now` to the next step end; returns its tick.
   std::int64_t sub_step(std::int64_t now);
   // Never an alias (the state moves on); uninitialised, so that a Serial run
@@ -302,6 +336,9 @@ class Simulation {
   Kokkos::View<Index*, memory_space> active_list_;    // the same, in tree order
   Octree<memory_space> tree_;                         // of the last force evaluation
   PhaseTimes times_;
+  std::shared_ptr<Domain const> domain_;                 // none: one process
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows_;  // distributed: the bodies' rows in the system
+  Kokkos::View<Index*, memory_space> costs_;             // distributed: interactions of the last walk
 };
 
 template <class ExecutionSpace, class Strategy>
@@ -363,7 +400,91 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
 }
 
 template <class ExecutionSpace, class Strategy>
+Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, Strategy strategy,
+                                                 Configuration const& configuration, BodyStates const& bodies,
+                                                 std::int64_t step, std::shared_ptr<Domain const> domain)
+    : Simulation(space, strategy, configuration, bodies.state, step) {
+  domain_ = std::move(domain);
+  rows_ = bodies.rows;
+  costs_ = Kokkos::create_mirror_view_and_copy(space_, bodies.costs);
+  set_accelerations(bodies.accelerations);
+  set_bins(bodies.bins);
+}
+
+template <class ExecutionSpace, class Strategy>
+EssentialTree Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOptions const& options) {
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::host_bodies"), size(), 3);
+  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::host_masses"), size());
+  Kokkos::deep_copy(space_, x, bodies_.coordinates);
+  Kokkos::deep_copy(space_, masses, masses_);
+  space_.fence();
+  return domain_->essential_tree(x, masses, rows_, options, configuration_.leaf_size,
+                                 options.multipole == Multipole::quadrupole, configuration_.group_size);
+}
+
+template <class ExecutionSpace, class Strategy>
+void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all) {
+  Kokkos::Timer timer;
+  EssentialTree const essential = essential_tree(configuration_.forces);
+  times_.imported_cells += essential.imported_cells;
+  times_.imported_bodies += essential.imported_bodies;
+  Octree<memory_space> const tree = copy_tree(space_, essential.tree);
+  PointSet<memory_space> const bodies =
+      copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies");
+  space_.fence();
+  times_.tree_build += timer.seconds();
+  timer.reset();
+  // The work items: this rank's active bodies in tree order (per-body walks),
+  // or every tree position with this rank's active bodies marked (group walks).
+  Index const rows = essential.bodies.size();
+  auto const active = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, active_);
+  Kokkos::View<Index*, Kokkos::HostSpace> order(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_order"),
+      std::is_same_v<Strategy, GroupWalk> ? essential.tree.points.size() : size());
+  Kokkos::View<std::uint8_t*, Kokkos::HostSpace> marked("treetrav::nbody::Simulation::essential_active", rows);
+  for (Index i = 0; i < size(); ++i) marked(i) = all || active(i) ? 1 : 0;
+  Index listed = 0;
+  if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+    Kokkos::deep_copy(order, essential.tree.points.original_index);
+    listed = essential.tree.points.size();
+  } else {
+    for (Index j = 0; j < size(); ++j)
+      if (marked(essential.local_order(j))) order(listed++) = essential.local_order(j);
+  }
+  auto const order_here =
+      Kokkos::create_mirror_view_and_copy(space_, Kokkos::subview(order, std::make_pair(Index(0), listed)));
+  auto const marked_here = Kokkos::create_mirror_view_and_copy(space_, marked);
+  Accelerations accelerations(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_accelerations"),
+      rows, 3);
+  Kokkos::View<Index*, memory_space> costs(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_costs"), rows);
+  compute_barnes_hut_accelerations_and_costs(space_, tree, bodies, configuration_.forces, strategy_, accelerations,
+                                             costs, Kokkos::View<Index const*, memory_space>(order_here),
+                                             Kokkos::View<std::uint8_t const*, memory_space>(marked_here));
+  // Rows 0..n-1 of the essential tree's bodies are this rank's.
+  Kokkos::parallel_for("treetrav::nbody::Simulation::keep_forces",
+                       Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                       detail::KeepForces<Accelerations, Kokkos::View<Index*, memory_space>, decltype(marked_here)>{
+                           accelerations, accelerations_, costs, costs_, marked_here});
+  space_.fence();
+  times_.forces += timer.seconds();
+}
+
+template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
+  if (accelerations_.extent(0) != std::size_t(size()))
+    accelerations_ = Accelerations(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::accelerations"), size(),
+        3);
+  if (domain_) {
+    evaluate_distributed_forces(active_count == size());
+    ++times_.force_evaluations;
+    times_.body_forces += active_count;
+    return;
+  }
   Kokkos::Timer timer;
   auto built = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size);
   space_.fence();
@@ -375,10 +496,6 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
   space_.fence();
   times_.center_of_mass += timer.seconds();
   timer.reset();
-  if (accelerations_.extent(0) != std::size_t(size()))
-    accelerations_ = Accelerations(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::accelerations"), size(),
-        3);
   bool const all = active_count == size();
   Kokkos::View<std::uint8_t const*, memory_space> active;
   // Bodies in tree (Morton) order: neighbouring work items walk similar paths.
@@ -442,6 +559,7 @@ std::int64_t Simulation<ExecutionSpace, Strategy>::sub_step(std::int64_t now) {
   else
     Kokkos::parallel_reduce("treetrav::nbody::Simulation::next_event", Policy(space_, 0, size()),
                             detail::NextEvent<Bins>{bins_, timeline_, now}, Kokkos::Min<std::int64_t>(next));
+  if (domain_) next = domain_->min(next);
   Index non_finite = 0;
   Kokkos::parallel_reduce(
       "treetrav::nbody::Simulation::kick_drift", Policy(space_, 0, size()),
@@ -450,7 +568,7 @@ std::int64_t Simulation<ExecutionSpace, Strategy>::sub_step(std::int64_t now) {
           double(next - now) * timeline_.tick},
       non_finite);
   times_.integration += timer.seconds();
-  check_finite(non_finite, "position (or one beyond the float range)");
+  check_finite(total(non_finite), "position (or one beyond the float range)");
   timer.reset();
   Index active_count = size();
   if (timeline_.max_bin > 0)
@@ -470,7 +588,7 @@ std::int64_t Simulation<ExecutionSpace, Strategy>::sub_step(std::int64_t now) {
           double(configuration_.forces.softening)},
       non_finite);
   times_.integration += timer.seconds();
-  check_finite(non_finite, "acceleration or velocity");
+  check_finite(total(non_finite), "acceleration or velocity");
   ++sub_steps_;
   return next;
 }
@@ -493,7 +611,8 @@ void Simulation<ExecutionSpace, Strategy>::check_finite(Index non_finite, char c
     throw InputError(fmt::format(
         "step {} (t = {:g}): {} of {} bodies got a non-finite {}; the integration diverged (--dt too large "
         "for --softening {:g}, or bodies at one point without softening); nothing of this step was written",
-        step_ + 1, configuration_.time_at(step_ + 1), non_finite, size(), what, configuration_.forces.softening));
+        step_ + 1, configuration_.time_at(step_ + 1), non_finite, total(size()), what,
+        configuration_.forces.softening));
 }
 
 template <class ExecutionSpace, class Strategy>
@@ -508,10 +627,25 @@ template <class ExecutionSpace, class Strategy>
 io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
   io::Snapshot snapshot;
   if (with_potentials) {
-    if (tree_.topology.size() == 0) throw std::logic_error("nbody: potentials before any force evaluation");
+    if (tree_.topology.size() == 0 && !domain_)
+      throw std::logic_error("nbody: potentials before any force evaluation");
     Kokkos::Timer timer;
-    auto const potentials = gravitational_potentials(space_, tree_, bodies_, configuration_.potential_options(),
-                                                     strategy_, tree_order());
+    Kokkos::View<double*, memory_space> potentials;
+    if (domain_) {
+      // Over the essential tree of the potential's opening angle; rows 0..n-1 are this rank's.
+      EssentialTree const essential = essential_tree(configuration_.potential_options());
+      auto const order = Kokkos::create_mirror_view_and_copy(
+          space_, std::is_same_v<Strategy, GroupWalk> ? essential.tree.points.original_index : essential.local_order);
+      potentials = Kokkos::subview(
+          gravitational_potentials(space_, copy_tree(space_, essential.tree),
+                                   copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies"),
+                                   configuration_.potential_options(), strategy_,
+                                   Kokkos::View<Index const*, memory_space>(order)),
+          std::make_pair(Index(0), size()));
+    } else {
+      potentials = gravitational_potentials(space_, tree_, bodies_, configuration_.potential_options(), strategy_,
+                                            tree_order());
+    }
     space_.fence();
     times_.diagnostics += timer.seconds();
     timer.reset();
@@ -546,6 +680,19 @@ typename Simulation<ExecutionSpace, Strategy>::HostBins Simulation<ExecutionSpac
   HostBins const host = host_copy(bins_);
   space_.fence();
   return host;
+}
+
+template <class ExecutionSpace, class Strategy>
+BodyStates Simulation<ExecutionSpace, Strategy>::bodies(bool with_potentials) {
+  BodyStates bodies = all_bodies_of(state(with_potentials));
+  bodies.accelerations = host_accelerations();
+  bodies.bins = host_bins();
+  if (domain_) {
+    bodies.rows = rows_;
+    Kokkos::deep_copy(space_, bodies.costs, costs_);
+    space_.fence();
+  }
+  return bodies;
 }
 
 }  // namespace treetrav::nbody

@@ -1,0 +1,76 @@
+#pragma once
+
+// What an N-body simulation needs from the MPI ranks it runs on, without MPI
+// itself (distributed/nbody_domain.hpp implements it): collective sums, the
+// locally essential tree of a rank's bodies, and the bodies of all ranks.
+#include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/io/snapshot.hpp>
+#include <treetrav/trees/octree.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace treetrav::nbody {
+
+// The per-body state that moves with a body from rank to rank (host).
+struct BodyStates {
+  io::Snapshot state; // coordinates, velocities, masses, ids, types
+  Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> accelerations; // (n, 3)
+  Kokkos::View<std::int8_t*, Kokkos::HostSpace> bins;
+  // Interactions of the body's last force evaluation: its weight in the decomposition.
+  Kokkos::View<Index*, Kokkos::HostSpace> costs;
+  // The body's row in the whole system: the files' order and the Morton ties.
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows;
+  // Optional (extent 0: none): the rank of `domain_ranks` ranks that holds each body.
+  Kokkos::View<std::int32_t*, Kokkos::HostSpace> domains;
+  int domain_ranks = 1;
+
+  std::size_t size() const { return state.size(); }
+};
+
+// Bodies 0..n-1 of `all` with rows 0..n-1, zero costs and accelerations, bin 0.
+BodyStates all_bodies_of(io::Snapshot const& state);
+
+// Rank `rank`'s share of `all` (every rank's bodies, ordered by row): the
+// bodies `all.domains` gives it when they are for `ranks` ranks; else the
+// bodies ordered along the Morton curve of their cube (ties by row) and cut
+// into `ranks` contiguous pieces of nearly equal total weight, a body
+// weighing its cost (at least 1: equal counts before any force evaluation),
+// every piece at least one body. A pure function of its arguments.
+BodyStates domain_of(BodyStates const& all, int rank, int ranks);
+
+// The octree a rank's force walk needs (Warren & Salmon's locally essential
+// tree): the cells and bodies of the octree over ALL ranks' bodies that a
+// walk from any of this rank's bodies can reach, with that tree's geometry
+// and moments. Its own bodies are rows 0..n-1 of `bodies` (as given), the
+// other ranks' bodies of opened leaves follow; cells another rank's box
+// takes whole arrive as childless, bodiless cells with their moments.
+struct EssentialTree {
+  Octree<Kokkos::HostSpace> tree;
+  PointSet<Kokkos::HostSpace> bodies;
+  Kokkos::View<Index*, Kokkos::HostSpace> local_order; // this rank's bodies in tree order
+  std::int64_t imported_cells = 0, imported_bodies = 0;
+};
+
+class Domain {
+public:
+  virtual ~Domain() = default;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  virtual std::int64_t min(std::int64_t value) const = 0;
+  virtual std::int64_t sum(std::int64_t value) const = 0;
+  // Collective over all ranks: x (n, 3) and masses of this rank's bodies,
+  // rows their rows in the whole system; options say which cells a walk
+  // takes whole; leaf_size as the octree's; group_size of group walks (0:
+  // per-body walks).
+  virtual EssentialTree
+  essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x,
+                 Kokkos::View<Coordinate*, Kokkos::HostSpace> masses,
+                 Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
+                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
+                 int group_size) const = 0;
+  // Collective: every rank's bodies, ordered by row, on every rank.
+  virtual BodyStates gather(BodyStates const& local) const = 0;
+};
+
+} // namespace treetrav::nbody
