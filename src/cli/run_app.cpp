@@ -131,9 +131,12 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
             " (recursive: host backends only)";
   }
   command.add_option("--strategy", options.strategy, names)->capture_default_str();
-  command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
-      ->check(at_least(1))
-      ->capture_default_str();
+  command
+      .add_option("--leaf-size", options.leaf_size,
+                  strategies == StrategySet::barnes_hut
+                      ? "Most bodies per octree leaf [default: 8]"
+                      : "Most points per tree leaf [default: 32 on cuda, 8 on host backends]")
+      ->check(at_least(1));
   command
       .add_option("--profile-depth", options.profile_depth,
                   "hybrid: depth of the profiled top tree (0: automatic, 8 for binary trees, 3 for "
