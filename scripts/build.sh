@@ -7,7 +7,7 @@
 # with a user's own Kokkos and no $KokkosKernels_ROOT, CMake looks in Kokkos's
 # prefix. CUDA arch: $TREETRAV_CUDA_ARCH (a Kokkos arch name, default
 # HOPPER90). MPI (distributed runs): on unless TREETRAV_MPI=OFF. Extra CMake
-# flags: $TREETRAV_CMAKE_FLAGS.
+# flags: $TREETRAV_CMAKE_FLAGS. Targets: $TREETRAV_TARGETS (default: all).
 set -euo pipefail
 config=${1:-cpu}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,4 +39,5 @@ if [[ $config == cuda ]]; then
 fi
 # shellcheck disable=SC2086
 cmake -S "$repo" -B "$build" "${flags[@]}" ${TREETRAV_CMAKE_FLAGS:-} >/dev/null
-cmake --build "$build" -j "${TREETRAV_JOBS:-$(nproc)}"
+# shellcheck disable=SC2086
+cmake --build "$build" -j "${TREETRAV_JOBS:-$(nproc)}" ${TREETRAV_TARGETS:+--target $TREETRAV_TARGETS}

@@ -177,12 +177,10 @@ Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string 
       "treetrav::Workload::accelerations", n, 3);
   auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
                   Order const& walked) {
-    BarnesHutVisitor<Memory> visitor{
-        *tree, bodies->coordinates, 0.5f * 0.5f,
-        detail::Acceleration<Memory>{0.01f * 0.01f, 1.0f, accelerations}};
     std::visit(
         [&](auto const& p) {
-          traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), walked);
+          compute_barnes_hut_accelerations(instance, *tree, *bodies, {0.5f, 0.01f, 1.0f},
+                                           placed(Autoropes{}, p), accelerations, walked);
         },
         placement);
   };
