@@ -483,6 +483,11 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
 
     RunRecord record;
     record.placement = placement_from(options->run);
+    // Placements move a walk's work items onto SMs: under a software placement
+    // the default auto becomes autoropes (asked for by name, auto is refused).
+    if (!std::holds_alternative<Hardware>(record.placement) && strategy_option->count() == 0 &&
+        std::holds_alternative<Automatic>(strategy))
+      strategy = Autoropes{};
     record.application = name;
     record.backend = session.backend();
     // Leaf 32-48 is fastest on the H100 (perf/results/search, leaf sweep);
