@@ -4,7 +4,8 @@
 # Kokkos: $Kokkos_ROOT if set (a user's own Kokkos >= 3.4), else the cached
 # bootstrap build (scripts/bootstrap-kokkos.sh). CUDA arch: $TREETRAV_CUDA_ARCH
 # (a Kokkos arch name, default HOPPER90). MPI (distributed runs): on unless
-# TREETRAV_MPI=OFF. Extra CMake flags: $TREETRAV_CMAKE_FLAGS.
+# TREETRAV_MPI=OFF. Extra CMake flags: $TREETRAV_CMAKE_FLAGS. Targets:
+# $TREETRAV_TARGETS (default: all).
 set -euo pipefail
 config=${1:-cpu}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,4 +30,5 @@ if [[ $config == cuda ]]; then
 fi
 # shellcheck disable=SC2086
 cmake -S "$repo" -B "$build" "${flags[@]}" ${TREETRAV_CMAKE_FLAGS:-} >/dev/null
-cmake --build "$build" -j "${TREETRAV_JOBS:-$(nproc)}"
+# shellcheck disable=SC2086
+cmake --build "$build" -j "${TREETRAV_JOBS:-$(nproc)}" ${TREETRAV_TARGETS:+--target $TREETRAV_TARGETS}

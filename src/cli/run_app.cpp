@@ -118,9 +118,11 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
                               : strategy_names(static_cast<ApplicationStrategy const*>(nullptr))) +
                       " (recursive: host backends only)")
       ->capture_default_str();
-  command.add_option("--leaf-size", options.leaf_size, "Most points per tree leaf")
-      ->check(at_least(1))
-      ->capture_default_str();
+  command
+      .add_option("--leaf-size", options.leaf_size,
+                  forces ? "Most bodies per octree leaf [default: 8]"
+                         : "Most points per tree leaf [default: 32 on cuda, 8 on host backends]")
+      ->check(at_least(1));
   command
       .add_option("--profile-depth", options.profile_depth,
                   "hybrid: depth of the profiled top tree (0: automatic, 8 for binary trees, 3 for "

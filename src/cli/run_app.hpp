@@ -22,7 +22,7 @@ namespace treetrav::cli {
 struct RunOptions {
   std::string output;
   std::string strategy = Autoropes::name;
-  int leaf_size = 8;
+  int leaf_size = 0;  // 0: the command's default for the backend (leaf_size_or)
   int profile_depth = 0;
   std::string regtt_mode = "nonlockstep";
   std::string reorder_depth = "auto";  // REGTT's d, or "auto" (the paper's model)
@@ -31,6 +31,7 @@ struct RunOptions {
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
+  int leaf_size_or(int default_size) const { return leaf_size > 0 ? leaf_size : default_size; }
 };
 
 // `forces`: the strategies of bh-force (BarnesHutStrategy, with the group walk).
