@@ -120,8 +120,10 @@ void add_run_options(CLI::App& command, RunOptions& options, bool forces) {
       ->capture_default_str();
   command
       .add_option("--leaf-size", options.leaf_size,
-                  forces ? "Most bodies per octree leaf [default: 8]"
-                         : "Most points per tree leaf [default: 32 on cuda, 8 on host backends]")
+                  forces ? fmt::format("Most bodies per octree leaf [default: {}]", other_leaf_size)
+                         : fmt::format("Most points per tree leaf [default: {} on cuda, {} on host "
+                                       "backends]",
+                                       cuda_search_leaf_size, other_leaf_size))
       ->check(at_least(1));
   command
       .add_option("--profile-depth", options.profile_depth,
