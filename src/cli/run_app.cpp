@@ -134,8 +134,10 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
   command
       .add_option("--leaf-size", options.leaf_size,
                   strategies == StrategySet::barnes_hut
-                      ? "Most bodies per octree leaf [default: 8]"
-                      : "Most points per tree leaf [default: 32 on cuda, 8 on host backends]")
+                      ? fmt::format("Most bodies per octree leaf [default: {}]", other_leaf_size)
+                      : fmt::format("Most points per tree leaf [default: {} on cuda, {} on host "
+                                    "backends]",
+                                    cuda_search_leaf_size, other_leaf_size))
       ->check(at_least(1));
   command
       .add_option("--profile-depth", options.profile_depth,

@@ -23,7 +23,7 @@ namespace treetrav::cli {
 struct RunOptions {
   std::string output;
   std::string strategy = Autoropes::name; // the search subcommands: Automatic::name
-  int leaf_size = 0; // 0: the command's default for the backend (leaf_size_or)
+  int leaf_size = 0;                      // 0: not given (leaf_size_of)
   int profile_depth = 0;
   std::string regtt_mode = "nonlockstep";
   std::string reorder_depth = "auto"; // REGTT's d, or "auto" (the paper's model)
@@ -34,7 +34,6 @@ struct RunOptions {
   RuntimeOptions runtime;
 
   bool sorted() const { return sort == "sfc"; }
-  int leaf_size_or(int default_size) const { return leaf_size > 0 ? leaf_size : default_size; }
 };
 
 // Which --strategy names a subcommand takes: the applications' tree strategies
@@ -42,6 +41,17 @@ struct RunOptions {
 // subcommands pc, nn, knn, vp, bt; SearchStrategy, default auto), or those of
 // bh-force (BarnesHutStrategy, with the group walk).
 enum class StrategySet { application, search, barnes_hut };
+
+// Leaf sizes when --leaf-size is not given: 32 for the search trees on cuda
+// (the fastest in the H100 leaf sweep, perf/results/search), 8 on host
+// backends (not swept) and for bh-force's octree.
+inline constexpr int cuda_search_leaf_size = 32, other_leaf_size = 8;
+// --leaf-size, or the default for the command (`forces`: bh-force) and backend.
+inline int leaf_size_of(RunOptions const& options, bool forces, Backend backend) {
+  if (options.leaf_size > 0)
+    return options.leaf_size;
+  return !forces && backend == Backend::cuda ? cuda_search_leaf_size : other_leaf_size;
+}
 
 void add_run_options(CLI::App& command, RunOptions& options,
                      StrategySet strategies = StrategySet::application);

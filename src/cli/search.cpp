@@ -490,9 +490,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       strategy = Autoropes{};
     record.application = name;
     record.backend = session.backend();
-    // Leaf 32-48 is fastest on the H100 (perf/results/search, leaf sweep);
-    // the host walks keep 8.
-    options->run.leaf_size = options->run.leaf_size_or(record.backend == Backend::cuda ? 32 : 8);
+    options->run.leaf_size = leaf_size_of(options->run, /*forces=*/false, record.backend);
     record.leaf_size = options->run.leaf_size;
     record.sort = options->run.sort;
     Kokkos::Timer timer;
