@@ -2,6 +2,7 @@
 // ICS15 §6.1), first with the hardware's scheduling, then with an SM
 // partition between them (SM-centric placement); prints ANTT and STP.
 #include "common.hpp"
+#include "run_app.hpp"
 
 #include <treetrav/apps/workloads.hpp>
 #include <treetrav/core/error.hpp>
@@ -25,44 +26,50 @@ struct CorunOptions {
 
 template <class Space>
 void run_corun(Space const& space, CorunOptions const& options) {
-  auto const size = [&](std::string const& app) {
-    return app == "bh" ? options.bodies : options.n;
-  };
-  auto const a = make_workload(space, options.pair[0], size(options.pair[0]), 1);
-  auto const b = make_workload(space, options.pair[1], size(options.pair[1]), 2);
-  int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{});
-  int const split = options.split > 0 ? options.split : sms / 2;
-  if (split >= sms)
-    throw InputError(
-        fmt::format("--split must be below the {} SMs of {} (got {})", sms, Space::name(), split));
-  auto kernel = [](Workload<Space> const& w, HostPlacement const& placement) -> CorunKernel<Space> {
-    return [&w, placement](Space const& instance) { w.run(instance, placement); };
-  };
-  double const alone_a = time_alone<Space>(space, kernel(a, Hardware{}));
-  double const alone_b = time_alone<Space>(space, kernel(b, Hardware{}));
-  auto const base = corun<Space>(space, kernel(a, Hardware{}), kernel(b, Hardware{}), alone_a,
-                                 alone_b, options.runs);
-  SmCentric pa, pb;
-  pa.options.sms = split;
-  pa.options.workers_per_sm = options.workers[0];
-  pb.options.first_sm = split;
-  pb.options.workers_per_sm = options.workers[1];
-  auto const smc =
-      corun<Space>(space, kernel(a, pa), kernel(b, pb), alone_a, alone_b, options.runs);
-  auto const line = [&](std::string const& config, CorunResult const& r) {
-    fmt::print("{:28} {} {:.3f} ms ({} runs), {} {:.3f} ms ({} runs); STP {:.3f}, ANTT {:.3f}\n",
-               config, a.app, r.together_a, r.runs_a, b.app, r.together_b, r.runs_b, r.stp(),
-               r.antt());
-  };
-  fmt::print("corun {} ({} queries) + {} ({} queries) on {}; alone: {:.3f} ms and {:.3f} ms\n",
-             a.app, a.queries, b.app, b.queries, describe_execution_space<Space>(), alone_a,
-             alone_b);
-  line("hardware", base);
-  line(fmt::format("smcentric SMs [0,{}) | [{},{})", split, split, sms), smc);
-  fmt::print("SM partition over hardware: STP {:+.1f}%, ANTT {:.3f}x{}\n",
-             100 * (smc.stp() / base.stp() - 1), base.antt() / smc.antt(),
-             is_cuda_space_v<Space> ? ""
-                                    : " (host backends: the kernels alternate, nothing overlaps)");
+  if constexpr (!placement_runs_on<SmCentric, Space>) {
+    throw InputError("corun partitions a parallel backend's SMs or threads; --backend serial "
+                     "runs one thread");
+  } else {
+    auto const size = [&](std::string const& app) {
+      return app == "bh" ? options.bodies : options.n;
+    };
+    auto const a = make_workload(space, options.pair[0], size(options.pair[0]), 1);
+    auto const b = make_workload(space, options.pair[1], size(options.pair[1]), 2);
+    int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{});
+    int const split = options.split > 0 ? options.split : sms / 2;
+    if (split >= sms)
+      throw InputError(fmt::format("--split must be below the {} SMs of {} (got {})", sms,
+                                   Space::name(), split));
+    auto kernel = [](Workload<Space> const& w,
+                     HostPlacement const& placement) -> CorunKernel<Space> {
+      return [&w, placement](Space const& instance) { w.run(instance, placement); };
+    };
+    double const alone_a = time_alone<Space>(space, kernel(a, Hardware{}));
+    double const alone_b = time_alone<Space>(space, kernel(b, Hardware{}));
+    auto const base = corun<Space>(space, kernel(a, Hardware{}), kernel(b, Hardware{}), alone_a,
+                                   alone_b, options.runs);
+    SmCentric pa, pb;
+    pa.options.sms = split;
+    pa.options.workers_per_sm = options.workers[0];
+    pb.options.first_sm = split;
+    pb.options.workers_per_sm = options.workers[1];
+    auto const smc =
+        corun<Space>(space, kernel(a, pa), kernel(b, pb), alone_a, alone_b, options.runs);
+    auto const line = [&](std::string const& config, CorunResult const& r) {
+      fmt::print("{:28} {} {:.3f} ms ({} runs), {} {:.3f} ms ({} runs); STP {:.3f}, ANTT {:.3f}\n",
+                 config, a.app, r.together_a, r.runs_a, b.app, r.together_b, r.runs_b, r.stp(),
+                 r.antt());
+    };
+    fmt::print("corun {} ({} queries) + {} ({} queries) on {}; alone: {:.3f} ms and {:.3f} ms\n",
+               a.app, a.queries, b.app, b.queries, describe_execution_space<Space>(), alone_a,
+               alone_b);
+    line("hardware", base);
+    line(fmt::format("smcentric SMs [0,{}) | [{},{})", split, split, sms), smc);
+    fmt::print(
+        "SM partition over hardware: STP {:+.1f}%, ANTT {:.3f}x{}\n",
+        100 * (smc.stp() / base.stp() - 1), base.antt() / smc.antt(),
+        is_cuda_space_v<Space> ? "" : " (host backends: the kernels alternate, nothing overlaps)");
+  }
 }
 
 } // namespace

@@ -100,6 +100,16 @@ inline constexpr bool strategy_runs_on =
     !std::is_same_v<Strategy, Recursive> ||
     Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
+// Whether Placement can run on execution space Space. A software placement
+// spreads a kernel's work items over SMs (on the host: over threads); the
+// serial backend has one thread, so there it is refused, not compiled.
+template <class Placement, class Space>
+inline constexpr bool placement_runs_on = std::is_same_v<Placement, Hardware>
+#ifdef KOKKOS_ENABLE_SERIAL
+                                          || !std::is_same_v<Space, Kokkos::Serial>
+#endif
+    ;
+
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
 //   Setup   setup(Space const&, Strategy const&) const;   what the strategy needs, queries moved
@@ -112,6 +122,10 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     throw InputError(
         fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
                     Placement::name, Strategy::name));
+  } else if constexpr (!placement_runs_on<Placement, Space>) {
+    throw InputError(fmt::format("--placement {} needs a parallel backend, not --backend {} (one "
+                                 "thread; use --placement hardware)",
+                                 Placement::name, to_string(record.backend)));
   } else if constexpr (strategy_runs_on<Strategy, Space>) {
     record.tree = std::is_same_v<Strategy, BruteForce> ? "none" : Application::tree_name;
     if constexpr (std::is_same_v<Strategy, BruteForce>)

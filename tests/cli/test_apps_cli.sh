@@ -170,6 +170,10 @@ expect_failure "negative --workers-per-sm" "--workers-per-sm" tt knn --reference
   --queries "$work/queries.h5" --placement smcentric --workers-per-sm -1 -o "$failures/knn.h5"
 expect_failure "--placement with --strategy regtt" "--placement" tt knn --reference "$work/ref.h5" \
   --queries "$work/queries.h5" --strategy regtt --placement affinity -o "$failures/knn.h5"
+expect_failure "--placement on the serial backend" "--placement" tt knn --reference "$work/ref.h5" \
+  --queries "$work/queries.h5" --placement smcentric --backend serial -o "$failures/knn.h5"
+expect_failure "corun on the serial backend" "--backend serial" tt corun --pair knn,bh -n 3000 \
+  --bodies 2000 --backend serial
 # treetrav corun: a pair on two instances, the hardware's and a partition's.
 expect_success "corun knn,bh" tt corun --pair knn,bh -n 3000 --bodies 2000 --runs 2 --backend openmp
 expect_contains "corun reports STP and ANTT" "STP" "$out"
