@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace treetrav::cli {
@@ -101,6 +102,16 @@ struct RuntimeOptions {
   int threads = 0;  // 0: Kokkos' default
   std::string backend;  // empty: default_backend()
 };
+
+// "recursive, autoropes, ...": every strategy tag a variant holds (the
+// pointer only names the variant), so the help texts follow the engine.
+template <class... Strategies>
+std::string strategy_names(std::variant<Strategies...> const*) {
+  std::string names;
+  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
+  return names;
+}
+
 
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
 

@@ -287,14 +287,6 @@ void summarize(nbody::RunSettings const& settings, std::string const& strategy, 
 
 void warn(std::string const& message) { fmt::print(stderr, "treetrav: warning: {}\n", message); }
 
-// "autoropes, lockstep, ...": every tag of the variant, so the help follows the engine.
-template <class... Strategies>
-std::string strategy_names(std::variant<Strategies...> const* /* the variant, by type only */) {
-  std::string names;
-  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
-  return names;
-}
-
 }  // namespace
 
 void add_nbody_command(CLI::App& app) {

@@ -76,14 +76,6 @@ std::string headline(io::QueryResults const& results) {
   return "";
 }
 
-// "recursive, autoropes, ...": every strategy a variant holds (the pointer only names the variant).
-template <class... Strategies>
-std::string strategy_names(std::variant<Strategies...> const*) {
-  std::string names;
-  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
-  return names;
-}
-
 std::string parameters_text(io::Metadata const& parameters) {
   std::string text;
   for (auto const& [name, value] : parameters.numbers)
