@@ -4,6 +4,7 @@
 #include <treetrav/generators/generators.hpp>
 
 #include "execution_spaces.hpp"
+#include "input_errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,8 @@
 
 namespace treetrav::generators {
 namespace {
+
+using test::expect_input_error;
 
 // Results on every space must match this one bit for bit.
 #ifdef KOKKOS_ENABLE_SERIAL
@@ -37,16 +40,6 @@ bool bit_identical(View const& a, View const& b) {
 bool bit_identical(io::Snapshot const& a, io::Snapshot const& b) {
   return bit_identical(a.coordinates, b.coordinates) && bit_identical(a.velocities, b.velocities) &&
          bit_identical(a.masses, b.masses) && bit_identical(a.ids, b.ids);
-}
-
-void expect_input_error(std::function<void()> const& call, std::string const& message_part) {
-  try {
-    call();
-    ADD_FAILURE() << "expected InputError mentioning '" << message_part << "'";
-  } catch (InputError const& e) {
-    EXPECT_NE(std::string(e.what()).find(message_part), std::string::npos)
-        << "message '" << e.what() << "' does not mention '" << message_part << "'";
-  }
 }
 
 struct MeanAndVariance {

@@ -8,6 +8,7 @@
 #include <treetrav/io/snapshot.hpp>
 
 #include "../src/io/hdf5_file.hpp"  // detail::Handle and write_atomically
+#include "input_errors.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -30,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::Handle;
+using test::expect_input_error;
 
 // A fresh directory per test, removed afterwards.
 class TempDir {
@@ -62,25 +64,6 @@ class TempDir {
 std::string file_bytes(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Runs `read`, expects InputError, and checks that the message names `path` and
-// every one of `names` (datasets, row numbers, ...). Returns the message.
-std::string expect_input_error(std::function<void()> const& read, std::string const& path,
-                               std::vector<std::string> const& names = {}) {
-  try {
-    read();
-  } catch (InputError const& error) {
-    std::string const message = error.what();
-    EXPECT_NE(message.find(path), std::string::npos) << message;
-    for (auto const& name : names) EXPECT_NE(message.find(name), std::string::npos) << message;
-    return message;
-  } catch (std::exception const& error) {
-    ADD_FAILURE() << "expected InputError, got: " << error.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected InputError, nothing was thrown";
-  return {};
 }
 
 // Deterministic, non-trivial values (not exactly representable in decimal).
