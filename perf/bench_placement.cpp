@@ -40,6 +40,7 @@ struct Settings {
   std::vector<std::string> apps = workload_names();
   bool single = true;
   bool coruns = true;
+  bool steal = true;    // PlacementOptions::steal (false: the paper's binding of chunks to SMs)
   double corun_ms = 20; // a co-run kernel's time alone (its queries scaled to it)
   int splits = 5;       // SM partitions tried per pair: SMs * i / (splits + 1)
   int corun_runs = 7;   // least invocations of each kernel in a co-run (§6.1)
@@ -119,10 +120,12 @@ std::map<std::string, double> single_kernels(Settings const& s,
     double const hardware = median_ms(space, w, Hardware{}, s.repeats);
     hardware_ms[app] = hardware;
     SmCentric smcentric;
+    smcentric.options.steal = s.steal;
     Check const smc_check = check(space, w, smcentric, reference);
     double const smc = median_ms(space, w, smcentric, s.repeats);
     // §5.1: from all that fit (filling) down while it gets faster.
     Affinity affinity;
+    affinity.options.steal = s.steal;
     Check const aff_check = check(space, w, affinity, reference);
     std::vector<std::pair<int, double>> trace;
     int const best = hill_climb_workers(
@@ -136,6 +139,7 @@ std::map<std::string, double> single_kernels(Settings const& s,
     HostPlacement const tuned = with_workers(affinity, best);
     double const aff = median_ms(space, w, tuned, s.repeats);
     Persistent persistent;
+    persistent.options.steal = s.steal;
     Check const pt_check = check(space, w, persistent, reference);
     double const pt = median_ms(space, w, persistent, s.repeats);
     bool const once = smc_check.once && aff_check.once && pt_check.once;
@@ -197,6 +201,7 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
     alone[app] = median_ms(space, k, Hardware{}, s.repeats);
     // §5.1: the workers per SM on an even half of the SMs, by hill climbing.
     SmCentric half;
+    half.options.steal = s.steal;
     half.options.sms = sms / 2;
     PlacementReport report;
     half.options.report = &report;
@@ -254,6 +259,7 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
         pa.options.workers_per_sm = workers[a];
         pb.options.first_sm = split;
         pb.options.workers_per_sm = workers[b];
+        pa.options.steal = pb.options.steal = s.steal;
         CorunResult const r =
             corun<Space>(space, kernel(wa, pa), kernel(wb, pb), alone[a], alone[b], s.corun_runs);
         row(pair, "smcentric", split, workers[a], workers[b], wa.queries, wb.queries, r);
@@ -305,6 +311,9 @@ int main(int argc, char* argv[]) {
       ->check(CLI::IsMember(workload_names()));
   app.add_flag("!--no-single", s.single, "skip the single kernels (Figures 6 and 8)");
   app.add_flag("!--no-coruns", s.coruns, "skip the co-runs");
+  app.add_flag("!--no-steal", s.steal,
+               "bind every chunk to its SM as the paper does (no worker takes another SM's "
+               "chunks at the tail)");
   app.add_option("--out", s.out, "output directory")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   Kokkos::ScopeGuard guard(argc, argv);
@@ -316,8 +325,10 @@ int main(int argc, char* argv[]) {
             "{} points and queries per search (clustered 7-D, covtype7 preset, queries in Morton "
             "order), {} Plummer bodies for BH (octree leaf order, theta 0.5); autoropes; median of "
             "{} "
-            "runs after a warm-up; placement plans made once per workload and reused.\n\n",
-            s.n, s.bodies, s.repeats);
+            "runs after a warm-up; placement plans made once per workload and reused; {}.\n\n",
+            s.n, s.bodies, s.repeats,
+            s.steal ? "workers take other SMs' chunks once their own SM's are done (steal)"
+                    : "every chunk bound to its SM, as in the paper (--no-steal)");
   {
     std::map<std::string, Workload<Space>> workloads;
     for (auto const& name : s.apps)

@@ -196,26 +196,36 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
         {"a single worker", {4}, false},
         {"no worker on any SM", {-1, 7, 9}, false},
     };
-    for (auto const& c : cases)
-      for (bool shuffled : {false, true}) {
-        options.simulated_sms = c.workers;
-        Index moved = 0;
-        expect_each_once(space, options, shuffled ? random_sms(6) : contiguous(6), chunk_items,
-                         extent, false, c.name, &moved);
-        if (c.honoured)
-          EXPECT_EQ(moved, 0) << c.name;
-      }
-    // A co-run partition: SMs 2..4 of 6; workers elsewhere retreat at once.
-    options.first_sm = 2;
-    options.sms = 3;
-    options.simulated_sms = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
-    Index moved = 0;
-    expect_each_once(space, options, random_sms(3), chunk_items, extent, false, "partition",
-                     &moved);
-    EXPECT_EQ(moved, 0);
-    options.simulated_sms = {0, 1, 5, 5}; // none lands in the partition
-    expect_each_once(space, options, random_sms(3), chunk_items, extent, false,
-                     "partition, no worker inside");
+    // Stealing moves only chunks whose SM had workers of its own busy; without
+    // it (the paper's binding) an SM with workers keeps every chunk.
+    for (bool steal : {false, true}) {
+      options.steal = steal;
+      std::string const binding = steal ? ", stealing" : ", bound";
+      for (auto const& c : cases)
+        for (bool shuffled : {false, true}) {
+          options.simulated_sms = c.workers;
+          Index moved = 0;
+          expect_each_once(space, options, shuffled ? random_sms(6) : contiguous(6), chunk_items,
+                           extent, false, c.name + binding, &moved);
+          if (c.honoured && !steal)
+            EXPECT_EQ(moved, 0) << c.name;
+        }
+      // A co-run partition: SMs 2..4 of 6; workers elsewhere retreat at once
+      // and none steals from outside its partition.
+      options.first_sm = 2;
+      options.sms = 3;
+      options.simulated_sms = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+      Index moved = 0;
+      expect_each_once(space, options, random_sms(3), chunk_items, extent, false,
+                       "partition" + binding, &moved);
+      if (!steal)
+        EXPECT_EQ(moved, 0);
+      options.simulated_sms = {0, 1, 5, 5}; // none lands in the partition
+      expect_each_once(space, options, random_sms(3), chunk_items, extent, false,
+                       "partition, no worker inside" + binding);
+      options.first_sm = 0;
+      options.sms = 0;
+    }
     // Many workers racing for one SM's cursor (concurrently on threaded
     // backends), some SMs with no worker, more workers than chunks.
     options = PlacementOptions{};
@@ -241,23 +251,25 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
   } else {
     // The hardware's own scheduling: all SMs, one to a few workers per SM, a
     // co-run's halves; counted on the GPU.
-    for (int per_sm : {0, 1, 3}) {
-      PlacementOptions options;
-      options.workers_per_sm = per_sm;
-      int const sms = detail::hardware_sms(space, options);
-      Index moved = 0;
-      expect_each_once(space, options, random_sms(sms), chunk_items, extent, false,
-                       "all SMs, " + std::to_string(per_sm) + " per SM", &moved);
-      std::printf("[ placement ] %d SMs, %d workers per SM: %d of %d chunks ran off their SM\n",
-                  sms, per_sm, int(moved), int(chunks));
-      options.sms = sms / 2;
-      expect_each_once(space, options, random_sms(sms / 2), chunk_items, extent, false,
-                       "first half");
-      options.first_sm = sms / 2;
-      options.sms = sms - sms / 2;
-      expect_each_once(space, options, random_sms(sms - sms / 2), chunk_items, extent, false,
-                       "second half");
-    }
+    for (int per_sm : {0, 1, 3})
+      for (bool steal : {false, true}) {
+        PlacementOptions options;
+        options.workers_per_sm = per_sm;
+        options.steal = steal;
+        int const sms = detail::hardware_sms(space, options);
+        Index moved = 0;
+        expect_each_once(space, options, random_sms(sms), chunk_items, extent, false,
+                         "all SMs, " + std::to_string(per_sm) + " per SM", &moved);
+        std::printf("[ placement ] %d SMs, %d workers per SM%s: %d of %d chunks ran off their SM\n",
+                    sms, per_sm, steal ? ", stealing" : "", int(moved), int(chunks));
+        options.sms = sms / 2;
+        expect_each_once(space, options, random_sms(sms / 2), chunk_items, extent, false,
+                         "first half");
+        options.first_sm = sms / 2;
+        options.sms = sms - sms / 2;
+        expect_each_once(space, options, random_sms(sms - sms / 2), chunk_items, extent, false,
+                         "second half");
+      }
     PlacementOptions options;
     expect_each_once(space, options, random_sms(detail::hardware_sms(space, options)), chunk_items,
                      extent, true, "persistent");

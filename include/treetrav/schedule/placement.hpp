@@ -60,6 +60,11 @@ struct PlacementOptions {
   // SMs (a co-run's partition, §4.1); sms 0: all from first_sm on.
   int first_sm = 0;
   int sms = 0;
+  // Whether a worker whose SM's share is done takes chunks left on other SMs
+  // (the tail only). The paper binds every chunk to its SM (false); traversal
+  // jobs differ so much in cost that an SM with a dense cluster then runs on
+  // alone while the others idle (perf/results/smcentric).
+  bool steal = true;
   // Host backends only, for tests: the SM each worker lands on, a simulated
   // hardware scheduler (a worker past its end, or an SM past the partition,
   // finds no work of its own); empty: the thread it runs on.

@@ -124,7 +124,12 @@ struct TeamGroup {
 //     (Listing 1) left most workers idle behind the one with the dense
 //     neighbourhood; claiming keeps every worker of the SM busy, and chunks
 //     still never leave their SM;
-//  3. the last worker out drains the shares of SMs no worker landed on (none
+//  3. with `steal` (not in the paper), a worker whose SM's share is exhausted
+//     claims what is left of the other SMs' shares, the next SM first: the
+//     SM holding the most expensive cluster no longer ends the kernel alone
+//     while the others idle. Only the tail moves; claiming stays atomic, so
+//     every chunk still runs once;
+//  4. the last worker out drains the shares of SMs no worker landed on (none
 //     with filling; a co-runner or a simulated scheduler may leave some), so
 //     every chunk runs once whatever the hardware did, and zeroes the
 //     counters for the next launch.
@@ -137,6 +142,7 @@ struct SmCentricCore {
   unsigned target;   // active workers per SM
   unsigned launched; // workers in the launch
   bool global;
+  bool steal;
 
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
@@ -164,8 +170,12 @@ struct SmCentricCore {
                                     int runner) const {
     unsigned const count = static_cast<unsigned>(last - first);
     for (;;) {
-      unsigned const next =
-          group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(cursor), 1u); });
+      unsigned const next = group.leader([&] {
+        // A plain read first: an exhausted share (every SM's, once workers
+        // steal) costs no atomic. The fetch_add alone decides who runs what.
+        unsigned volatile const& claimed = plan.counters(cursor);
+        return claimed >= count ? count : Kokkos::atomic_fetch_add(&plan.counters(cursor), 1u);
+      });
       if (next >= count)
         return;
       run_chunk(group, first + static_cast<Index>(next), runner);
@@ -183,8 +193,14 @@ struct SmCentricCore {
     } else if (sm >= 0 && sm < sms) {
       unsigned const slot =
           group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(sm), 1u); });
-      if (slot < target)
+      if (slot < target) {
         drain(group, sms + sm, plan.offsets(sm), plan.offsets(sm + 1), sm);
+        if (steal)
+          for (int k = 1; k < sms; ++k) {
+            int const s = sm + k < sms ? sm + k : sm + k - sms;
+            drain(group, sms + s, plan.offsets(s), plan.offsets(s + 1), sm);
+          }
+      }
     }
     bool const last = group.leader([&] {
       Kokkos::memory_fence();
@@ -396,7 +412,8 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
     // Filling: as many workers as fit on every SM of the device.
     unsigned const launched =
         persistent ? static_cast<unsigned>(sms) : static_cast<unsigned>(table.sms * fit);
-    Functor functor{{body, plan, target, launched, persistent}, table.sm_of_id, first_sm};
+    Functor functor{
+        {body, plan, target, launched, persistent, options.steal}, table.sm_of_id, first_sm};
     Kokkos::parallel_for(label, Policy(space, static_cast<int>(launched), plan.chunk_items),
                          functor);
     if (report)
@@ -419,7 +436,7 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
                                                     options.simulated_sms.size());
     std::copy(options.simulated_sms.begin(), options.simulated_sms.end(), simulated.data());
     HostWorkers<ExecutionSpace, Body, MemorySpace> functor{
-        {body, plan, target, launched, persistent},
+        {body, plan, target, launched, persistent, options.steal},
         simulated,
         Kokkos::Experimental::UniqueToken<ExecutionSpace>(space),
         total,
