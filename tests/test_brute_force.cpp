@@ -340,6 +340,28 @@ TYPED_TEST(BruteForceSearch, BadArgumentsAreInputErrors) {
       InputError);
 }
 
+// No queries, or no reference points to count: empty or zero answers, no tile plan.
+TYPED_TEST(BruteForceSearch, EmptySetsGiveEmptyAnswers) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  Kokkos::DefaultHostExecutionSpace host;
+  auto reference = copy_points(space, generators::uniform(host, 50, 3, 1), "r");
+  auto queries = copy_points(space, generators::uniform(host, 5, 3, 2), "q");
+  auto const none = allocate_points<Memory>("none", 0, 3);
+  EXPECT_EQ(find_neighbors(space, reference, none, NeighborOptions{4, false}, BruteForce{})
+                .indices.extent(0),
+            0u);
+  EXPECT_EQ(
+      count_within(space, reference, none, RangeCountOptions{0.5f, false}, BruteForce{}).extent(0),
+      0u);
+  auto const counts = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{},
+      count_within(space, none, queries, RangeCountOptions{0.5f, false}, BruteForce{}));
+  ASSERT_EQ(counts.extent(0), 5u);
+  for (std::size_t q = 0; q < counts.extent(0); ++q)
+    EXPECT_EQ(counts(q), 0);
+}
+
 // Trees stop at max_tree_dimension with an error that names the limit and
 // the strategy that goes further.
 TYPED_TEST(BruteForceSearch, TreesRefuseMoreDimensionsThanTheirLimit) {

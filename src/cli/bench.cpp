@@ -490,6 +490,7 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     auto study = [&](std::string const& app, auto const& run_app, Index tree_nodes, bool guided) {
       if (!s.wants(app))
         return;
+      forget_plan(s.placement); // another tree or query set
       Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
         return std::visit([&](auto tag) { return run_app(tag, queries, order, metrics); },
                           strategy);
@@ -531,6 +532,7 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
     Octree<Memory> tree(space, bodies, masses, 8);
     // The hand-sorted order for Barnes-Hut: bodies in octree leaf order.
     Order leaf_order = tree.points.original_index;
+    forget_plan(s.placement); // another tree
     Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
       return std::visit(
           [&](auto tag) {

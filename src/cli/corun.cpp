@@ -36,6 +36,9 @@ void run_corun(Space const& space, CorunOptions const& options) {
     auto const a = make_workload(space, options.pair[0], size(options.pair[0]), 1);
     auto const b = make_workload(space, options.pair[1], size(options.pair[1]), 2);
     int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{});
+    if (sms < 2)
+      throw InputError(fmt::format("corun splits {}'s SMs (threads) between two kernels; it has {}",
+                                   Space::name(), sms));
     int const split = options.split > 0 ? options.split : sms / 2;
     if (split >= sms)
       throw InputError(fmt::format("--split must be below the {} SMs of {} (got {})", sms,

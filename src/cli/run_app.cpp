@@ -202,7 +202,13 @@ SearchStrategy search_strategy_from(RunOptions const& options) {
 
 HostPlacement placement_from(RunOptions const& options) {
   HostPlacement placement = parse_placement(options.placement);
-  if (!std::holds_alternative<Hardware>(placement))
+  bool const has_workers =
+      std::holds_alternative<SmCentric>(placement) || std::holds_alternative<Affinity>(placement);
+  if (options.workers_per_sm > 0 && !has_workers)
+    throw InputError(fmt::format("--workers-per-sm applies to --placement smcentric or affinity, "
+                                 "not {} (persistent threads run one worker per SM)",
+                                 options.placement));
+  if (has_workers)
     placement_options(placement).workers_per_sm = options.workers_per_sm;
   return placement;
 }

@@ -26,6 +26,18 @@ std::string placement_name(HostPlacement const& placement) {
                     placement);
 }
 
+void forget_plan(HostPlacement const& placement) {
+  std::visit(
+      [](auto const& p) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, Hardware>) {
+          std::lock_guard<std::mutex> const lock(p.cache->mutex);
+          p.cache->plan.reset();
+          p.cache->key = 0;
+        }
+      },
+      placement);
+}
+
 PlacementOptions& placement_options(HostPlacement& placement) {
   return std::visit(
       [](auto& p) -> PlacementOptions& {

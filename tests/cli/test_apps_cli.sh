@@ -156,8 +156,10 @@ for placement in smcentric affinity persistent; do
   for args in "knn -k 5" "pc -r 0.1" "vp --strategy fsm" "bt -k 5 --strategy lockstep"; do
     read -r -a words <<<"$args"
     app=${words[0]}
+    workers=()
+    [[ $placement == persistent ]] || workers=(--workers-per-sm 2)
     expect_success "$app --placement $placement" tt "$app" --reference "$work/ref.h5" --queries "$work/queries.h5" \
-      "${words[@]:1}" --placement "$placement" --workers-per-sm 2 -o "$work/$app-$placement.h5"
+      "${words[@]:1}" --placement "$placement" "${workers[@]}" -o "$work/$app-$placement.h5"
     expect_same_dataset "$app --placement $placement equals recursive" "$work/$app-recursive.h5" \
       "$work/$app-$placement.h5" /Results
   done
@@ -170,6 +172,8 @@ expect_failure "negative --workers-per-sm" "--workers-per-sm" tt knn --reference
   --queries "$work/queries.h5" --placement smcentric --workers-per-sm -1 -o "$failures/knn.h5"
 expect_failure "--placement with --strategy regtt" "--placement" tt knn --reference "$work/ref.h5" \
   --queries "$work/queries.h5" --strategy regtt --placement affinity -o "$failures/knn.h5"
+expect_failure "--workers-per-sm with persistent threads" "--workers-per-sm" tt knn --reference "$work/ref.h5" \
+  --queries "$work/queries.h5" --placement persistent --workers-per-sm 2 -o "$failures/knn.h5"
 expect_failure "--placement on the serial backend" "--placement" tt knn --reference "$work/ref.h5" \
   --queries "$work/queries.h5" --placement smcentric --backend serial -o "$failures/knn.h5"
 expect_failure "corun on the serial backend" "--backend serial" tt corun --pair knn,bh -n 3000 \

@@ -258,8 +258,10 @@ class Simulation {
   // ignored: step s is at configuration.time_at(s)) at step `step`. Before the
   // first step, compute_accelerations() or set_accelerations() (and, with
   // block steps, set_bins() after set_accelerations()).
+  // `domain` (a distributed run's): the ranks agree on the input checks, so a
+  // rank whose bodies fail them does not leave the others waiting.
   Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
-             io::Snapshot const& state, std::int64_t step);
+             io::Snapshot const& state, std::int64_t step, std::shared_ptr<Domain const> domain = nullptr);
   // A rank's share `bodies` of a distributed run on `domain`, with their
   // accelerations, bins and costs (set_accelerations() and set_bins() are done).
   Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
@@ -362,7 +364,7 @@ Strategy Simulation<ExecutionSpace, Strategy>::configured(Strategy strategy, Con
 template <class ExecutionSpace, class Strategy>
 Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, Strategy strategy,
                                                  Configuration const& configuration, io::Snapshot const& state,
-                                                 std::int64_t step)
+                                                 std::int64_t step, std::shared_ptr<Domain const> domain)
     : space_(space),
       workspace_(std::make_unique<GroupWalkWorkspace>()),
       configuration_(configuration),
@@ -395,6 +397,10 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                           detail::CastPositions<Vectors, typename PointSet<memory_space>::coordinates_view>{
                               positions_, bodies_.coordinates},
                           non_finite);
+  if (domain) {
+    non_finite = domain->sum(non_finite);
+    domain_ = std::move(domain);
+  }
   if (non_finite > 0)
     throw InputError(fmt::format("nbody: {} bodies lie outside the float range of the tree", non_finite));
 }
@@ -403,8 +409,7 @@ template <class ExecutionSpace, class Strategy>
 Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, Strategy strategy,
                                                  Configuration const& configuration, BodyStates const& bodies,
                                                  std::int64_t step, std::shared_ptr<Domain const> domain)
-    : Simulation(space, strategy, configuration, bodies.state, step) {
-  domain_ = std::move(domain);
+    : Simulation(space, strategy, configuration, bodies.state, step, std::move(domain)) {
   rows_ = bodies.rows;
   costs_ = Kokkos::create_mirror_view_and_copy(space_, bodies.costs);
   set_accelerations(bodies.accelerations);

@@ -122,6 +122,11 @@ inline constexpr bool is_software_placement_v =
 
 using HostPlacement = std::variant<Hardware, SmCentric, Affinity, Persistent>;
 
+// Drops the plan a placement keeps between calls. Plans are keyed on the
+// tree's and the queries' shapes and types, not on their values: call this
+// before a placement serves another tree or query set of the same shapes.
+void forget_plan(HostPlacement const& placement);
+
 // Throws InputError naming the value when unknown.
 HostPlacement parse_placement(std::string const& name);
 std::string placement_name(HostPlacement const& placement);

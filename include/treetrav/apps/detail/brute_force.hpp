@@ -519,6 +519,8 @@ void brute_force_neighbors(ExecutionSpace const& space,
   using memory_space = typename Types::memory_space;
   Index const n_reference = static_cast<Index>(reference.extent(0));
   int const k = options.k;
+  if (queries.extent(0) == 0)
+    return;
   std::size_t const budget =
       strategy.tile_bytes != 0 ? strategy.tile_bytes : default_tile_bytes(space);
   auto const shift = reference_mean(space, reference);
@@ -596,6 +598,10 @@ void brute_force_counts(
   using memory_space = typename ExecutionSpace::memory_space;
   Index const n_reference = static_cast<Index>(reference.extent(0));
   Index const n_queries = static_cast<Index>(queries.extent(0));
+  if (n_queries == 0 || n_reference == 0) { // no tile to plan: nothing within reach
+    Kokkos::deep_copy(space, counts, 0);
+    return;
+  }
   std::size_t const budget =
       strategy.tile_bytes != 0 ? strategy.tile_bytes : default_tile_bytes(space);
   auto const shift = reference_mean(space, reference);

@@ -108,9 +108,11 @@ void run_placed(ExecutionSpace const& space, std::string const& label, Topology 
   if constexpr (!std::is_same_v<Placement, SmCentric>)
     depth = placement.depth, threshold = placement.threshold, seed = placement.seed;
   bool const affinity = uses_affinity(placement);
+  // What the plan depends on (forget_plan drops it when the data changes).
   std::size_t key = typeid(MemorySpace).hash_code();
   for (std::size_t part :
-       {std::size_t(extent), std::size_t(items), std::size_t(options.first_sm), std::size_t(sms),
+       {typeid(Topology).hash_code(), typeid(Visitor).hash_code(), std::size_t(topology.size()),
+        std::size_t(extent), std::size_t(items), std::size_t(options.first_sm), std::size_t(sms),
         std::size_t(reinterpret_cast<std::uintptr_t>(order.data())),
         std::size_t(visitor.query_count()), std::size_t(depth), std::hash<double>{}(threshold),
         std::size_t(seed), std::size_t(affinity)})
