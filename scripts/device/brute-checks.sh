@@ -90,7 +90,7 @@ EOF
     tiles=()
     [[ -z ${BRUTE_TILE_MIB-128,512,4096} ]] || tiles=(--tile-mib "${BRUTE_TILE_MIB-128,512,4096}")
     timeout 240 "$bin/bench_brute" --n-reference 1000000 --n-queries 100000 -k 10 --dimensions "$dims" \
-      --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" "${tiles[@]}" --tile-dimensions 128 --repeats 3 \
+      --max-tree-dimension "${BRUTE_TREE_DIMENSION:-16}" --full-tree-dimension "${BRUTE_FULL_TREE_DIMENSION:-16}" "${tiles[@]}" --tile-dimensions 128 --repeats 3 \
       --out "$work/sweep" --export "$work/data" >>"$log" 2>&1
     echo "sweep: rc=$?" | tee -a "$log"
     cp "$work/sweep/sweep.csv" "$out/"  # sweep.md: the same rows
