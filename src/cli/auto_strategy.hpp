@@ -135,18 +135,16 @@ inline int probed_tree_dimension(Index n_reference) {
 
 // Picks the plan with the smallest estimated time for all `queries`: each
 // candidate runs on a window of the queries in its order (a sample as
-// coherent as the whole job), its time scaled to the job. Brute force goes
-// first, then the search engine's fast path, autoropes in Morton order; when
-// that is over three times brute force's estimate, the other tree strategies
-// are not probed. The first, small sample ranks the plans within each family
-// (plan_family); the best of each family within 10x of the best estimate is
-// then timed on the larger sample, which decides. No tree is probed beyond
-// probed_tree_dimension(n_reference).
-// `run` is called as run(strategy, sample) with a concrete strategy tag and
-// must run the search on `space`; `morton` is the Morton order of the
-// queries, which took `morton_s` seconds to compute (sorted plans pay it:
-// on small jobs it decides); `trees`: whether the points fit a tree (and it
-// was built).
+// coherent as the whole job), its time scaled to the job. A small sample
+// ranks the plans within each family (plan_family): it is latency-bound on a
+// GPU, so its estimates compare only within a kind. The finalists, timed on
+// the larger sample that decides, are each family's best within 10x of the
+// best estimate, brute force, and the search engine's fast path (autoropes in
+// Morton order), which a small Morton window misjudges most. Brute force and
+// the fast path are timed first; with the fast path over ten times brute
+// force, the other trees are not probed (strategies differ by less: lockstep
+// walks a ball tree 4x faster than autoropes, perf/results/brute). No tree
+// is probed beyond probed_tree_dimension(n_reference).
 template <class Space, class MemorySpace, class Run>
 SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
                              Kokkos::View<Index*, MemorySpace> const& morton, double morton_s,
@@ -193,25 +191,34 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
         plan.strategy);
   };
   auto const [first_size, second_size] = probe_sizes<Space>(n);
+  bool const two_stages = second_size > first_size;
   constexpr double not_probed = -1;
-  std::vector<double> estimates(plans.size(), not_probed);
-  // plans: brute force, then the tree strategies; the fast path second.
+  // ranking: on the small sample; estimates: on the large one (finalists).
+  std::vector<double> ranking(plans.size(), not_probed), estimates(plans.size(), not_probed);
+  auto decide = [&](std::size_t i) {
+    if (estimates[i] == not_probed)
+      estimates[i] = two_stages ? time_plan(plans[i], second_size) : ranking[i];
+  };
+  // plans: brute force, then the tree strategies.
   std::size_t const fast_path =
       std::find_if(plans.begin(), plans.end(),
                    [](SearchPlan const& p) {
                      return std::holds_alternative<Autoropes>(p.strategy) && p.sorted;
                    }) -
       plans.begin();
-  estimates[0] = time_plan(plans[0], first_size);
-  estimates[fast_path] = time_plan(plans[fast_path], first_size);
-  bool const trees_hopeless = estimates[fast_path] > 3 * estimates[0];
+  for (std::size_t i : {std::size_t(0), fast_path}) {
+    ranking[i] = time_plan(plans[i], first_size);
+    decide(i);
+  }
+  bool const trees_hopeless = estimates[fast_path] > 10 * estimates[0];
   if (!trees_hopeless)
     for (std::size_t i = 1; i < plans.size(); ++i)
       if (i != fast_path)
-        estimates[i] = time_plan(plans[i], first_size);
-  // The finalists: each family's best, unless 10x slower than the best.
-  double best_first = estimates[0];
-  for (double e : estimates)
+        ranking[i] = time_plan(plans[i], first_size);
+  // The finalists: brute force, the fast path, and each family's best
+  // unless 10x slower than the best.
+  double best_first = ranking[0];
+  for (double e : ranking)
     if (e != not_probed)
       best_first = std::min(best_first, e);
   constexpr int families = 4;
@@ -219,22 +226,21 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
   std::fill(family_best, family_best + families, plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     std::size_t& best = family_best[plan_family(plans[i])];
-    if (estimates[i] != not_probed && estimates[i] <= 10 * best_first &&
-        (best == plans.size() || estimates[i] < estimates[best]))
+    if (ranking[i] != not_probed && ranking[i] <= 10 * best_first &&
+        (best == plans.size() || ranking[i] < ranking[best]))
       best = i;
   }
   std::vector<bool> finalist(plans.size());
-  std::size_t finalists = 0;
+  finalist[0] = finalist[fast_path] = true;
   for (std::size_t i : family_best)
     if (i != plans.size())
-      finalist[i] = true, ++finalists;
-  std::string stages = fmt::format("{} queries", first_size);
-  if (second_size > first_size && finalists > 1) {
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      if (finalist[i])
-        estimates[i] = time_plan(plans[i], second_size);
-    stages += fmt::format(", then {} for the best of each kind", second_size);
-  }
+      finalist[i] = true;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (finalist[i])
+      decide(i);
+  std::string const stages =
+      two_stages ? fmt::format("{} queries, then {} for the finalists", first_size, second_size)
+                 : fmt::format("{} queries", first_size);
   std::size_t pick = plans.size();
   for (std::size_t i = 0; i < plans.size(); ++i)
     if (finalist[i] && (pick == plans.size() || estimates[i] < estimates[pick]))
@@ -242,14 +248,14 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
   choice.plan = plans[pick];
   std::string list;
   for (std::size_t i = 0; i < plans.size(); ++i)
-    if (estimates[i] != not_probed)
-      list +=
-          fmt::format("{}{} {:.3g} s", list.empty() ? "" : ", ", plans[i].label(), estimates[i]);
+    if (ranking[i] != not_probed)
+      list += fmt::format("{}{} {:.3g} s", list.empty() ? "" : ", ", plans[i].label(),
+                          estimates[i] != not_probed ? estimates[i] : ranking[i]);
   choice.reason =
       fmt::format("estimated {:.3g} s for {} queries, the fastest of: {} (probe of {}){}",
                   estimates[pick], n, list, stages,
                   trees_hopeless ? "; the other tree strategies not probed: autoropes in Morton "
-                                   "order took over 3x brute force's estimate"
+                                   "order took over 10x brute force's estimate"
                                  : "");
   choice.probe_s = probe_timer.seconds();
   return choice;
