@@ -190,7 +190,8 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
         },
         plan.strategy);
   };
-  auto const [first_size, second_size] = probe_sizes<Space>(n);
+  auto const sizes = probe_sizes<Space>(n);
+  Index const first_size = sizes.first, second_size = sizes.second;
   bool const two_stages = second_size > first_size;
   constexpr double not_probed = -1;
   // ranking: on the small sample; estimates: on the large one (finalists).
