@@ -3,6 +3,7 @@
 // on near-ties built to defeat a screening without a rounding bound, across
 // tile shapes, and at 64, 128 and 784 dimensions.
 #include "execution_spaces.hpp"
+#include "neighbor_checks.hpp"
 #include "oracles.hpp"
 #include "test_inputs.hpp"
 
@@ -29,26 +30,6 @@ std::string describe(BruteForce const& strategy) {
                                   : std::to_string(strategy.tile_bytes) + "-byte tiles";
 }
 
-template <class Results>
-int count_mismatches(Results const& results, test::BruteNeighbors const& expected,
-                     std::string const& what) {
-  auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
-  auto distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
-  EXPECT_EQ(indices.extent(1), std::size_t(expected.k)) << what;
-  int mismatches = 0;
-  for (std::size_t q = 0; q < indices.extent(0); ++q)
-    for (int j = 0; j < expected.k; ++j) {
-      bool const same = indices(q, j) == expected.indices[q * expected.k + j] &&
-                        distances(q, j) == expected.distances[q * expected.k + j];
-      if (!same && ++mismatches <= 3)
-        ADD_FAILURE() << what << ": query " << q << " neighbour " << j << ": got (" << indices(q, j)
-                      << ", " << distances(q, j) << "), brute force ("
-                      << expected.indices[q * expected.k + j] << ", "
-                      << expected.distances[q * expected.k + j] << ")";
-    }
-  return mismatches;
-}
-
 template <class Space>
 void expect_neighbors_exact(Space const& space, std::string const& name,
                             HostPoints const& reference, HostPoints const& query_set, int k,
@@ -63,7 +44,7 @@ void expect_neighbors_exact(Space const& space, std::string const& name,
       find_neighbors(space, device_reference, device_queries, NeighborOptions{k, self}, strategy);
   std::string const what =
       name + " k=" + std::to_string(k) + (self ? " self, " : ", ") + describe(strategy);
-  EXPECT_EQ(count_mismatches(results, expected, what), 0) << what;
+  test::expect_equal_to_brute_force(results, expected, what);
 }
 
 template <class Space>
@@ -306,7 +287,7 @@ TYPED_TEST(BruteForceSearch, HighDimensionalSetsEqualTheOracleAndTheTrees) {
         auto const results =
             find_neighbors(space, tree, copy_points(space, queries, "test::queries"),
                            NeighborOptions{10, false}, Autoropes{});
-        EXPECT_EQ(count_mismatches(results, expected, label + " kd-tree"), 0);
+        test::expect_equal_to_brute_force(results, expected, label + " kd-tree");
       }
     }
   }

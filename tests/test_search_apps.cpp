@@ -1,6 +1,7 @@
 // One query suite over every tree type and strategy, with brute force as the
 // reference: NN, kNN (kd-tree), VP (vantage-point tree), BT (ball tree), PC.
 #include "execution_spaces.hpp"
+#include "neighbor_checks.hpp"
 #include "oracles.hpp"
 #include "test_inputs.hpp"
 
@@ -26,27 +27,6 @@ auto to_host(View const& view) {
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
 }
 
-// Every result row must equal brute force exactly: same indices, same distances.
-template <class Results>
-void expect_equal_to_brute_force(Results const& results, test::BruteNeighbors const& expected,
-                                 std::string const& what) {
-  auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
-  auto distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
-  ASSERT_EQ(indices.extent(1), std::size_t(expected.k)) << what;
-  int mismatches = 0;
-  for (std::size_t q = 0; q < indices.extent(0); ++q)
-    for (int j = 0; j < expected.k; ++j) {
-      bool const same = indices(q, j) == expected.indices[q * expected.k + j] &&
-                        distances(q, j) == expected.distances[q * expected.k + j];
-      if (!same && ++mismatches <= 3)
-        ADD_FAILURE() << what << ": query " << q << " neighbour " << j << ": got (" << indices(q, j)
-                      << ", " << distances(q, j) << "), brute force ("
-                      << expected.indices[q * expected.k + j] << ", "
-                      << expected.distances[q * expected.k + j] << ")";
-    }
-  EXPECT_EQ(mismatches, 0) << what;
-}
-
 template <class Tree, class Space>
 void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self) {
   if (k > c.reference.size() - (self ? 1 : 0))
@@ -57,7 +37,7 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
   auto device_queries = copy_points(space, queries, "test::queries");
   test::for_each_strategy<Space>([&](auto strategy) {
     auto results = find_neighbors(space, tree, device_queries, NeighborOptions{k, self}, strategy);
-    expect_equal_to_brute_force(results, expected,
+    test::expect_equal_to_brute_force(results, expected,
                                 c.name + " " + Tree::name + "-tree k=" + std::to_string(k) +
                                     (self ? " self " : " ") + test::strategy_name(strategy));
   });
