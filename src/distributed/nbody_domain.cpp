@@ -2,9 +2,11 @@
 #include <treetrav/nbody/morton_octree.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,22 +21,36 @@ using treetrav::detail::SecondMoments;
 using Quadrupoles = treetrav::detail::OctreeQuadrupoleLevel<Kokkos::HostSpace>;
 
 // MPI_Allgatherv of trivially copyable values: every rank's `values` in rank order.
+// Counted in values of an MPI type of sizeof(T) bytes, not in bytes: a body is
+// 112 bytes, and int byte counts ran out at 19M bodies.
 template <class T>
 std::vector<T> all_gather_values(Communicator const& comm, std::vector<T> const& values,
                                  std::vector<int>& counts) {
   static_assert(std::is_trivially_copyable_v<T>, "all_gather_values sends raw bytes");
-  int const bytes = detail::byte_count(values.size(), sizeof(T));
-  std::vector<int> sizes(comm.size());
-  check_mpi(MPI_Allgather(&bytes, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm.get()),
-            "MPI_Allgather");
-  auto const offsets = detail::displacements(sizes);
-  std::vector<T> all(offsets.back() / sizeof(T));
-  check_mpi(MPI_Allgatherv(values.data(), bytes, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
-                           MPI_BYTE, comm.get()),
-            "MPI_Allgatherv");
+  if (values.size() > static_cast<std::size_t>(INT_MAX))
+    throw std::runtime_error("MPI message of " + std::to_string(values.size()) +
+                             " values exceeds 2^31 - 1");
+  int const mine = static_cast<int>(values.size());
   counts.resize(comm.size());
-  for (int r = 0; r < comm.size(); ++r)
-    counts[r] = sizes[r] / static_cast<int>(sizeof(T));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm.get()),
+            "MPI_Allgather");
+  // Every rank holds the same counts, so every rank fails here alike.
+  std::int64_t total = 0;
+  for (int count : counts)
+    total += count;
+  if (total > INT_MAX)
+    throw std::runtime_error("MPI_Allgatherv of " + std::to_string(total) +
+                             " values exceeds 2^31 - 1");
+  auto const offsets = detail::displacements(counts);
+  std::vector<T> all(static_cast<std::size_t>(total));
+  MPI_Datatype value_type;
+  check_mpi(MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &value_type),
+            "MPI_Type_contiguous");
+  check_mpi(MPI_Type_commit(&value_type), "MPI_Type_commit");
+  int const error = MPI_Allgatherv(values.data(), mine, value_type, all.data(), counts.data(),
+                                   offsets.data(), value_type, comm.get());
+  MPI_Type_free(&value_type);
+  check_mpi(error, "MPI_Allgatherv");
   return all;
 }
 
