@@ -462,6 +462,18 @@ void add_nbody_command(CLI::App& app) {
         warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
       }
       checkpoint = nbody::read_latest_checkpoint(directory, settings.warn);
+      // Each rank reads the directory itself: a read failing on one node only
+      // would leave that rank a step behind the others. They agree first.
+      if (settings.domain) {
+        std::int64_t const step = checkpoint ? checkpoint->step : -1;
+        std::int64_t const lowest = settings.domain->min(step);
+        std::int64_t const highest = -settings.domain->min(-step);
+        if (lowest != highest)
+          throw InputError(fmt::format(
+              "--restart {}: the MPI ranks found different checkpoints (steps {} to {}; -1: "
+              "none): a checkpoint did not read back on every node",
+              directory, lowest, highest));
+      }
       if (!checkpoint &&
           (given.dt->count() == 0 || (given.ics->count() == 0 && given.plummer->count() == 0)))
         throw InputError(
