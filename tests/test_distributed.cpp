@@ -6,6 +6,7 @@
 // the kd-tree. The inputs are those of the single-tree tests: one point
 // (ranks without points), a leaf's worth, duplicates, identical points.
 #include "execution_spaces.hpp"
+#include "neighbor_checks.hpp"
 #include "test_inputs.hpp"
 
 #include <treetrav/distributed/distributed_search.hpp>
@@ -72,20 +73,10 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
   auto const expected = test::brute_force_neighbors(c.reference, queries, k, self);
   auto const got = distributed::find_neighbors(
       space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy, Index(block.begin));
-  int mismatches = 0;
-  for (Index q = 0; q < got.indices.extent_int(0); ++q)
-    for (int j = 0; j < k; ++j) {
-      std::size_t const at = (block.begin + q) * k + j;
-      if (got.indices(q, j) != expected.indices[at] ||
-          got.distances(q, j) != expected.distances[at])
-        if (++mismatches <= 3)
-          ADD_FAILURE() << c.name << " " << Tree::name << " k=" << k << (self ? " self " : " ")
-                        << test::strategy_name(strategy) << ": query " << block.begin + q
-                        << " neighbour " << j << ": got (" << got.indices(q, j) << ", "
-                        << got.distances(q, j) << "), brute force (" << expected.indices[at] << ", "
-                        << expected.distances[at] << ")";
-    }
-  EXPECT_EQ(mismatches, 0);
+  test::expect_equal_to_brute_force(got, expected,
+                                    c.name + " " + Tree::name + " k=" + std::to_string(k) +
+                                        (self ? " self " : " ") + test::strategy_name(strategy),
+                                    block.begin);
 }
 
 TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
