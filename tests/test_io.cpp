@@ -231,6 +231,27 @@ TEST(IoPoints, RoundTripsInEveryDimensionWithAndWithoutIds) {
   }
 }
 
+TEST(IoPoints, ReaderGivesTheFilesRowsBlockByBlock) {
+  TempDir dir;
+  for (bool with_ids : {false, true}) {
+    auto const path = dir.file("points.h5");
+    auto const points = make_points(50, 3, with_ids);
+    write_points(path, points);
+    PointReader const reader(path);
+    EXPECT_EQ(reader.size(), 50);
+    EXPECT_EQ(reader.dimension(), 3);
+    for (auto [first, count] : {std::pair{0, 7}, {7, 43}, {49, 1}, {0, 50}}) {
+      auto expected = allocate_points<Kokkos::HostSpace>("rows", count, 3, with_ids);
+      for (Index i = 0; i < count; ++i) {
+        for (int k = 0; k < 3; ++k) expected.coordinates(i, k) = points(first + i, k);
+        if (with_ids) expected.ids(i) = points.ids(first + i);
+      }
+      expect_same_points(expected, reader.read(first, count));
+    }
+    EXPECT_THROW(reader.read(45, 6), InputError);  // past the last row
+  }
+}
+
 TEST(IoPoints, StoresFloat32RowMajorWithCountAttributes) {
   TempDir dir;
   auto const path = dir.file("points.h5");
@@ -411,6 +432,18 @@ TEST(IoReadErrors, NanCoordinateNamesTheRow) {
   expect_input_error([&] { read_points(path); }, path, {"/Points/Coordinates", "row 6", "NaN"});
 }
 
+TEST(IoReadErrors, NanInALaterBlockNamesTheFilesRow) {
+  TempDir dir;
+  auto const path = dir.file("nan.h5");
+  auto points = make_points(50, 3, false);
+  points.coordinates(37, 1) = std::numeric_limits<float>::quiet_NaN();
+  write_points(path, points);
+  PointReader const reader(path);  // finiteness is checked block by block
+  EXPECT_EQ(reader.read(0, 30).size(), 30);
+  expect_input_error([&] { reader.read(30, 20); }, path,
+                     {"/Points/Coordinates", "row 37, column 1", "NaN"});
+}
+
 TEST(IoReadErrors, EmptySet) {
   TempDir dir;
   auto const path = dir.file("empty.h5");
@@ -534,6 +567,83 @@ TEST(IoResults, RejectsIndicesAndDistancesOfDifferentShape) {
   write_raw_floats(path, "/Results/NeighborDistances", {8, 4}, std::vector<float>(32, 1.0f));
   expect_input_error([&] { read_results(path); }, path,
                      {"/Results/NeighborDistances", "/Results/NeighborIndices"});
+}
+
+// Rows [first, first + count) of one search's results, as a search of
+// those queries alone gives them (list offsets count from the block's first).
+QueryResults block_of(QueryResults const& whole, Index first, Index count) {
+  QueryResults block;
+  auto const rows = std::make_pair(std::size_t(first), std::size_t(first + count));
+  if (whole.neighbor_indices.extent(0) != 0) {
+    block.neighbor_indices = Kokkos::subview(whole.neighbor_indices, rows, Kokkos::ALL);
+    block.neighbor_distances = Kokkos::subview(whole.neighbor_distances, rows, Kokkos::ALL);
+  }
+  if (whole.counts.extent(0) != 0) block.counts = Kokkos::subview(whole.counts, rows);
+  if (whole.list_offsets.extent(0) != 0) {
+    std::int64_t const begin = whole.list_offsets(first), end = whole.list_offsets(first + count);
+    block.list_offsets = QueryResults::HostVector<std::int64_t>("offsets", count + 1);
+    for (Index q = 0; q <= count; ++q) block.list_offsets(q) = whole.list_offsets(first + q) - begin;
+    auto const listed = std::make_pair(std::size_t(begin), std::size_t(end));
+    block.list_indices = Kokkos::subview(whole.list_indices, listed);
+    block.list_distances = Kokkos::subview(whole.list_distances, listed);
+  }
+  return block;
+}
+
+// One search's members of make_results(): neighbour rows, counts or lists.
+std::vector<QueryResults> search_results() {
+  auto const all = make_results();
+  std::vector<QueryResults> searches(3);
+  for (auto& search : searches) {
+    search.application = "knn";
+    search.metadata = all.metadata;
+  }
+  searches[0].neighbor_indices = all.neighbor_indices;
+  searches[0].neighbor_distances = all.neighbor_distances;
+  searches[1].counts = all.counts;
+  searches[2].list_offsets = all.list_offsets;
+  searches[2].list_indices = all.list_indices;
+  searches[2].list_distances = all.list_distances;
+  return searches;
+}
+
+TEST(IoResults, StreamInBlocksEqualsOneWrite) {
+  TempDir dir;
+  for (auto const& search : search_results()) {
+    write_results(dir.file("one.h5"), search);
+    ResultsStream stream(dir.file("blocks.h5"), search.application, 9);
+    for (auto [first, count] : {std::pair{0, 4}, {4, 1}, {5, 4}})
+      stream.write(first, block_of(search, first, count));
+    stream.commit(search.metadata);
+    auto const one = read_results(dir.file("one.h5"));
+    auto const blocks = read_results(dir.file("blocks.h5"));
+    EXPECT_EQ(blocks.application, one.application);
+    expect_same_view(one.neighbor_indices, blocks.neighbor_indices);
+    expect_same_view(one.neighbor_distances, blocks.neighbor_distances);
+    expect_same_view(one.counts, blocks.counts);
+    expect_same_view(one.list_offsets, blocks.list_offsets);
+    expect_same_view(one.list_indices, blocks.list_indices);
+    expect_same_view(one.list_distances, blocks.list_distances);
+    EXPECT_EQ(blocks.metadata.text, one.metadata.text);
+    EXPECT_EQ(blocks.metadata.numbers, one.metadata.numbers);
+  }
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"blocks.h5", "one.h5"}));
+}
+
+TEST(IoResults, StreamNotCommittedLeavesAnExistingFileAlone) {
+  TempDir dir;
+  auto const path = dir.file("results.h5");
+  write_results(path, make_results());
+  auto const before = file_bytes(path);
+  auto const counts = search_results()[1];
+  {
+    ResultsStream stream(path, "pc", 9);
+    stream.write(0, block_of(counts, 0, 4));
+    EXPECT_THROW(stream.write(5, block_of(counts, 5, 4)), std::logic_error);  // skips a query
+    EXPECT_THROW(stream.commit({}), std::logic_error);                        // 4 of 9 queries
+  }
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"results.h5"}));
 }
 
 TEST(IoResults, RejectsAPointsFile) {

@@ -10,7 +10,7 @@
 #include <treetrav/nbody/checkpoint.hpp>
 #include <treetrav/nbody/morton_octree.hpp>
 #include <treetrav/nbody/potential.hpp>
-#include <treetrav/nbody/progress.hpp>
+#include <treetrav/core/progress.hpp>
 #include <treetrav/nbody/simulation.hpp>
 
 #include <unistd.h>
@@ -688,11 +688,11 @@ std::string contents(std::FILE* file) {
 
 TEST(NBodyProgress, PlainLinesWhenNotATerminal) {
   std::FILE* file = std::tmpfile();
-  nbody::Progress progress(file, true, 1e-9);
+  Progress progress(file, true, 1e-9);
   progress.begin(100, 110);
-  progress.update(103, 1.5);
+  progress.update(103, "t = 1.5");
   progress.log("a message");
-  progress.finish(110, 2.5);
+  progress.finish(110, "t = 2.5");
   std::string const text = contents(file);
   std::fclose(file);
   EXPECT_EQ(text.find('\r'), std::string::npos);
@@ -702,11 +702,11 @@ TEST(NBodyProgress, PlainLinesWhenNotATerminal) {
   EXPECT_NE(text.find("step 110/110 (100.0%)  t = 2.5"), std::string::npos) << text;
 
   std::FILE* quiet_file = std::tmpfile();
-  nbody::Progress quiet(quiet_file, false, 1e-9);
+  Progress quiet(quiet_file, false, 1e-9);
   quiet.begin(0, 10);
-  quiet.update(5, 1);
+  quiet.update(5);
   quiet.log("hidden");
-  quiet.finish(10, 2);
+  quiet.finish(10);
   EXPECT_EQ(contents(quiet_file), "");
   std::fclose(quiet_file);
 

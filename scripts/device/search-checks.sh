@@ -5,7 +5,7 @@
 #   peers/ (cudakdtree_driver, arborx_driver: built against your own checkouts),
 #   lib/ (shared libraries the image lacks), whl/ (pykdtree, jztree wheels).
 # Any of these may come as DIR.tar.xz (unpacked here first). Logs and tables go to $OUT.
-#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu] [kernels]
+#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu] [kernels] [batch]
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -142,6 +142,63 @@ for (i, name), m in sorted(kernels.items()):
           f"  warps {float(m['sm__warps_active.avg.pct_of_peak_sustained_active']):5.1f}%  {short}")
 PY
     done 2>&1 | tee "$out/kernels.txt"
+    ;;
+  batch)
+    # A batch job larger than one chunk through the CLI (issue #19, item 4):
+    # kNN k = 10 of 100M uniform queries against 10M uniform points, streamed
+    # in chunks into the HDF5 output, under a pseudo-terminal (script) so the
+    # progress bar shows; then 4,000 sampled rows against scipy's cKDTree, and
+    # 10M of the queries in chunks of 1M against one chunk, file for file.
+    n_ref=${TREETRAV_BATCH_REFERENCE:-10000000} n_queries=${TREETRAV_BATCH_QUERIES:-100000000}
+    batch=${TREETRAV_BATCH_DIR:-$work}
+    {
+      df -h "$batch" | tail -n 1
+      time "$cuda/treetrav" generate --dist uniform -n "$n_ref" --dim 3 --seed 1 -o "$batch/ref.h5"
+      time "$cuda/treetrav" generate --dist uniform -n "$n_queries" --dim 3 --seed 2 -o "$batch/q.h5"
+      ls -l "$batch"
+      echo "== treetrav knn, $n_queries queries x $n_ref points, k = 10"
+      timing=$(command -v /usr/bin/time >/dev/null && echo "/usr/bin/time -v")
+      script -qefc "$timing $cuda/treetrav knn --reference $batch/ref.h5 --queries $batch/q.h5 -k 10 \
+        --sort sfc -o $batch/knn.h5" "$out/batch-terminal.txt" >/dev/null
+      echo "rc=$?"
+      tr '\r' '\n' <"$out/batch-terminal.txt" | grep -E "query|knn:|Maximum resident|Elapsed" | tail -n 12
+      ls -l "$batch/knn.h5"
+      timeout 300 python3 - "$batch" <<'PY'
+import sys, h5py, numpy as np
+from scipy.spatial import cKDTree
+d = sys.argv[1]
+reference = h5py.File(d + "/ref.h5")["/Points/Coordinates"][()]
+queries = h5py.File(d + "/q.h5")["/Points/Coordinates"]
+results = h5py.File(d + "/knn.h5")["/Results"]
+rows = np.sort(np.random.default_rng(7).choice(queries.shape[0], 4000, replace=False))
+q = queries[rows].astype(np.float64)
+idx = results["NeighborIndices"][rows]
+expected, _ = cKDTree(reference).query(q, k=10, workers=-1)
+got = np.sort(np.sqrt(((reference[idx].astype(np.float64) - q[:, None, :]) ** 2).sum(-1)), axis=1)
+bad = int((np.abs(got - expected) > 1e-5 * np.maximum(1.0, expected)).any(axis=1).sum())
+print(f"check: {bad} of {len(rows)} sampled rows differ from scipy's cKDTree")
+PY
+      echo "== 10M of the queries: chunks of 1M against one chunk"
+      python3 - "$batch" <<'PY'
+import sys, h5py
+d = sys.argv[1]
+with h5py.File(d + "/q.h5") as f, h5py.File(d + "/q10.h5", "w") as g:
+    g.create_dataset("/Points/Coordinates", data=f["/Points/Coordinates"][:10000000])
+PY
+      rm -f "$batch/q.h5" "$batch/knn.h5"
+      for chunk in 1000000 10000000; do
+        "$cuda/treetrav" knn --reference "$batch/ref.h5" --queries "$batch/q10.h5" -k 10 --sort sfc --chunk $chunk \
+          -o "$batch/knn-$chunk.h5" | tail -n 1
+      done
+      python3 - "$batch" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+a, b = h5py.File(d + "/knn-1000000.h5")["/Results"], h5py.File(d + "/knn-10000000.h5")["/Results"]
+same = all(np.array_equal(a[name][()], b[name][()]) for name in ("NeighborIndices", "NeighborDistances"))
+print("chunks of 1M equal one chunk: " + ("yes" if same else "NO"))
+PY
+    } >"$out/batch.txt" 2>&1
+    cat "$out/batch.txt"
     ;;
   esac
 done

@@ -174,7 +174,7 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
 // One instantiation per backend x strategy; a fresh run and a restart share it.
 nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings const& settings,
                      io::Snapshot const* initial_conditions, nbody::Checkpoint const* checkpoint,
-                     nbody::Progress& progress) {
+                     Progress& progress) {
   return dispatch_backend(backend, [&](auto const& space) {
     return std::visit(
         [&](auto tag) -> nbody::RunResult {
@@ -450,7 +450,7 @@ void add_nbody_command(CLI::App& app) {
     if (session.ranks() > 1)
       settings.domain = std::make_shared<distributed::NbodyDomain>(distributed::Communicator{});
 #endif
-    nbody::Progress progress(stderr, !options->quiet && speaks, options->progress_seconds);
+    Progress progress(stderr, !options->quiet && speaks, options->progress_seconds);
 
     // A restart continues from the newest complete checkpoint; without one (a
     // run killed before its first checkpoint was complete) it starts from the

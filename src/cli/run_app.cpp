@@ -5,7 +5,6 @@
 #include <cmath>
 
 namespace treetrav::cli {
-namespace {
 
 io::Metadata to_metadata(RunRecord const& record) {
   io::Metadata metadata = record.parameters;
@@ -24,6 +23,9 @@ io::Metadata to_metadata(RunRecord const& record) {
       .set("read_s", record.read_s)
       .set("build_s", record.build_s)
       .set("traverse_s", record.traverse_s);
+  if (record.chunks > 0)
+    metadata.set("chunks", static_cast<double>(record.chunks))
+        .set("chunk", static_cast<double>(record.chunk));
   if (record.automatic)
     metadata.set("requested_strategy", std::string(Automatic::name))
         .set("auto_reason", record.choice.reason)
@@ -46,34 +48,15 @@ io::Metadata to_metadata(RunRecord const& record) {
   return metadata;
 }
 
+namespace {
+
 template <class View>
-double mean(View const& values) {
-  double sum = 0;
+double sum(View const& values) {
+  double total = 0;
   for (std::size_t i = 0; i < values.extent(0); ++i)
     for (std::size_t j = 0; j < values.extent(1); ++j)
-      sum += values(i, j);
-  return sum / static_cast<double>(values.extent(0) * values.extent(1));
-}
-
-// One number to judge the results by, from whichever member the application filled.
-std::string headline(io::QueryResults const& results) {
-  if (results.counts.extent(0) != 0) {
-    double sum = 0;
-    for (std::size_t i = 0; i < results.counts.extent(0); ++i)
-      sum += static_cast<double>(results.counts(i));
-    return fmt::format("Mean count {:.6g}.", sum / static_cast<double>(results.counts.extent(0)));
-  }
-  if (results.neighbor_distances.extent(0) != 0)
-    return fmt::format("Mean neighbour distance {:.6g}.", mean(results.neighbor_distances));
-  if (results.accelerations.extent(0) != 0) {
-    double sum2 = 0;
-    for (std::size_t i = 0; i < results.accelerations.extent(0); ++i)
-      for (int k = 0; k < 3; ++k)
-        sum2 += results.accelerations(i, k) * results.accelerations(i, k);
-    return fmt::format("RMS acceleration {:.6g}.",
-                       std::sqrt(sum2 / static_cast<double>(results.accelerations.extent(0))));
-  }
-  return "";
+      total += values(i, j);
+  return total;
 }
 
 std::string parameters_text(io::Metadata const& parameters) {
@@ -213,26 +196,71 @@ HostPlacement placement_from(RunOptions const& options) {
   return placement;
 }
 
+void Headline::add(io::QueryResults const& block) {
+  if (block.counts.extent(0) != 0) {
+    kind_ = Kind::counts;
+    for (std::size_t i = 0; i < block.counts.extent(0); ++i)
+      sum_ += static_cast<double>(block.counts(i));
+    values_ += static_cast<double>(block.counts.extent(0));
+  } else if (block.neighbor_distances.extent(0) != 0) {
+    kind_ = Kind::distances;
+    sum_ += sum(block.neighbor_distances);
+    values_ += static_cast<double>(block.neighbor_distances.size());
+  } else if (block.accelerations.extent(0) != 0) {
+    kind_ = Kind::accelerations;
+    for (std::size_t i = 0; i < block.accelerations.extent(0); ++i)
+      for (int k = 0; k < 3; ++k)
+        sum_ += block.accelerations(i, k) * block.accelerations(i, k);
+    values_ += static_cast<double>(block.accelerations.extent(0));
+  }
+}
+
+std::string Headline::text() const {
+  switch (kind_) {
+  case Kind::counts:
+    return fmt::format("Mean count {:.6g}.", sum_ / values_);
+  case Kind::distances:
+    return fmt::format("Mean neighbour distance {:.6g}.", sum_ / values_);
+  case Kind::accelerations:
+    return fmt::format("RMS acceleration {:.6g}.", std::sqrt(sum_ / values_));
+  case Kind::none:
+    break;
+  }
+  return "";
+}
+
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output) {
   results.application = record.application;
   results.metadata = to_metadata(record);
   Kokkos::Timer timer;
   io::write_results(output, results);
   record.write_s += timer.seconds();
+  Headline headline;
+  headline.add(results);
+  summarize(record, headline, output);
+}
+
+void summarize(RunRecord const& record, Headline const& headline, std::string const& output) {
   if (record.automatic)
     fmt::print("auto (a {:.3g} s probe) picked {}{}: {}.\n", record.choice.probe_s, record.strategy,
                record.sort == "sfc" ? " with sfc order" : "", record.choice.reason);
+  std::string const chunks =
+      record.chunks > 1 ? fmt::format(" in {} chunks of {} queries, reading and writing beside "
+                                      "the traversal,",
+                                      record.chunks, record.chunk)
+                        : "";
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "
-             "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse {:.3g} s ({:.0f} "
+             "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse{} {:.3g} s ({:.0f} "
              "queries/s), "
              "write {:.3g} s. {} "
              "Wrote {}.\n",
              record.application, record.n_queries, record.n_reference, record.dimension,
              record.tree, record.leaf_size, parameters_text(record.parameters),
              to_string(record.backend), record.threads, record.strategy,
-             placement_name(record.placement), record.read_s, record.build_s, record.traverse_s,
-             record.n_queries / record.traverse_s, record.write_s, headline(results), output);
+             placement_name(record.placement), record.read_s, record.build_s, chunks,
+             record.traverse_s, record.n_queries / record.traverse_s, record.write_s,
+             headline.text(), output);
 }
 
 } // namespace treetrav::cli

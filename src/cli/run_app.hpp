@@ -85,6 +85,8 @@ struct RunRecord {
   double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
   double traverse_s = 0;  // (dispatch) under auto: the picked run, without the probe
   double write_s = 0;     // results staged on the host, then written
+  Index chunks = 0;       // a search streamed in chunks of queries: how many (0: not streamed)
+  Index chunk = 0;        // and the queries per chunk
   HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
   RegttTimings regtt;     // (dispatch) REGTT's breakdown and depth
   std::string regtt_mode; // (dispatch)
@@ -181,8 +183,26 @@ io::QueryResults run_application(Application const& application, Strategies cons
   });
 }
 
+// The summary's number to judge results by (mean count, mean neighbour
+// distance, RMS acceleration), added up over blocks of them.
+class Headline {
+ public:
+  void add(io::QueryResults const& block);
+  std::string text() const;
+
+ private:
+  enum class Kind { none, counts, distances, accelerations } kind_ = Kind::none;
+  double sum_ = 0;
+  double values_ = 0;
+};
+
+// The run's metadata, as stored in its results file.
+io::Metadata to_metadata(RunRecord const& record);
+
 // Stores `record` as the results' metadata, writes them atomically to
 // `output` and prints a one-paragraph summary.
 void write_and_summarize(io::QueryResults& results, RunRecord& record, std::string const& output);
+// The summary of a run whose results are written already.
+void summarize(RunRecord const& record, Headline const& headline, std::string const& output);
 
 } // namespace treetrav::cli

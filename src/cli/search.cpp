@@ -4,10 +4,12 @@
 #include "auto_strategy.hpp"
 #include "run_app.hpp"
 
+#include <treetrav/apps/batch.hpp>
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
+#include <treetrav/core/progress.hpp>
 #include <treetrav/io/points.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/ball_tree.hpp>
@@ -16,6 +18,11 @@
 #ifdef TREETRAV_ENABLE_MPI
 #include <treetrav/distributed/distributed_search.hpp>
 #endif
+
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
 
 namespace treetrav::cli {
 namespace {
@@ -53,15 +60,37 @@ struct SearchOptions {
   bool self = false;
   int k = 1;
   Coordinate radius = 0;
+  Index chunk = 0;
   RunOptions run;
 };
 
 // What every search starts from, on the host.
 struct SearchInputs {
   io::HostPointSet reference;
+  // The queries: in memory (--self: the reference points; a search over
+  // several ranks), or else read from `query_file` a chunk at a time.
   io::HostPointSet queries;
+  std::shared_ptr<io::PointReader const> query_file;
   int leaf_size;
   bool sorted;
+  bool self;
+  Index chunk; // --chunk: queries per chunk (0: sized from free device memory)
+
+  Index query_count() const { return query_file ? query_file->size() : queries.size(); }
+  // Host queries [first, first + count).
+  io::HostPointSet load(Index first, Index count) const {
+    if (query_file)
+      return query_file->read(first, count);
+    return count == queries.size() ? queries : treetrav::detail::host_rows(queries, first, first + count);
+  }
+};
+
+// Where a streamed search puts what it finds, chunk by chunk (stream_search).
+struct SearchOutput {
+  io::ResultsStream* results;
+  Headline* headline;
+  Progress* progress;
+  RunRecord* record;
 };
 
 template <template <class> class Tree, class Space>
@@ -69,22 +98,17 @@ struct SearchSetup {
   bool trees = false; // whether `tree` was built
   Tree<typename Space::memory_space> tree;
   PointSet<typename Space::memory_space> reference; // brute force and auto only
-  PointSet<typename Space::memory_space> queries;
-  Kokkos::View<Index*, typename Space::memory_space> order; // auto: Morton order; else empty
-  double order_s = 0;                                       // seconds that order took
 };
 
-// What Strategy needs, built where it is used from the points moved there
-// once: the tree (not for brute force, nor for auto beyond the dimensions
-// where it probes trees), the reference points (brute force, auto), and for
-// auto the Morton order its sorted plans share (a fixed strategy with --sort
-// sfc sorts inside the search, counted in its traversal).
+// What Strategy needs, built where it is used from the reference points
+// moved there once: the tree (not for brute force, nor for auto beyond the
+// dimensions where it probes trees) and the points (brute force, auto). The
+// queries go to the search a chunk at a time (stream_search).
 template <template <class> class Tree, class Space, class Strategy>
 SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
   constexpr bool brute = std::is_same_v<Strategy, BruteForce>;
   constexpr bool automatic = std::is_same_v<Strategy, Automatic>;
   SearchSetup<Tree, Space> setup;
-  setup.queries = copy_points(space, inputs.queries, "treetrav::cli::queries");
   auto const reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
   int const dimension = inputs.reference.dimension();
   setup.trees = !brute && (!automatic ||
@@ -94,44 +118,99 @@ SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& i
     setup.tree = Tree<typename Space::memory_space>(space, reference, inputs.leaf_size);
   if (brute || automatic)
     setup.reference = reference;
-  if (automatic && setup.trees) {
-    Kokkos::Timer timer;
-    setup.order = morton_order(space, setup.queries);
-    space.fence();
-    setup.order_s = timer.seconds();
-  }
   return setup;
 }
 
-// A tree search's query order: auto's shared Morton order when it has one,
-// else sfc asks the search to sort (inside the call).
-template <class Setup>
-auto given_order(Setup const& setup, bool sorted) {
-  return sorted ? setup.order : decltype(setup.order)();
-}
+// The query order a tree search follows: a Morton `order` given (auto's,
+// shared by its probe), else sfc asks the search to sort inside the call.
 inline QueryOrder wanted_order(bool sorted, Index given) {
   return sorted && given == 0 ? QueryOrder::sfc : QueryOrder::none;
 }
 
-// Runs app.search under `strategy`; under auto, first picks the plan by
-// timing each candidate on a sample of the queries (auto_strategy.hpp).
-template <class Application, class Space, class Setup, class Strategy>
-auto traverse_search(Application const& app, Space const& space, Setup const& setup,
-                     Strategy strategy) {
+// One chunk's search under `strategy`. Under auto the first chunk picks the
+// plan by timing each candidate on a sample of its queries
+// (auto_strategy.hpp); `choice` keeps it for the chunks after.
+template <class Application, class Space, class Setup, class Strategy, class Queries>
+auto search_chunk(Application const& app, Space const& space, Setup const& setup,
+                  Strategy strategy, Queries const& queries, std::optional<SearchChoice>& choice) {
   if constexpr (std::is_same_v<Strategy, Automatic>) {
-    auto const choice = choose_strategy(
-        space, setup.queries, setup.order, setup.order_s, setup.reference.size(), setup.trees,
-        [&](auto tag, auto const& sample) { app.search(space, setup, tag, sample, false, true); });
-    if (strategy.choice != nullptr)
-      *strategy.choice = {choice.plan.name(), choice.plan.sorted, choice.reason, choice.probe_s};
+    Kokkos::View<Index*, typename Space::memory_space> order;
+    if (!choice) {
+      double order_s = 0;
+      if (setup.trees) {
+        Kokkos::Timer timer;
+        order = morton_order(space, queries);
+        space.fence();
+        order_s = timer.seconds();
+      }
+      choice = choose_strategy(space, queries, order, order_s, setup.reference.size(), setup.trees,
+                               [&](auto tag, auto const& sample) {
+                                 app.search(space, setup, tag, sample, false, true, {});
+                               });
+      if (strategy.choice != nullptr)
+        *strategy.choice = {choice->plan.name(), choice->plan.sorted, choice->reason,
+                            choice->probe_s};
+    }
     return std::visit(
         [&](auto tag) {
-          return app.search(space, setup, tag, setup.queries, choice.plan.sorted, false);
+          return app.search(space, setup, tag, queries, choice->plan.sorted, false, order);
         },
-        choice.plan.strategy);
+        choice->plan.strategy);
   } else {
-    return app.search(space, setup, strategy, setup.queries, app.inputs.sorted, false);
+    return app.search(space, setup, strategy, queries, app.inputs.sorted, false, {});
   }
+}
+
+// Device bytes a chunk needs per query beside its results: the row, its
+// sorted copy, Morton code and order.
+inline std::size_t query_bytes(int dimension) {
+  return 2 * dimension * sizeof(Coordinate) + 2 * sizeof(std::uint64_t);
+}
+
+// The search loop of every one-rank search: the queries go to the device a
+// chunk at a time (sized from its free memory, or --chunk; --self in one
+// chunk, its queries being the reference points, whose own rows they skip),
+// the next chunk read and the last one's results written and summed up on
+// host threads beside the search; a progress line on a terminal.
+struct Streamed {};
+
+template <class Application, class Space, class Setup, class Strategy>
+Streamed stream_search(Application const& app, Space const& space, Setup const& setup,
+                       Strategy strategy) {
+  auto const& inputs = app.inputs;
+  auto const& out = app.output;
+  Index const n = inputs.query_count();
+  Index const chunk =
+      inputs.self ? n
+                  : chunk_size(space, n, BatchOptions{inputs.chunk},
+                               query_bytes(inputs.reference.dimension()) + app.result_bytes());
+  std::optional<SearchChoice> choice;
+  double read_s = 0, write_s = 0; // each summed on one thread at a time
+  out.progress->begin(0, n);
+  for_each_chunk(
+      space, n, chunk,
+      [&](Index first, Index count) {
+        Kokkos::Timer timer;
+        auto queries = inputs.load(first, count);
+        read_s += timer.seconds();
+        return queries;
+      },
+      [&](auto const& queries) {
+        return app.collect(search_chunk(app, space, setup, strategy, queries, choice));
+      },
+      [&](Index first, io::QueryResults const& block) {
+        Kokkos::Timer timer;
+        out.headline->add(block);
+        out.results->write(first, block);
+        write_s += timer.seconds();
+      },
+      [&](Index done, Index) { out.progress->update(done); });
+  out.progress->finish(n);
+  out.record->read_s += read_s;
+  out.record->write_s += write_s;
+  out.record->chunk = chunk;
+  out.record->chunks = (n + chunk - 1) / chunk;
+  return {};
 }
 
 // nn, knn, vp, bt: the Application of run_application (run_app.hpp).
@@ -140,30 +219,36 @@ struct NeighborSearch {
   static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
   SearchInputs inputs;
   NeighborOptions options;
+  SearchOutput output;
 
   template <class Space, class Strategy>
   auto setup(Space const& space, Strategy const&) const {
     return set_up_search<Tree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
-  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return traverse_search(*this, space, setup, strategy);
+  Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    return stream_search(*this, space, setup, strategy);
   }
-  // One search of `queries` (all of them, or auto's sample: `probe` drops
-  // --self, whose rows a sample does not keep).
+  std::size_t result_bytes() const {
+    return options.k * (sizeof(Index) + sizeof(Coordinate));
+  }
+  // One search of `queries` (a chunk, or auto's sample: `probe` drops
+  // --self, whose rows a sample does not keep) in the Morton `order` given
+  // or, `sorted` without one, sorted inside the search.
   template <class Space, class Setup, class Strategy, class Queries>
-  NeighborResults<typename Space::memory_space> search(Space const& space, Setup const& setup,
-                                                       Strategy strategy, Queries const& queries,
-                                                       bool sorted, bool probe) const {
-    auto const order = given_order(setup, sorted);
+  NeighborResults<typename Space::memory_space>
+  search(Space const& space, Setup const& setup, Strategy strategy, Queries const& queries,
+         bool sorted, bool probe,
+         Kokkos::View<Index*, typename Space::memory_space> const& order) const {
+    auto const given = sorted ? order : std::decay_t<decltype(order)>();
     NeighborOptions const run_options{options.k, options.exclude_self && !probe,
-                                      wanted_order(sorted, order.extent(0))};
+                                      wanted_order(sorted, given.extent(0))};
     if constexpr (std::is_same_v<Strategy, BruteForce>)
       return find_neighbors(space, setup.reference, queries, run_options, strategy);
     else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
       throw std::logic_error("auto picks a strategy that runs here");
     else
-      return find_neighbors(space, setup.tree, queries, run_options, strategy, order);
+      return find_neighbors(space, setup.tree, queries, run_options, strategy, given);
   }
   template <class Neighbors>
   io::QueryResults collect(Neighbors const& neighbors) const {
@@ -174,6 +259,7 @@ struct NeighborSearch {
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.distances);
     return results;
   }
+  io::QueryResults collect(Streamed) const { return {}; }
 };
 
 // pc: the Application of run_application (run_app.hpp).
@@ -181,28 +267,31 @@ struct PointCorrelation {
   static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
   SearchInputs inputs;
   RangeCountOptions options;
+  SearchOutput output;
 
   template <class Space, class Strategy>
   auto setup(Space const& space, Strategy const&) const {
     return set_up_search<KdTree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
-  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
-    return traverse_search(*this, space, setup, strategy);
+  Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    return stream_search(*this, space, setup, strategy);
   }
+  std::size_t result_bytes() const { return sizeof(std::int64_t); }
   template <class Space, class Setup, class Strategy, class Queries>
   Kokkos::View<std::int64_t*, typename Space::memory_space>
   search(Space const& space, Setup const& setup, Strategy strategy, Queries const& queries,
-         bool sorted, bool probe) const {
-    auto const order = given_order(setup, sorted);
+         bool sorted, bool probe,
+         Kokkos::View<Index*, typename Space::memory_space> const& order) const {
+    auto const given = sorted ? order : std::decay_t<decltype(order)>();
     RangeCountOptions const run_options{options.radius, options.exclude_self && !probe,
-                                        wanted_order(sorted, order.extent(0))};
+                                        wanted_order(sorted, given.extent(0))};
     if constexpr (std::is_same_v<Strategy, BruteForce>)
       return count_within(space, setup.reference, queries, run_options, strategy);
     else if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>)
       throw std::logic_error("auto picks a strategy that runs here");
     else
-      return count_within(space, setup.tree, queries, run_options, strategy, order);
+      return count_within(space, setup.tree, queries, run_options, strategy, given);
   }
   template <class Counts>
   io::QueryResults collect(Counts const& counts) const {
@@ -210,24 +299,37 @@ struct PointCorrelation {
     results.counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
     return results;
   }
+  io::QueryResults collect(Streamed) const { return {}; }
 };
 
 // radius: the Application of run_application (run_app.hpp); tree strategies
 // only (brute force lists no neighbours yet).
 struct RadiusSearch {
   static constexpr char const* tree_name = KdTree<Kokkos::HostSpace>::name;
+  // Device bytes per query for its list, at this many neighbours (a guess:
+  // lists longer than the first walk's capacity are walked again).
+  static constexpr std::size_t listed_per_query = 64;
   SearchInputs inputs;
   RangeCountOptions options;
+  SearchOutput output;
 
   template <class Space, class Strategy>
   auto setup(Space const& space, Strategy const&) const {
     return set_up_search<KdTree, Space, Strategy>(space, inputs);
   }
   template <class Space, class Setup, class Strategy>
-  auto traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+  Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    return stream_search(*this, space, setup, strategy);
+  }
+  std::size_t result_bytes() const {
+    return sizeof(std::int64_t) + 2 * listed_per_query * (sizeof(Index) + sizeof(Coordinate));
+  }
+  template <class Space, class Setup, class Strategy, class Queries>
+  auto search(Space const& space, Setup const& setup, Strategy strategy, Queries const& queries,
+              bool sorted, bool, Kokkos::View<Index*, typename Space::memory_space> const&) const {
     RadiusSearchOptions search{options};
-    search.radius.order = inputs.sorted ? QueryOrder::sfc : QueryOrder::none;
-    return find_within(space, setup.tree, setup.queries, search, strategy);
+    search.radius.order = sorted ? QueryOrder::sfc : QueryOrder::none;
+    return find_within(space, setup.tree, queries, search, strategy);
   }
   template <class Lists>
   io::QueryResults collect(Lists const& lists) const {
@@ -238,6 +340,7 @@ struct RadiusSearch {
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.distances);
     return results;
   }
+  io::QueryResults collect(Streamed) const { return {}; }
 };
 
 // The tree strategy of a search whose --strategy names one (radius's, and
@@ -368,9 +471,11 @@ io::QueryResults run_distributed_search(SearchKind kind, SearchInputs const& inp
 #endif
 
 // The application axis of the dispatch: the subcommand picks tree and query.
+// One rank streams its results into `output`; several return them to rank 0.
 io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
                             SearchOptions const& options, SearchStrategy strategy,
-                            RunRecord& record, [[maybe_unused]] int ranks) {
+                            RunRecord& record, [[maybe_unused]] int ranks,
+                            SearchOutput const& output) {
 #ifdef TREETRAV_ENABLE_MPI
   if (ranks > 1)
     return run_distributed_search(kind, inputs, options, tree_strategy(strategy), record);
@@ -378,27 +483,35 @@ io::QueryResults run_search(SearchKind kind, SearchInputs const& inputs,
   NeighborOptions const neighbors{options.k, options.self};
   switch (kind) {
   case SearchKind::pc:
-    return run_application(PointCorrelation{inputs, {options.radius, options.self}}, strategy,
-                           record);
+    return run_application(PointCorrelation{inputs, {options.radius, options.self}, output},
+                           strategy, record);
   case SearchKind::radius:
-    return run_application(RadiusSearch{inputs, {options.radius, options.self}},
+    return run_application(RadiusSearch{inputs, {options.radius, options.self}, output},
                            tree_strategy(strategy), record);
   case SearchKind::nn:
   case SearchKind::knn:
-    return run_application(NeighborSearch<KdTree>{inputs, neighbors}, strategy, record);
+    return run_application(NeighborSearch<KdTree>{inputs, neighbors, output}, strategy, record);
   case SearchKind::vp:
-    return run_application(NeighborSearch<VpTree>{inputs, neighbors}, strategy, record);
+    return run_application(NeighborSearch<VpTree>{inputs, neighbors, output}, strategy, record);
   case SearchKind::bt:
-    return run_application(NeighborSearch<BallTree>{inputs, neighbors}, strategy, record);
+    return run_application(NeighborSearch<BallTree>{inputs, neighbors, output}, strategy, record);
   }
   throw std::logic_error("unhandled search kind");
 }
 
-// Reads and cross-checks the inputs; k, radius and leaf size are checked by
-// the library before the traversal, and everything before any output.
-SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
-  SearchInputs inputs{
-      io::read_points(options.reference), {}, options.run.leaf_size, options.run.sorted()};
+// Reads and cross-checks the inputs: the reference points, and the queries
+// whole (`whole_queries`: a search over several ranks) or opened to be read
+// a chunk at a time; k, radius and leaf size are checked by the library
+// before the traversal, and everything before any output.
+SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options,
+                                bool whole_queries) {
+  SearchInputs inputs{io::read_points(options.reference),
+                      {},
+                      nullptr,
+                      options.run.leaf_size,
+                      options.run.sorted(),
+                      options.self,
+                      options.chunk};
   if (options.self) {
     // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
     if (!takes_radius(kind) && inputs.reference.size() == 1)
@@ -407,11 +520,18 @@ SearchInputs read_search_inputs(SearchKind kind, SearchOptions const& options) {
     inputs.queries = inputs.reference;
     return inputs;
   }
-  inputs.queries = io::read_points(options.queries);
-  if (inputs.queries.dimension() != inputs.reference.dimension())
-    throw InputError(fmt::format(
-        "--queries {} holds {}-D points but --reference {} holds {}-D points", options.queries,
-        inputs.queries.dimension(), options.reference, inputs.reference.dimension()));
+  int dimension = 0;
+  if (whole_queries) {
+    inputs.queries = io::read_points(options.queries);
+    dimension = inputs.queries.dimension();
+  } else {
+    inputs.query_file = std::make_shared<io::PointReader const>(options.queries);
+    dimension = inputs.query_file->dimension();
+  }
+  if (dimension != inputs.reference.dimension())
+    throw InputError(fmt::format("--queries {} holds {}-D points but --reference {} holds {}-D points",
+                                 options.queries, dimension, options.reference,
+                                 inputs.reference.dimension()));
   return inputs;
 }
 
@@ -440,6 +560,14 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                     "Reference points within this distance count (inclusive)")
         ->required()
         ->check(positive<Coordinate>());
+  sub->add_option("--chunk", options->chunk,
+                  "Queries per chunk: the queries are read, searched and their results written "
+                  "a chunk at a time, side by side (0: as many as fit in half the free device "
+                  "memory, at most " +
+                      std::to_string(BatchOptions::max_chunk) + ")")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->excludes(self);
   add_run_options(*sub, options->run,
                   command.kind == SearchKind::radius ? StrategySet::application
                                                      : StrategySet::search);
@@ -493,11 +621,15 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     options->run.leaf_size = leaf_size_of(options->run, /*forces=*/false, record.backend);
     record.leaf_size = options->run.leaf_size;
     record.sort = options->run.sort;
+    if (session.ranks() > 1 && options->chunk > 0)
+      throw InputError(fmt::format("--chunk: a search over {} ranks holds each rank's block of "
+                                   "queries whole (run it without --chunk)",
+                                   session.ranks()));
     Kokkos::Timer timer;
-    auto const inputs = read_search_inputs(kind, *options);
+    auto const inputs = read_search_inputs(kind, *options, session.ranks() > 1);
     record.read_s = timer.seconds();
     record.n_reference = inputs.reference.size();
-    record.n_queries = inputs.queries.size();
+    record.n_queries = inputs.query_count();
     record.dimension = inputs.reference.dimension();
     record.parameters.set("reference", options->reference)
         .set("queries", options->self ? "self" : options->queries);
@@ -506,11 +638,22 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     else
       record.parameters.set("k", static_cast<double>(options->k));
 
-    if (session.ranks() > 1)
+    if (session.ranks() > 1) {
       record.parameters.set("ranks", static_cast<double>(session.ranks()));
-    auto results = run_search(kind, inputs, *options, strategy, record, session.ranks());
-    if (session.prints())
-      write_and_summarize(results, record, options->run.output);
+      auto results = run_search(kind, inputs, *options, strategy, record, session.ranks(), {});
+      if (session.prints())
+        write_and_summarize(results, record, options->run.output);
+      return;
+    }
+    io::ResultsStream results(options->run.output, name, record.n_queries);
+    Headline headline;
+    Progress progress(stderr, isatty(fileno(stderr)) != 0, 0, "query", "queries");
+    run_search(kind, inputs, *options, strategy, record, 1,
+               {&results, &headline, &progress, &record});
+    timer.reset();
+    results.commit(to_metadata(record));
+    record.write_s += timer.seconds();
+    summarize(record, headline, options->run.output);
   });
 }
 

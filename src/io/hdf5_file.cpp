@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <numeric>
 #include <stdexcept>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 
@@ -122,10 +123,13 @@ char const* describe(H5T_class_t type_class) {
   }
 }
 
-// "row 3" for vectors, "row 3, column 1" for matrices.
-std::string element_name(std::vector<hsize_t> const& shape, std::size_t flat_index) {
-  if (shape.size() < 2) return fmt::format("row {}", flat_index);
-  return fmt::format("row {}, column {}", flat_index / shape[1], flat_index % shape[1]);
+// "row 3" for vectors, "row 3, column 1" for matrices: the dataset's row and
+// column of the array's value `flat_index`.
+template <class T>
+std::string element_name(Array<T> const& array, std::size_t flat_index) {
+  if (array.shape.size() < 2) return fmt::format("row {}", array.first_row + flat_index);
+  return fmt::format("row {}, column {}", array.first_row + flat_index / array.shape[1],
+                     flat_index % array.shape[1]);
 }
 
 std::string object_name(hid_t object) {
@@ -207,9 +211,10 @@ Handle FileReader::open_attribute(std::string const& object, std::string const& 
 }
 
 template <class T>
-Array<T> FileReader::read(std::string const& dataset, int rank) const {
+Handle FileReader::open_dataset(std::string const& dataset, int rank,
+                                std::vector<hsize_t>& shape) const {
   if (!exists(dataset)) fail(dataset, "dataset is missing");
-  Handle const set(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle set(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
   if (!set.valid()) fail(dataset, "is not a dataset");
 
   Handle const space(H5Dget_space(set.get()), H5Sclose);
@@ -222,16 +227,52 @@ Array<T> FileReader::read(std::string const& dataset, int rank) const {
   if (actual_class != type_class<T>())
     fail(dataset, fmt::format("has {} values, expected {}", describe(actual_class),
                               describe(type_class<T>())));
+  shape.resize(rank);
+  H5Sget_simple_extent_dims(space.get(), shape.data(), nullptr);
+  return set;
+}
 
+template <class T>
+std::vector<hsize_t> FileReader::shape(std::string const& dataset, int rank) const {
+  std::vector<hsize_t> extents;
+  open_dataset<T>(dataset, rank, extents);
+  return extents;
+}
+
+template <class T>
+Array<T> FileReader::read(std::string const& dataset, int rank) const {
+  std::vector<hsize_t> extents;
+  open_dataset<T>(dataset, rank, extents);
+  return read_rows<T>(dataset, rank, 0, rank == 0 ? 1 : extents[0]);
+}
+
+template <class T>
+Array<T> FileReader::read_rows(std::string const& dataset, int rank, hsize_t first,
+                               hsize_t count) const {
+  std::lock_guard<std::mutex> const lock(library_lock());
   Array<T> array;
-  array.shape.resize(rank);
-  H5Sget_simple_extent_dims(space.get(), array.shape.data(), nullptr);
-  std::size_t count = 1;
-  for (hsize_t extent : array.shape) count *= extent;
-  array.values.resize(count);
+  Handle const set = open_dataset<T>(dataset, rank, array.shape);
+  Handle const file_space(H5Dget_space(set.get()), H5Sclose);
+  if (rank > 0) {
+    if (first + count > array.shape[0])
+      fail(dataset, fmt::format("has {} rows, not rows {}..{}", array.shape[0], first,
+                                first + count));
+    std::vector<hsize_t> start(rank, 0);
+    start[0] = first;
+    array.shape[0] = count;
+    array.first_row = first;
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                        array.shape.data(), nullptr);
+  }
+  std::size_t values = 1;
+  for (hsize_t extent : array.shape) values *= extent;
+  array.values.resize(values);
+  Handle const memory_space(rank == 0 ? H5Screate(H5S_SCALAR)
+                                      : H5Screate_simple(rank, array.shape.data(), nullptr),
+                            H5Sclose);
   // HDF5 converts between widths (e.g. float64 on disk into float).
-  if (count > 0 && H5Dread(set.get(), TypeMap<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                           array.values.data()) < 0)
+  if (values > 0 && H5Dread(set.get(), TypeMap<T>::memory(), memory_space.get(),
+                            file_space.get(), H5P_DEFAULT, array.values.data()) < 0)
     fail(dataset, "cannot be read (truncated or corrupt file?)");
   return array;
 }
@@ -345,9 +386,9 @@ void require_finite(FileReader const& reader, std::string const& dataset, Array<
   for (std::size_t i = 0; i < array.values.size(); ++i) {
     T const value = array.values[i];
     if (std::isnan(value))
-      reader.fail(dataset, element_name(array.shape, i) + " is NaN");
+      reader.fail(dataset, element_name(array, i) + " is NaN");
     if (std::isinf(value) && !allow_infinity)
-      reader.fail(dataset, element_name(array.shape, i) + " is infinite");
+      reader.fail(dataset, element_name(array, i) + " is infinite");
   }
 }
 
@@ -356,7 +397,7 @@ void require_positive(FileReader const& reader, std::string const& dataset,
                       Array<T> const& array) {
   for (std::size_t i = 0; i < array.values.size(); ++i)
     if (!(array.values[i] > 0))
-      reader.fail(dataset, fmt::format("{} is not positive ({})", element_name(array.shape, i),
+      reader.fail(dataset, fmt::format("{} is not positive ({})", element_name(array, i),
                                        array.values[i]));
 }
 
@@ -409,19 +450,57 @@ Handle FileWriter::create_group(std::string const& group) const {
 }
 
 template <class T>
-Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const& shape,
-                         T const* values) const {
-  Handle const space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
+Handle FileWriter::create(std::string const& dataset, std::vector<hsize_t> const& shape,
+                          bool extendible) const {
+  std::vector<hsize_t> limits = shape;
+  Handle properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (extendible) {
+    // Appended to block by block: unlimited rows, stored in chunks of rows.
+    limits[0] = H5S_UNLIMITED;
+    std::vector<hsize_t> chunk = shape;
+    chunk[0] = std::max<hsize_t>(1, (hsize_t{1} << 20) / sizeof(T) / (shape.size() > 1 ? shape[1] : 1));
+    H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data());
+  }
+  Handle const space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), limits.data()),
                      H5Sclose);
   Handle set(H5Dcreate2(file_, dataset.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT,
-                        H5P_DEFAULT, H5P_DEFAULT),
+                        properties.get(), H5P_DEFAULT),
              H5Dclose);
   if (!space.valid() || !set.valid()) fail(dataset, "cannot create dataset");
+  return set;
+}
+
+template <class T>
+void FileWriter::write_rows(hid_t set, hsize_t first, std::vector<hsize_t> const& block,
+                            T const* values) const {
+  std::lock_guard<std::mutex> const lock(library_lock());
   hsize_t count = 1;
-  for (hsize_t extent : shape) count *= extent;
-  if (count > 0 &&
-      H5Dwrite(set.get(), TypeMap<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
-    fail(dataset, "cannot write dataset (disk full?)");
+  for (hsize_t extent : block) count *= extent;
+  if (count == 0) return;
+  Handle file_space(H5Dget_space(set), H5Sclose);
+  std::vector<hsize_t> extents(block.size());
+  H5Sget_simple_extent_dims(file_space.get(), extents.data(), nullptr);
+  if (first + block[0] > extents[0]) {  // an extendible dataset grows to take the block
+    extents[0] = first + block[0];
+    if (H5Dset_extent(set, extents.data()) < 0) fail(object_name(set), "cannot grow dataset");
+    file_space = Handle(H5Dget_space(set), H5Sclose);
+  }
+  std::vector<hsize_t> start(block.size(), 0);
+  start[0] = first;
+  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(),
+                      nullptr);
+  Handle const memory_space(H5Screate_simple(static_cast<int>(block.size()), block.data(), nullptr),
+                            H5Sclose);
+  if (H5Dwrite(set, TypeMap<T>::memory(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+               values) < 0)
+    fail(object_name(set), "cannot write dataset (disk full?)");
+}
+
+template <class T>
+Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const& shape,
+                         T const* values) const {
+  Handle set = create<T>(dataset, shape);
+  write_rows(set.get(), 0, shape, values);
   return set;
 }
 
@@ -463,32 +542,63 @@ void FileWriter::write_metadata(std::string const& group, Metadata const& metada
   }
 }
 
-void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
+std::mutex& library_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
+AtomicFile::AtomicFile(std::string const& path) : path_(path) {
   namespace fs = std::filesystem;
-  QuietErrors const quiet;
-  fs::path const target = output_target(path);
+  target_ = output_target(path);
   // Same directory as the target, so the final rename never crosses file systems.
-  fs::path const temporary =
-      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  fs::path const target(target_);
+  temporary_ =
+      (target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid()))
+          .string();
   pause_if_testing("TREETRAV_TEST_PAUSE_BEFORE_WRITE", "before", target);
-  Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
+  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!file_.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary_));
+  writer_ = FileWriter(file_.get(), path);
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
+  file_.close();
   std::error_code error;
-  try {
-    FileWriter writer(file.get(), path);
-    fill(writer);
-    pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", target);
-    if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
-    if (std::rename(temporary.c_str(), target.c_str()) != 0)
-      throw InputError(fmt::format("{}: cannot replace it: {}", path, std::strerror(errno)));
-  } catch (...) {
-    file.close();
-    fs::remove(temporary, error);
-    throw;
-  }
+  std::filesystem::remove(temporary_, error);
+}
+
+void AtomicFile::commit() {
+  pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", std::filesystem::path(target_));
+  if (file_.close() < 0) throw std::runtime_error(path_ + ": cannot finish writing (disk full?)");
+  if (std::rename(temporary_.c_str(), target_.c_str()) != 0)
+    throw InputError(fmt::format("{}: cannot replace it: {}", path_, std::strerror(errno)));
+  committed_ = true;
+}
+
+void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
+  AtomicFile file(path);
+  fill(file.writer());
+  file.commit();
 }
 
 // The element types the readers and writers use.
+template std::vector<hsize_t> FileReader::shape<float>(std::string const&, int) const;
+template Array<float> FileReader::read_rows<float>(std::string const&, int, hsize_t, hsize_t) const;
+template Handle FileWriter::create<float>(std::string const&, std::vector<hsize_t> const&, bool) const;
+template void FileWriter::write_rows<float>(hid_t, hsize_t, std::vector<hsize_t> const&, float const*) const;
+template std::vector<hsize_t> FileReader::shape<double>(std::string const&, int) const;
+template Array<double> FileReader::read_rows<double>(std::string const&, int, hsize_t, hsize_t) const;
+template Handle FileWriter::create<double>(std::string const&, std::vector<hsize_t> const&, bool) const;
+template void FileWriter::write_rows<double>(hid_t, hsize_t, std::vector<hsize_t> const&, double const*) const;
+template std::vector<hsize_t> FileReader::shape<std::int32_t>(std::string const&, int) const;
+template Array<std::int32_t> FileReader::read_rows<std::int32_t>(std::string const&, int, hsize_t, hsize_t) const;
+template Handle FileWriter::create<std::int32_t>(std::string const&, std::vector<hsize_t> const&, bool) const;
+template void FileWriter::write_rows<std::int32_t>(hid_t, hsize_t, std::vector<hsize_t> const&, std::int32_t const*) const;
+template std::vector<hsize_t> FileReader::shape<std::int64_t>(std::string const&, int) const;
+template Array<std::int64_t> FileReader::read_rows<std::int64_t>(std::string const&, int, hsize_t, hsize_t) const;
+template Handle FileWriter::create<std::int64_t>(std::string const&, std::vector<hsize_t> const&, bool) const;
+template void FileWriter::write_rows<std::int64_t>(hid_t, hsize_t, std::vector<hsize_t> const&, std::int64_t const*) const;
 template Array<float> FileReader::read<float>(std::string const&, int) const;
 template Array<double> FileReader::read<double>(std::string const&, int) const;
 template Array<std::int32_t> FileReader::read<std::int32_t>(std::string const&, int) const;

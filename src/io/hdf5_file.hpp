@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -73,6 +74,7 @@ template <class T>
 struct Array {
   std::vector<hsize_t> shape;
   std::vector<T> values;
+  hsize_t first_row = 0;  // the dataset's row of the first value's row (read_rows)
 
   hsize_t rows() const { return shape.empty() ? 1 : shape[0]; }
   hsize_t columns() const { return shape.size() < 2 ? 1 : shape[1]; }
@@ -95,6 +97,11 @@ class FileReader {
   // (float for floating-point T, integer for integral T), converting to T.
   template <class T>
   Array<T> read(std::string const& dataset, int rank) const;
+  // Rows [first, first + count) of such a dataset, and its shape (checked alike).
+  template <class T>
+  Array<T> read_rows(std::string const& dataset, int rank, hsize_t first, hsize_t count) const;
+  template <class T>
+  std::vector<hsize_t> shape(std::string const& dataset, int rank) const;
 
   // A numeric attribute (scalar or 1-D), converted to double.
   std::vector<double> read_numbers(std::string const& object, std::string const& name) const;
@@ -103,6 +110,8 @@ class FileReader {
   Metadata read_metadata(std::string const& group) const;
 
  private:
+  template <class T>
+  Handle open_dataset(std::string const& dataset, int rank, std::vector<hsize_t>& shape) const;
   Handle open_object(std::string const& object) const;
   Handle open_attribute(std::string const& object, std::string const& name) const;
 
@@ -145,6 +154,7 @@ void require_unique(FileReader const& reader, std::string const& dataset,
 // Writes into an open (temporary) file; errors name the final path.
 class FileWriter {
  public:
+  FileWriter() = default;
   FileWriter(hid_t file, std::string path) : file_(file), path_(std::move(path)) {}
 
   std::string const& path() const { return path_; }
@@ -155,6 +165,15 @@ class FileWriter {
   template <class T>
   Handle write(std::string const& dataset, std::vector<hsize_t> const& shape,
                T const* values) const;
+  // An unwritten dataset of `shape`, filled by write_rows; an extendible one
+  // has no limit on its rows and grows as rows are written past its end.
+  template <class T>
+  Handle create(std::string const& dataset, std::vector<hsize_t> const& shape,
+                bool extendible = false) const;
+  // Writes the row-major `values` of shape `block` at row `first` of `set`.
+  template <class T>
+  void write_rows(hid_t set, hsize_t first, std::vector<hsize_t> const& block,
+                  T const* values) const;
 
   void set_attribute(hid_t object, std::string const& name, std::string const& text) const;
   // Numeric attribute stored as T; a single value is written as a scalar.
@@ -167,13 +186,38 @@ class FileWriter {
   void write_metadata(std::string const& group, Metadata const& metadata) const;
 
  private:
-  hid_t file_;
+  hid_t file_ = H5I_INVALID_HID;
   std::string path_;
 };
 
-// Writes `path` atomically: `fill` writes a temporary ".<name>.tmp.<pid>" in
-// the same directory, which is closed and renamed over `path` only on success.
-// On any exception the temporary is removed and an existing `path` is untouched.
+// Serialises the readers' and writers' row transfers: a batch job reads its
+// next queries while it writes the last results, and HDF5 builds (the MPI
+// one, say) need not be thread-safe.
+std::mutex& library_lock();
+
+// `path` written atomically: the writer fills a temporary ".<name>.tmp.<pid>"
+// in the same directory, which commit() closes and renames over `path`.
+// Destroyed uncommitted (an exception, say), it removes the temporary and an
+// existing `path` is untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string const& path);
+  ~AtomicFile();
+  AtomicFile(AtomicFile const&) = delete;
+  AtomicFile& operator=(AtomicFile const&) = delete;
+
+  FileWriter& writer() { return writer_; }
+  void commit();
+
+ private:
+  QuietErrors quiet_;  // first member: outlives the file
+  std::string path_, target_, temporary_;
+  Handle file_;
+  FileWriter writer_;
+  bool committed_ = false;
+};
+
+// Writes `path` through an AtomicFile that `fill` fills.
 void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill);
 
 // Host matrix views <-> row-major arrays (the file is row-major).

@@ -39,30 +39,52 @@ void write_points(std::string const& path, HostPointSet const& points, Metadata 
   });
 }
 
-HostPointSet read_points(std::string const& path) {
-  detail::FileReader const in(path);
-  auto const coordinates = in.read<Coordinate>(coordinates_dataset, 2);
-  detail::require_not_empty(in, coordinates_dataset, coordinates);
-  if (coordinates.rows() > static_cast<hsize_t>(std::numeric_limits<Index>::max()))
-    in.fail(coordinates_dataset, fmt::format("has {} rows, more than an Index can count",
-                                             coordinates.rows()));
-  if (coordinates.columns() < 1 || coordinates.columns() > max_dimension)
-    in.fail(coordinates_dataset, fmt::format("has {} columns: the dimension must be in 1..{}",
-                                             coordinates.columns(), max_dimension));
-  detail::require_finite(in, coordinates_dataset, coordinates);
-  detail::require_attribute_agrees(in, points_group, "NumPoints", 0, coordinates.rows(),
-                                   std::string("the number of rows of ") + coordinates_dataset);
-  detail::require_attribute_agrees(in, points_group, "Dimension", 0, coordinates.columns(),
-                                   std::string("the number of columns of ") + coordinates_dataset);
+struct PointReader::File {
+  detail::FileReader reader;
+};
 
-  HostPointSet points(detail::to_matrix(coordinates, "treetrav::io::points::coordinates"));
-  if (in.exists(ids_dataset)) {
+PointReader::PointReader(std::string const& path)
+    : file_(new File{detail::FileReader(path)}) {
+  auto const& in = file_->reader;
+  auto const shape = in.shape<Coordinate>(coordinates_dataset, 2);
+  if (shape[0] == 0) in.fail(coordinates_dataset, "has no rows (empty set)");
+  if (shape[0] > static_cast<hsize_t>(std::numeric_limits<Index>::max()))
+    in.fail(coordinates_dataset, fmt::format("has {} rows, more than an Index can count", shape[0]));
+  if (shape[1] < 1 || shape[1] > max_dimension)
+    in.fail(coordinates_dataset, fmt::format("has {} columns: the dimension must be in 1..{}",
+                                             shape[1], max_dimension));
+  detail::require_attribute_agrees(in, points_group, "NumPoints", 0, shape[0],
+                                   std::string("the number of rows of ") + coordinates_dataset);
+  detail::require_attribute_agrees(in, points_group, "Dimension", 0, shape[1],
+                                   std::string("the number of columns of ") + coordinates_dataset);
+  size_ = static_cast<Index>(shape[0]);
+  dimension_ = static_cast<int>(shape[1]);
+  ids_ = in.exists(ids_dataset);
+  if (ids_) {
     auto const ids = in.read<ParticleId>(ids_dataset, 1);
-    detail::require_rows(in, ids_dataset, ids, coordinates.rows(), coordinates_dataset);
+    detail::require_rows(in, ids_dataset, ids, shape[0], coordinates_dataset);
     detail::require_unique(in, ids_dataset, ids);
-    points.ids = detail::to_vector(ids, "treetrav::io::points::ids");
   }
+}
+
+PointReader::~PointReader() = default;
+PointReader::PointReader(PointReader&&) noexcept = default;
+PointReader& PointReader::operator=(PointReader&&) noexcept = default;
+
+HostPointSet PointReader::read(Index first, Index count) const {
+  auto const& in = file_->reader;
+  auto const coordinates = in.read_rows<Coordinate>(coordinates_dataset, 2, first, count);
+  detail::require_finite(in, coordinates_dataset, coordinates);
+  HostPointSet points(detail::to_matrix(coordinates, "treetrav::io::points::coordinates"));
+  if (ids_)
+    points.ids = detail::to_vector(in.read_rows<ParticleId>(ids_dataset, 1, first, count),
+                                   "treetrav::io::points::ids");
   return points;
+}
+
+HostPointSet read_points(std::string const& path) {
+  PointReader const reader(path);
+  return reader.read(0, reader.size());
 }
 
 }  // namespace treetrav::io

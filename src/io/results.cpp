@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 namespace treetrav::io {
 namespace {
@@ -67,6 +69,86 @@ void write_results(std::string const& path, QueryResults const& results) {
     }
     out.write_metadata(detail::metadata_group, results.metadata);
   });
+}
+
+struct ResultsStream::File {
+  detail::AtomicFile atomic;
+  Index queries;
+  Index next = 0;             // the first query of the next block
+  std::int64_t listed = 0;    // neighbours in the lists so far
+  detail::Handle indices, distances, counts, offsets, list_indices, list_distances;
+};
+
+ResultsStream::ResultsStream(std::string const& path, std::string const& application,
+                             Index queries)
+    : file_(new File{detail::AtomicFile(path), queries}) {
+  auto const& out = file_->atomic.writer();
+  auto const group = out.create_group(results_group);
+  out.set_attribute(group.get(), "Application", application);
+}
+
+ResultsStream::~ResultsStream() = default;
+
+void ResultsStream::write(Index first, QueryResults const& block) {
+  auto& file = *file_;
+  auto const& out = file.atomic.writer();
+  if (first != file.next)
+    throw std::logic_error(fmt::format("{}: results of query {} written after query {}",
+                                       out.path(), first, file.next));
+  hsize_t const n = static_cast<hsize_t>(file.queries), at = static_cast<hsize_t>(first);
+  // Datasets are created with the first block, which shows which members the search fills.
+  auto rows_of = [&](detail::Handle& set, char const* name, auto const& rows) {
+    using Value = typename std::decay_t<decltype(rows)>::non_const_value_type;
+    hsize_t const columns = rows.extent(1);
+    if (!set.valid()) set = out.create<Value>(name, {n, columns});
+    out.write_rows(set.get(), at, {rows.extent(0), columns}, rows.data());
+  };
+  if (present(block.neighbor_indices)) {
+    rows_of(file.indices, indices_dataset, block.neighbor_indices);
+    rows_of(file.distances, distances_dataset, block.neighbor_distances);
+    file.next += static_cast<Index>(block.neighbor_indices.extent(0));
+  } else if (present(block.counts)) {
+    if (!file.counts.valid()) file.counts = out.create<std::int64_t>(counts_dataset, {n});
+    out.write_rows(file.counts.get(), at, {block.counts.extent(0)}, block.counts.data());
+    file.next += static_cast<Index>(block.counts.extent(0));
+  } else if (present(block.list_offsets)) {
+    if (!file.offsets.valid()) {
+      file.offsets = out.create<std::int64_t>(list_offsets_dataset, {n + 1});
+      file.list_indices = out.create<Index>(list_indices_dataset, {0}, /*extendible=*/true);
+      file.list_distances = out.create<Coordinate>(list_distances_dataset, {0}, true);
+    }
+    // The block's offsets count from its first neighbour; the file's from the first query's.
+    hsize_t const rows = block.list_offsets.extent(0) - 1;
+    std::vector<std::int64_t> offsets(rows);
+    for (hsize_t q = 0; q < rows; ++q) offsets[q] = file.listed + block.list_offsets(q);
+    out.write_rows(file.offsets.get(), at, {rows}, offsets.data());
+    hsize_t const listed = block.list_indices.extent(0);
+    out.write_rows(file.list_indices.get(), file.listed, {listed}, block.list_indices.data());
+    out.write_rows(file.list_distances.get(), file.listed, {listed}, block.list_distances.data());
+    file.listed += static_cast<std::int64_t>(listed);
+    file.next += static_cast<Index>(rows);
+  } else {
+    throw std::logic_error(out.path() + ": a block without search results");
+  }
+  if (file.next > file.queries)
+    throw std::logic_error(fmt::format("{}: results for {} queries, not {}", out.path(),
+                                       file.next, file.queries));
+}
+
+void ResultsStream::commit(Metadata const& metadata) {
+  auto& file = *file_;
+  auto const& out = file.atomic.writer();
+  if (file.next != file.queries)
+    throw std::logic_error(fmt::format("{}: results for {} of {} queries", out.path(), file.next,
+                                       file.queries));
+  if (file.offsets.valid())
+    out.write_rows(file.offsets.get(), static_cast<hsize_t>(file.queries), {1}, &file.listed);
+  // Closed before the file, which closes only when its last object does.
+  for (auto* set : {&file.indices, &file.distances, &file.counts, &file.offsets, &file.list_indices,
+                    &file.list_distances})
+    if (set->close() < 0) throw std::runtime_error(out.path() + ": cannot finish writing (disk full?)");
+  out.write_metadata(detail::metadata_group, metadata);
+  file.atomic.commit();
 }
 
 QueryResults read_results(std::string const& path) {

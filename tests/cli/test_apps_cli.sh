@@ -107,6 +107,41 @@ print("mismatches", bad)
   expect_contains "radius lists equal brute force and pc counts" "mismatches 0" "$out"
 fi
 
+# --- batches in chunks -----------------------------------------------------------
+# Queries read, searched and written 7 at a time (150 queries: 22 chunks, the
+# last short) give the file of one chunk, under a fixed strategy and auto.
+for job in "knn -k 5" "pc -r 0.1" "radius -r 0.1" "knn -k 5 --strategy auto" "knn -k 5 --sort sfc"; do
+  # shellcheck disable=SC2086
+  expect_success "$job in one chunk" tt $job --reference "$work/ref.h5" --queries "$work/queries.h5" \
+    -o "$work/one-chunk.h5"
+  # shellcheck disable=SC2086
+  expect_success "$job in chunks" tt $job --reference "$work/ref.h5" --queries "$work/queries.h5" --chunk 7 \
+    -o "$work/chunks.h5"
+  expect_contains "$job reports its chunks" "in 22 chunks of 7 queries" "$out"
+  expect_same_dataset "$job: chunks equal one chunk" "$work/one-chunk.h5" "$work/chunks.h5" /Results
+done
+run h5dump -A -g /RunMetadata "$work/chunks.h5"
+expect_contains "chunked runs record their chunk" 'ATTRIBUTE "chunk"' "$out"
+expect_failure "--chunk with --self" "--self" tt knn --reference "$work/ref.h5" --self --chunk 5 \
+  -o "$failures/out.h5"
+expect_failure "--chunk -1" "--chunk" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" --chunk -1 \
+  -o "$failures/out.h5"
+# A NaN in a later chunk fails the run with the file's row, after earlier
+# chunks were written: nothing is left, and an existing output is kept.
+if /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
+  cp "$work/queries.h5" "$work/nan-queries.h5"
+  python 'h5py.File(sys.argv[1], "r+")["/Points/Coordinates"][100, 2] = np.nan' "$work/nan-queries.h5"
+  expect_failure "a NaN query in chunk 15" "row 100, column 2" tt knn --reference "$work/ref.h5" \
+    --queries "$work/nan-queries.h5" --chunk 7 -o "$failures/out.h5"
+  before=$(cksum <"$work/chunks.h5")
+  run tt knn --reference "$work/ref.h5" --queries "$work/nan-queries.h5" --chunk 7 -o "$work/chunks.h5"
+  if [[ $status -eq 2 && $(cksum <"$work/chunks.h5") == "$before" ]]; then
+    pass "a failed chunked run keeps the existing output"
+  else
+    fail "a failed chunked run: exit $status, or the existing output changed" "$err"
+  fi
+fi
+
 # Exact searches on different trees agree (ties broken by index alike).
 for dataset in /Results/NeighborIndices /Results/NeighborDistances; do
   expect_same_dataset "vp equals nn: $dataset" "$work/nn-autoropes.h5" "$work/vp-autoropes.h5" "$dataset"

@@ -3,6 +3,7 @@
 #include <treetrav/core/config.hpp>
 #include <treetrav/io/metadata.hpp>
 
+#include <memory>
 #include <string>
 
 namespace treetrav::io {
@@ -40,5 +41,26 @@ struct QueryResults {
 // /Results:Application, /RunMetadata attributes. Atomic like write_points.
 void write_results(std::string const& path, QueryResults const& results);
 QueryResults read_results(std::string const& path);
+
+// Search results (neighbour rows, counts or radius lists) written a block of
+// queries at a time, in query order, in write_results' layout and contents:
+// into a temporary file that commit() renames to `path`. Destroyed
+// uncommitted (an error, say), it leaves nothing behind.
+class ResultsStream {
+ public:
+  ResultsStream(std::string const& path, std::string const& application, Index queries);
+  ~ResultsStream();
+  ResultsStream(ResultsStream const&) = delete;
+  ResultsStream& operator=(ResultsStream const&) = delete;
+
+  // The results of queries [first, first + rows): each block starts where
+  // the one before ended, and fills the same members.
+  void write(Index first, QueryResults const& block);
+  void commit(Metadata const& metadata);
+
+ private:
+  struct File;
+  std::unique_ptr<File> file_;
+};
 
 } // namespace treetrav::io

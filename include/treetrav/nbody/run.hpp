@@ -4,7 +4,7 @@
 // diagnostics, checkpoints and progress line.
 #include <treetrav/nbody/checkpoint.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
-#include <treetrav/nbody/progress.hpp>
+#include <treetrav/core/progress.hpp>
 #include <treetrav/nbody/simulation.hpp>
 #include <treetrav/version.hpp>
 
@@ -64,6 +64,9 @@ struct RunResult {
 };
 
 namespace detail {
+
+// The progress line's detail: the simulated time.
+inline std::string time_text(double time) { return fmt::format("t = {:.6g}", time); }
 
 template <class ExecutionSpace, class Strategy>
 class RunLoop {
@@ -134,7 +137,7 @@ class RunLoop {
              since_checkpoint_.seconds() >= output.checkpoint_seconds);
         if (last || checkpoint_due)
           write_checkpoint();
-        progress_.update(step, simulation_->time());
+        progress_.update(step, time_text(simulation_->time()));
       } catch (InputError const& failure) {
         // Divergence (or a failed write): what is complete stays, and the message says so.
         throw InputError(
@@ -143,7 +146,7 @@ class RunLoop {
                         failure.what(), settings_.output.directory, step));
       }
     }
-    progress_.finish(simulation_->current_step(), simulation_->time());
+    progress_.finish(simulation_->current_step(), time_text(simulation_->time()));
     result_.last_step = simulation_->current_step();
     result_.time = simulation_->time();
     result_.times = simulation_->times();
