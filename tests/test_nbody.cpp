@@ -710,9 +710,9 @@ TEST(NBodyProgress, PlainLinesWhenNotATerminal) {
   EXPECT_EQ(contents(quiet_file), "");
   std::fclose(quiet_file);
 
-  EXPECT_EQ(nbody::format_duration(6.71), "6.7s");
-  EXPECT_EQ(nbody::format_duration(245), "4m05s");
-  EXPECT_EQ(nbody::format_duration(3723), "1h02m03s");
+  EXPECT_EQ(format_duration(6.71), "6.7s");
+  EXPECT_EQ(format_duration(245), "4m05s");
+  EXPECT_EQ(format_duration(3723), "1h02m03s");
 }
 
 }  // namespace

@@ -224,7 +224,7 @@ void add_bh_force_command(CLI::App& app) {
     record.placement = placement_from(options->run);
     record.application = "bh";
     record.backend = session.backend();
-    options->run.leaf_size = leaf_size_of(options->run, /*forces=*/true, record.backend);
+    options->run.leaf_size = leaf_size_of(options->run, /*forces=*/true);
     record.leaf_size = options->run.leaf_size;
     record.sort = options->run.sort;
     Kokkos::Timer timer;

@@ -42,15 +42,15 @@ struct RunOptions {
 // bh-force (BarnesHutStrategy, with the group walk).
 enum class StrategySet { application, search, barnes_hut };
 
-// Leaf sizes when --leaf-size is not given: 32 for the search trees on cuda
-// (the fastest in the H100 leaf sweep, perf/results/search), 8 on host
-// backends (not swept) and for bh-force's octree.
-inline constexpr int cuda_search_leaf_size = 32, other_leaf_size = 8;
-// --leaf-size, or the default for the command (`forces`: bh-force) and backend.
-inline int leaf_size_of(RunOptions const& options, bool forces, Backend backend) {
+// Leaf sizes when --leaf-size is not given: 32 for the search trees (the
+// fastest kNN in the leaf sweeps on the H100 and on its 16 host cores,
+// perf/results/search), 8 for bh-force's octree.
+inline constexpr int search_leaf_size = 32, octree_leaf_size = 8;
+// --leaf-size, or the default for the command (`forces`: bh-force).
+inline int leaf_size_of(RunOptions const& options, bool forces) {
   if (options.leaf_size > 0)
     return options.leaf_size;
-  return !forces && backend == Backend::cuda ? cuda_search_leaf_size : other_leaf_size;
+  return forces ? octree_leaf_size : search_leaf_size;
 }
 
 void add_run_options(CLI::App& command, RunOptions& options,
@@ -160,7 +160,7 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     }
     timer.reset();
     io::QueryResults results = application.collect(output);
-    record.write_s = timer.seconds();
+    record.write_s += timer.seconds();
     return results;
   } else {
     throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",

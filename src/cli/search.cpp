@@ -618,7 +618,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       strategy = Autoropes{};
     record.application = name;
     record.backend = session.backend();
-    options->run.leaf_size = leaf_size_of(options->run, /*forces=*/false, record.backend);
+    options->run.leaf_size = leaf_size_of(options->run, /*forces=*/false);
     record.leaf_size = options->run.leaf_size;
     record.sort = options->run.sort;
     if (session.ranks() > 1 && options->chunk > 0)
