@@ -31,6 +31,19 @@ import numpy as np
 
 K = 10
 
+# The CPUs this process may use, read before any OpenMP runtime is loaded: with
+# OMP_PROC_BIND set (search-checks.sh sets it), libgomp binds the thread that
+# loads it (importing pykdtree, torch) to its first place, one CPU, and every
+# process started after that inherits the one CPU. Measured on the H100 host:
+# treetrav's CPU run had its 16 threads share one core (1987 ms kNN at 1M
+# against 149 ms started from a shell), scipy's workers=-1 ran one thread.
+CPUS = os.sched_getaffinity(0)
+
+
+def all_cpus():
+    """Gives the calling thread (and what it starts) every CPU back."""
+    os.sched_setaffinity(0, CPUS)
+
 
 def shape(n, seed):
     """ArborX's filled box / filled sphere pair, float32."""
@@ -59,7 +72,7 @@ def median_ms(f, warmup=2, repeats=7):
 def run_json(cmd, log, env=None):
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, preexec_fn=all_cpus)
     log.write(p.stdout + p.stderr)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {p.returncode}")
@@ -108,6 +121,7 @@ def main():
         print(f"{tool:28s} n={n:>9d} {phase:28s} {ms:10.3f} ms", flush=True)
 
     for n in map(int, args.sizes):
+        all_cpus()  # for the in-process contenders: an earlier import bound this thread
         reference, queries, radius = shape(n, seed=n)
         ref_path, q_path = f"{args.work}/ref-{n}.f32", f"{args.work}/q-{n}.f32"
         reference.tofile(ref_path)
@@ -147,7 +161,7 @@ def main():
                           "--strategy", strategy,
                           "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 3),
                           "--warmup", "3" if gpu else "1", "--json", prefix + ".json", "--dump", prefix]
-                         + ([] if gpu else ["--phases", "build", "knn_sorted", "knn_unsorted", "radius_count"]), log,
+                         + ([] if gpu else ["--phases", "build", "sort", "knn_sorted", "knn_presorted", "knn_unsorted", "radius_count"]), log,
                          env=None if gpu else dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count())))
                 with open(prefix + ".json") as f:
                     report = json.load(f)
