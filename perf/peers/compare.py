@@ -11,7 +11,7 @@ checked against scipy's cKDTree (kNN distance rows; radius counts).
 
 Contenders (each optional; pass the paths you have):
   --treetrav     perf/bench_search of a CUDA build   (GPU)
-  --treetrav-cpu perf/bench_search of an OpenMP build (CPU, all cores)
+  --treetrav-cpu perf/bench_search of an OpenMP build (CPU: OMP_NUM_THREADS, else all cores)
   --cudakdtree   perf/peers/cudakdtree_driver built against your checkout
   --arborx       perf/peers/arborx_driver built against your ArborX + Kokkos 4
   jztree, pykdtree, scipy.spatial.cKDTree, torch: imported if installed
@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--treetrav-cpu")
     ap.add_argument("--cudakdtree")
     ap.add_argument("--arborx")
-    ap.add_argument("--leaf-size", type=int, nargs="+", default=[8])
+    ap.add_argument("--leaf-size", type=int, nargs="+", default=[32])
     ap.add_argument("--strategies", nargs="+", default=["autoropes"], help="treetrav strategies (GPU runs)")
     ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
     ap.add_argument("--repeats", type=int, default=20)
@@ -115,6 +115,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "compare.log"), "w")
     rows = []  # (tool, n, phase, ms)
+    # The CPU contenders' threads: OMP_NUM_THREADS when set (pykdtree reads it too), else all CPUs.
+    cpu_threads = os.environ.get("OMP_NUM_THREADS", str(len(CPUS)))
 
     def add(tool, n, phase, ms):
         rows.append((tool, n, phase, ms))
@@ -159,10 +161,10 @@ def main():
                 prefix = f"{args.work}/tt-{n}-{leaf}-{strategy}"
                 run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3", "-k", str(K),
                           "--strategy", strategy,
-                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 3),
-                          "--warmup", "3" if gpu else "1", "--json", prefix + ".json", "--dump", prefix]
+                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 5),
+                          "--warmup", "3" if gpu else "2", "--json", prefix + ".json", "--dump", prefix]
                          + ([] if gpu else ["--phases", "build", "sort", "knn_sorted", "knn_presorted", "knn_unsorted", "radius_count"]), log,
-                         env=None if gpu else dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count())))
+                         env=None if gpu else dict(os.environ, OMP_NUM_THREADS=cpu_threads))
                 with open(prefix + ".json") as f:
                     report = json.load(f)
                 log.write(f"{tool}: {report.get('device')}, {report.get('threads')} threads\n")
