@@ -36,8 +36,8 @@ struct Iota {
 // digit counts, one scan over (digit, block), a scatter in input order within
 // each block), so equal keys keep their index order like CUB's. It replaced
 // sorted (key, index) pairs and a tree of pairwise merges whose last merges ran
-// on one or two threads, and whose fill and copy loops were serial: the sort
-// of 1M query codes took 29 ms on 16 threads and 197 ms on one.
+// on one or two threads behind serial fill and copy loops: the Morton order of
+// 1M queries took 30 ms on 16 threads, now 9 (perf/results/search/cpu-knn-2threads.md).
 template <class ExecutionSpace, class MemorySpace, class Key>
 void radix_sort_on_host(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys,
                         int key_bits, std::string const& label,
