@@ -11,7 +11,7 @@ checked against scipy's cKDTree (kNN distance rows; radius counts).
 
 Contenders (each optional; pass the paths you have):
   --treetrav     perf/bench_search of a CUDA build   (GPU)
-  --treetrav-cpu perf/bench_search of an OpenMP build (CPU, all cores)
+  --treetrav-cpu perf/bench_search of an OpenMP build (CPU: OMP_NUM_THREADS, else all cores)
   --cudakdtree   perf/peers/cudakdtree_driver built against your checkout
   --arborx       perf/peers/arborx_driver built against your ArborX + Kokkos 4
   jztree, pykdtree, scipy.spatial.cKDTree, torch: imported if installed
@@ -30,6 +30,19 @@ import time
 import numpy as np
 
 K = 10
+
+# The CPUs this process may use, read before any OpenMP runtime is loaded: with
+# OMP_PROC_BIND set (search-checks.sh sets it), libgomp binds the thread that
+# loads it (importing pykdtree, torch) to its first place, one CPU, and every
+# process started after that inherits the one CPU. Measured on the H100 host:
+# treetrav's CPU run had its 16 threads share one core (1987 ms kNN at 1M
+# against 149 ms started from a shell), scipy's workers=-1 ran one thread.
+CPUS = os.sched_getaffinity(0)
+
+
+def all_cpus():
+    """Gives the calling thread (and what it starts) every CPU back."""
+    os.sched_setaffinity(0, CPUS)
 
 
 def shape(n, seed):
@@ -59,7 +72,7 @@ def median_ms(f, warmup=2, repeats=7):
 def run_json(cmd, log, env=None):
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, preexec_fn=all_cpus)
     log.write(p.stdout + p.stderr)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {p.returncode}")
@@ -91,7 +104,7 @@ def main():
     ap.add_argument("--treetrav-cpu")
     ap.add_argument("--cudakdtree")
     ap.add_argument("--arborx")
-    ap.add_argument("--leaf-size", type=int, nargs="+", default=[8])
+    ap.add_argument("--leaf-size", type=int, nargs="+", default=[32])
     ap.add_argument("--strategies", nargs="+", default=["autoropes"], help="treetrav strategies (GPU runs)")
     ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
     ap.add_argument("--repeats", type=int, default=20)
@@ -102,12 +115,15 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "compare.log"), "w")
     rows = []  # (tool, n, phase, ms)
+    # The CPU contenders' threads: OMP_NUM_THREADS when set (pykdtree reads it too), else all CPUs.
+    cpu_threads = os.environ.get("OMP_NUM_THREADS", str(len(CPUS)))
 
     def add(tool, n, phase, ms):
         rows.append((tool, n, phase, ms))
         print(f"{tool:28s} n={n:>9d} {phase:28s} {ms:10.3f} ms", flush=True)
 
     for n in map(int, args.sizes):
+        all_cpus()  # for the in-process contenders: an earlier import bound this thread
         reference, queries, radius = shape(n, seed=n)
         ref_path, q_path = f"{args.work}/ref-{n}.f32", f"{args.work}/q-{n}.f32"
         reference.tofile(ref_path)
@@ -145,10 +161,10 @@ def main():
                 prefix = f"{args.work}/tt-{n}-{leaf}-{strategy}"
                 run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3", "-k", str(K),
                           "--strategy", strategy,
-                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 3),
-                          "--warmup", "3" if gpu else "1", "--json", prefix + ".json", "--dump", prefix]
-                         + ([] if gpu else ["--phases", "build", "knn_sorted", "knn_unsorted", "radius_count"]), log,
-                         env=None if gpu else dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count())))
+                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 5),
+                          "--warmup", "3" if gpu else "2", "--json", prefix + ".json", "--dump", prefix]
+                         + ([] if gpu else ["--phases", "build", "sort", "knn_sorted", "knn_presorted", "knn_unsorted", "radius_count"]), log,
+                         env=None if gpu else dict(os.environ, OMP_NUM_THREADS=cpu_threads))
                 with open(prefix + ".json") as f:
                     report = json.load(f)
                 log.write(f"{tool}: {report.get('device')}, {report.get('threads')} threads\n")

@@ -8,7 +8,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cub/device/device_radix_sort.cuh>
@@ -32,13 +31,77 @@ struct Iota {
   KOKKOS_FUNCTION void operator()(Index i) const { values(i) = i; }
 };
 
+// The host side of sort_permutation(): a stable LSD radix sort, 8 bits a
+// pass, every pass parallel over contiguous blocks of the input (per-block
+// digit counts, one scan over (digit, block), a scatter in input order within
+// each block), so equal keys keep their index order like CUB's. It replaced
+// sorted (key, index) pairs and a tree of pairwise merges whose last merges ran
+// on one or two threads behind serial fill and copy loops: the Morton order of
+// 1M queries took 30 ms on 16 threads, now 9 (perf/results/search/cpu-knn-2threads.md).
+template <class ExecutionSpace, class MemorySpace, class Key>
+void radix_sort_on_host(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys,
+                        int key_bits, std::string const& label,
+                        Kokkos::View<Index*, MemorySpace> permutation,
+                        Kokkos::View<Key*, MemorySpace> sorted_keys) {
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible);
+  constexpr int digit_bits = 8, digits = 1 << digit_bits;
+  Index const n = static_cast<Index>(keys.extent(0));
+  int const passes = std::max(1, (key_bits + digit_bits - 1) / digit_bits);
+  // Blocks of at least 4096 keys: smaller ones would cost more in counts than in keys.
+  Index const blocks = std::max<Index>(1, std::min<Index>(space.concurrency(), n / 4096));
+  auto const alloc = [&](std::string const& member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::" + member);
+  };
+  Kokkos::View<Key*, MemorySpace> key_buffer[2] = {
+      keys, Kokkos::View<Key*, MemorySpace>(alloc("radix_keys"), n)};
+  // The index buffers alternate like the keys: the last pass writes `permutation`.
+  Kokkos::View<Index*, MemorySpace> index_buffer[2] = {
+      Kokkos::View<Index*, MemorySpace>(alloc("radix_indices"), n), permutation};
+  if (passes % 2 == 0)
+    std::swap(index_buffer[0], index_buffer[1]);
+  Kokkos::View<Index**, Kokkos::LayoutRight, Kokkos::HostSpace> offsets(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::radix_offsets"), blocks, digits);
+  auto const block_begin = [=](Index b) { return Index(std::int64_t(n) * b / blocks); };
+  auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, blocks);
+  for (int pass = 0; pass < passes; ++pass) {
+    auto const from_keys = key_buffer[pass % 2], to_keys = key_buffer[1 - pass % 2];
+    auto const from_indices = index_buffer[pass % 2], to_indices = index_buffer[1 - pass % 2];
+    int const shift = pass * digit_bits;
+    Kokkos::parallel_for(label + "::radix_count", policy, [&](Index b) {
+      Index* const count = &offsets(b, 0);
+      std::fill(count, count + digits, Index(0));
+      for (Index i = block_begin(b); i < block_begin(b + 1); ++i)
+        ++count[from_keys(i) >> shift & (digits - 1)];
+    });
+    space.fence();
+    Index sum = 0;
+    for (int d = 0; d < digits; ++d)
+      for (Index b = 0; b < blocks; ++b) {
+        Index const count = offsets(b, d);
+        offsets(b, d) = sum;
+        sum += count;
+      }
+    Kokkos::parallel_for(label + "::radix_scatter", policy, [&](Index b) {
+      Index* const next = &offsets(b, 0);
+      for (Index i = block_begin(b); i < block_begin(b + 1); ++i) {
+        Key const key = from_keys(i);
+        Index const to = next[key >> shift & (digits - 1)]++;
+        to_keys(to) = key;
+        to_indices(to) = pass == 0 ? i : from_indices(i);
+      }
+    });
+    space.fence();
+  }
+  if (sorted_keys.extent(0) == std::size_t(n))
+    Kokkos::deep_copy(space, sorted_keys, key_buffer[passes % 2]);
+}
+
 // The stable sorting permutation of `keys`: position i of the sorted sequence
 // holds keys(permutation(i)); equal keys keep their index order, so every
 // backend returns the same permutation. Only bits [0, key_bits) of the keys
 // are compared (higher bits must be zero). `keys` may be reordered; when
 // `sorted_keys` is allocated (same size), it receives the keys in sorted order.
-//   Cuda: CUB's radix sort (stable); host spaces: sorts of (key, index) pairs
-//   in parallel chunks, then pairwise merges.
+//   Cuda: CUB's radix sort (stable); host spaces: radix_sort_on_host().
 template <class ExecutionSpace, class MemorySpace, class Key>
 Kokkos::View<Index*, MemorySpace>
 sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys, int key_bits,
@@ -71,41 +134,7 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
                "cub::DeviceRadixSort::SortPairs");
 #endif
   } else {
-    static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible);
-    using Pair = std::pair<Key, Index>;
-    std::vector<Pair> pairs(n), merged(n);
-    for (Index i = 0; i < n; ++i)
-      pairs[i] = {keys(i), i};
-    // Chunks sorted in parallel, then merged pairwise, chunk widths doubling.
-    Index chunks = 1;
-    while (chunks < space.concurrency() && n / (2 * chunks) >= 4096)
-      chunks *= 2;
-    Index const width = (n + chunks - 1) / chunks;
-    Kokkos::parallel_for(label + "::sort_chunks",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, chunks), [&](Index c) {
-                           Index const begin = std::min(n, c * width),
-                                       end = std::min(n, begin + width);
-                           std::sort(pairs.begin() + begin, pairs.begin() + end);
-                         });
-    space.fence();
-    for (Index run = width; run < n; run *= 2) {
-      Index const merges = (n + 2 * run - 1) / (2 * run);
-      Kokkos::parallel_for(
-          label + "::merge", Kokkos::RangePolicy<ExecutionSpace>(space, 0, merges), [&](Index m) {
-            Index const begin = m * 2 * run, middle = std::min(n, begin + run),
-                        end = std::min(n, begin + 2 * run);
-            std::merge(pairs.begin() + begin, pairs.begin() + middle, pairs.begin() + middle,
-                       pairs.begin() + end, merged.begin() + begin);
-          });
-      space.fence();
-      pairs.swap(merged);
-    }
-    bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
-    for (Index i = 0; i < n; ++i) {
-      permutation(i) = pairs[i].second;
-      if (keep_keys)
-        sorted_keys(i) = pairs[i].first;
-    }
+    radix_sort_on_host(space, keys, key_bits, label, permutation, sorted_keys);
   }
   return permutation;
 }
