@@ -3,12 +3,14 @@
 // Internals shared by the points, results and snapshot readers/writers: owned
 // HDF5 handles, a validating reader and an atomic writer. Every failure becomes
 // an exception naming the file and the object; HDF5 itself prints nothing.
+#include <treetrav/io/collective.hpp>
 #include <treetrav/io/metadata.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <hdf5.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <type_traits>
 #include <string>
@@ -142,10 +144,22 @@ void require_attribute_agrees(FileReader const& reader, std::string const& objec
 void require_unique(FileReader const& reader, std::string const& dataset,
                     Array<std::int64_t> const& ids);
 
-// Writes into an open (temporary) file; errors name the final path.
+// Runs `step` on every process of `writers`. When it throws on any, every
+// process throws the exception of the lowest rank that failed (its message;
+// InputError and std::invalid_argument keep their type, others become
+// std::runtime_error): no rank is left waiting in the next collective call.
+// Alone: just `step`.
+void collectively(Collective const& writers, std::function<void()> const& step);
+// Collective: the sums of `values` over the processes of `writers`.
+std::vector<std::uint64_t> sum_over(Collective const& writers, std::vector<std::uint64_t> values);
+
+// Writes into an open (temporary) file; errors name the final path. Together
+// with other processes (`writers`), every call is collective: each process
+// passes its own rows of a dataset, which follow those of the ranks before it.
 class FileWriter {
  public:
-  FileWriter(hid_t file, std::string path) : file_(file), path_(std::move(path)) {}
+  FileWriter(hid_t file, std::string path, Collective writers = {})
+      : file_(file), path_(std::move(path)), writers_(writers) {}
 
   std::string const& path() const { return path_; }
   [[noreturn]] void fail(std::string const& object, std::string const& problem) const;
@@ -169,12 +183,16 @@ class FileWriter {
  private:
   hid_t file_;
   std::string path_;
+  Collective writers_;
 };
 
 // Writes `path` atomically: `fill` writes a temporary ".<name>.tmp.<pid>" in
 // the same directory, which is closed and renamed over `path` only on success.
 // On any exception the temporary is removed and an existing `path` is untouched.
-void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill);
+// With `writers`: every process fills its rows of one temporary (rank 0's pid)
+// through MPI-IO, rank 0 renames it, and every process throws alike.
+void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill,
+                      Collective const& writers = {});
 
 // Host matrix views <-> row-major arrays (the file is row-major).
 template <class View>
