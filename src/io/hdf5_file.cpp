@@ -152,7 +152,8 @@ herr_t collect_attribute_name(hid_t, char const* name, H5A_info_t const*, void* 
 int rank_of([[maybe_unused]] Collective const& writers) {
   int rank = 0;
 #ifdef TREETRAV_ENABLE_MPI
-  if (writers.comm != MPI_COMM_NULL) MPI_Comm_rank(writers.comm, &rank);
+  if (writers.comm != MPI_COMM_NULL)
+    MPI_Comm_rank(writers.comm, &rank);
 #endif
   return rank;
 }
@@ -160,20 +161,23 @@ int rank_of([[maybe_unused]] Collective const& writers) {
 bool alone([[maybe_unused]] Collective const& writers) {
   int size = 1;
 #ifdef TREETRAV_ENABLE_MPI
-  if (writers.comm != MPI_COMM_NULL) MPI_Comm_size(writers.comm, &size);
+  if (writers.comm != MPI_COMM_NULL)
+    MPI_Comm_size(writers.comm, &size);
 #endif
   return size == 1;
 }
 
 #ifdef TREETRAV_ENABLE_MPI
 void check_mpi(int error, char const* call) {
-  if (error != MPI_SUCCESS) throw std::runtime_error(fmt::format("{} failed while writing a file", call));
+  if (error != MPI_SUCCESS)
+    throw std::runtime_error(fmt::format("{} failed while writing a file", call));
 }
 #endif
 
 // Where this process's `rows` of a dataset start among all processes' rows, and their total.
 std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) {
-  if (alone(writers)) return {0, rows};
+  if (alone(writers))
+    return {0, rows};
   std::pair<hsize_t, hsize_t> place{0, 0};
 #ifdef TREETRAV_ENABLE_MPI
   int size = 1;
@@ -184,7 +188,8 @@ std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) 
                           writers.comm),
             "MPI_Allgather");
   int const rank = rank_of(writers);
-  for (int r = 0; r < size; ++r) place = {place.first + (r < rank ? all[r] : 0), place.second + all[r]};
+  for (int r = 0; r < size; ++r)
+    place = {place.first + (r < rank ? all[r] : 0), place.second + all[r]};
 #endif
   return place;
 }
@@ -193,7 +198,8 @@ std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) 
 long first_process_id(Collective const& writers) {
   long id = static_cast<long>(::getpid());
 #ifdef TREETRAV_ENABLE_MPI
-  if (!alone(writers)) check_mpi(MPI_Bcast(&id, 1, MPI_LONG, 0, writers.comm), "MPI_Bcast");
+  if (!alone(writers))
+    check_mpi(MPI_Bcast(&id, 1, MPI_LONG, 0, writers.comm), "MPI_Bcast");
 #endif
   return id;
 }
@@ -201,7 +207,8 @@ long first_process_id(Collective const& writers) {
 // A new file for this process alone, or opened by all `writers` through MPI-IO.
 Handle create_file(std::string const& path, Collective const& writers) {
   Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (!access.valid()) return access;
+  if (!access.valid())
+    return access;
 #ifdef TREETRAV_ENABLE_MPI
   if (!alone(writers) && H5Pset_fapl_mpio(access.get(), writers.comm, MPI_INFO_NULL) < 0)
     return Handle();
@@ -213,7 +220,8 @@ Handle create_file(std::string const& path, Collective const& writers) {
 Handle transfer_properties([[maybe_unused]] Collective const& writers) {
   Handle transfer(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
 #ifdef TREETRAV_ENABLE_MPI
-  if (transfer.valid() && !alone(writers) && H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE) < 0)
+  if (transfer.valid() && !alone(writers) &&
+      H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE) < 0)
     return Handle();
 #endif
   return transfer;
@@ -224,7 +232,8 @@ Handle transfer_properties([[maybe_unused]] Collective const& writers) {
 // ---------------------------------------------------------------- together
 
 void collectively(Collective const& writers, std::function<void()> const& step) {
-  if (alone(writers)) return step();
+  if (alone(writers))
+    return step();
 #ifdef TREETRAV_ENABLE_MPI
   std::exception_ptr failure;
   try {
@@ -236,12 +245,15 @@ void collectively(Collective const& writers, std::function<void()> const& step) 
   MPI_Comm_size(writers.comm, &size);
   int const rank = rank_of(writers);
   int first = failure ? rank : size;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm), "MPI_Allreduce");
-  if (first == size) return;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm),
+            "MPI_Allreduce");
+  if (first == size)
+    return;
   enum Kind : int { other, input, argument };
   int kind = other;
   std::string message = "unknown error";
-  if (rank == first) try {
+  if (rank == first) {
+    try {
       std::rethrow_exception(failure);
     } catch (InputError const& e) {
       kind = input, message = e.what();
@@ -251,12 +263,15 @@ void collectively(Collective const& writers, std::function<void()> const& step) 
       message = e.what();
     } catch (...) {
     }
+  }
   int header[2] = {kind, static_cast<int>(message.size())};
   check_mpi(MPI_Bcast(header, 2, MPI_INT, first, writers.comm), "MPI_Bcast");
   message.resize(header[1]);
   check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, writers.comm), "MPI_Bcast");
-  if (header[0] == input) throw InputError(message);
-  if (header[0] == argument) throw std::invalid_argument(message);
+  if (header[0] == input)
+    throw InputError(message);
+  if (header[0] == argument)
+    throw std::invalid_argument(message);
   throw std::runtime_error(message);
 #endif
 }
@@ -265,8 +280,8 @@ std::vector<std::uint64_t> sum_over([[maybe_unused]] Collective const& writers,
                                     std::vector<std::uint64_t> values) {
 #ifdef TREETRAV_ENABLE_MPI
   if (!alone(writers))
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
-                            MPI_SUM, writers.comm),
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                            MPI_UINT64_T, MPI_SUM, writers.comm),
               "MPI_Allreduce");
 #endif
   return values;
@@ -532,8 +547,10 @@ void FileWriter::fail(std::string const& object, std::string const& problem) con
 Handle FileWriter::create_group(std::string const& group) const {
   Handle handle;
   collectively(writers_, [&] {
-    handle = Handle(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    if (!handle.valid()) fail(group, "cannot create group");
+    handle =
+        Handle(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!handle.valid())
+      fail(group, "cannot create group");
   });
   return handle;
 }
@@ -543,7 +560,8 @@ Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const&
                          T const* values) const {
   // This process's rows [first, first + shape[0]) of all processes' `whole`.
   std::vector<hsize_t> whole = shape, first(shape.size(), 0);
-  if (!shape.empty()) std::tie(first[0], whole[0]) = place_rows(writers_, shape[0]);
+  if (!shape.empty())
+    std::tie(first[0], whole[0]) = place_rows(writers_, shape[0]);
   int const rank = static_cast<int>(shape.size());
   Handle set;
   collectively(writers_, [&] {
@@ -552,23 +570,28 @@ Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const&
       set = Handle(H5Dcreate2(file_, dataset.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT,
                               H5P_DEFAULT, H5P_DEFAULT),
                    H5Dclose);
-    if (!space.valid() || !set.valid()) fail(dataset, "cannot create dataset");
+    if (!space.valid() || !set.valid())
+      fail(dataset, "cannot create dataset");
   });
   hsize_t count = 1, mine = 1;
-  for (int k = 0; k < rank; ++k) count *= whole[k], mine *= shape[k];
-  if (count == 0) return set;
+  for (int k = 0; k < rank; ++k)
+    count *= whole[k], mine *= shape[k];
+  if (count == 0)
+    return set;
   collectively(writers_, [&] {
     Handle const transfer = transfer_properties(writers_);
     Handle const file_space(H5Dget_space(set.get()), H5Sclose);
     // A process without rows (of a particle type) still takes part, selecting nothing.
     std::vector<hsize_t> memory_shape = shape;
-    for (hsize_t& extent : memory_shape) extent = std::max<hsize_t>(extent, 1);
+    for (hsize_t& extent : memory_shape)
+      extent = std::max<hsize_t>(extent, 1);
     Handle const memory_space(H5Screate_simple(rank, memory_shape.data(), nullptr), H5Sclose);
     bool const selected =
         file_space.valid() && memory_space.valid() &&
-        (mine == 0 ? H5Sselect_none(file_space.get()) >= 0 && H5Sselect_none(memory_space.get()) >= 0
-                   : rank == 0 || H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first.data(),
-                                                      nullptr, shape.data(), nullptr) >= 0);
+        (mine == 0
+             ? H5Sselect_none(file_space.get()) >= 0 && H5Sselect_none(memory_space.get()) >= 0
+             : rank == 0 || H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first.data(),
+                                                nullptr, shape.data(), nullptr) >= 0);
     if (!transfer.valid() || !selected ||
         H5Dwrite(set.get(), TypeMap<T>::memory(), memory_space.get(), file_space.get(),
                  transfer.get(), values) < 0)
@@ -601,9 +624,9 @@ void FileWriter::set_attribute(hid_t object, std::string const& name,
   Handle const space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr),
                      H5Sclose);
   collectively(writers_, [&] {
-    Handle const attribute(H5Acreate2(object, name.c_str(), TypeMap<T>::file(), space.get(),
-                                      H5P_DEFAULT, H5P_DEFAULT),
-                           H5Aclose);
+    Handle const attribute(
+        H5Acreate2(object, name.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose);
     if (!attribute.valid() || H5Awrite(attribute.get(), TypeMap<T>::memory(), values.data()) < 0)
       fail(object_name(object), "cannot write attribute \"" + name + "\"");
   });
@@ -626,13 +649,15 @@ void write_atomically(std::string const& path, std::function<void(FileWriter&)> 
   fs::path target;
   collectively(writers, [&] { target = output_target(path); });
   // Same directory as the target, so the final rename never crosses file systems.
-  fs::path const temporary = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(),
-                                                                first_process_id(writers));
+  fs::path const temporary =
+      target.parent_path() /
+      fmt::format(".{}.tmp.{}", target.filename().string(), first_process_id(writers));
   pause_if_testing("TREETRAV_TEST_PAUSE_BEFORE_WRITE", "before", target);
   Handle file;
   collectively(writers, [&] {
     file = create_file(temporary.string(), writers);
-    if (!file.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
+    if (!file.valid())
+      throw InputError(fmt::format("{}: cannot create {}", path, temporary.string()));
   });
   bool const renames = rank_of(writers) == 0;
   std::error_code error;
@@ -641,7 +666,8 @@ void write_atomically(std::string const& path, std::function<void(FileWriter&)> 
     fill(writer);
     pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", target);
     collectively(writers, [&] {
-      if (file.close() < 0) throw std::runtime_error(path + ": cannot finish writing (disk full?)");
+      if (file.close() < 0)
+        throw std::runtime_error(path + ": cannot finish writing (disk full?)");
     });
     collectively(writers, [&] {
       if (renames && std::rename(temporary.c_str(), target.c_str()) != 0)
@@ -649,7 +675,8 @@ void write_atomically(std::string const& path, std::function<void(FileWriter&)> 
     });
   } catch (...) {
     file.close();
-    if (renames) fs::remove(temporary, error);
+    if (renames)
+      fs::remove(temporary, error);
     throw;
   }
 }

@@ -168,8 +168,9 @@ class RunLoop {
      std::int64_t const step = simulation_->current_step();
      Domain const* domain = settings_.domain.get();
      // A distributed run: this rank's block of the rows, not all bodies.
-     Measured measured{domain ? domain->by_rows(simulation_->bodies(true)).state : simulation_->state(true),
-                       {}, {}};
+     Measured measured;
+     measured.snapshot =
+         domain ? domain->by_rows(simulation_->bodies(true)).state : simulation_->state(true);
      Kokkos::Timer timer;
      measured.now = domain ? domain->measure(measured.snapshot) : nbody::measure(measured.snapshot);
      if (!measured.now.finite())
@@ -230,9 +231,11 @@ class RunLoop {
     checkpoint.configuration = settings_.configuration;
     checkpoint.backend = settings_.backend;
     Kokkos::Timer timer;
-    nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step), checkpoint,
-                            writers());
-    on_rank_zero([&] { remove_old_checkpoints(settings_.output.directory, OutputOptions::checkpoints_kept); });
+    nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step),
+                            checkpoint, writers());
+    on_rank_zero([&] {
+      remove_old_checkpoints(settings_.output.directory, OutputOptions::checkpoints_kept);
+    });
     simulation_->times().io += timer.seconds();
     ++result_.checkpoints;
     since_checkpoint_.reset();
@@ -256,7 +259,9 @@ class RunLoop {
   }
 
   // The processes that write the run's files together: the ranks, or this one.
-  io::Collective writers() const { return settings_.domain ? settings_.domain->writers() : io::Collective{}; }
+  io::Collective writers() const {
+    return settings_.domain ? settings_.domain->writers() : io::Collective{};
+  }
 
   // `write` on rank 0 of a distributed run (else on the one process); when it
   // fails there, every rank fails.
