@@ -2,6 +2,9 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/io/hdf5.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/communicator.hpp>
+#endif
 
 #include <fmt/core.h>
 
@@ -168,10 +171,7 @@ bool alone([[maybe_unused]] Collective const& writers) {
 }
 
 #ifdef TREETRAV_ENABLE_MPI
-void check_mpi(int error, char const* call) {
-  if (error != MPI_SUCCESS)
-    throw std::runtime_error(fmt::format("{} failed while writing a file", call));
-}
+using distributed::check_mpi;
 #endif
 
 // Where this process's `rows` of a dataset start among all processes' rows, and their total.
@@ -195,7 +195,7 @@ std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) 
 }
 
 // The temporary's name: rank 0's process id, so that all processes open one file.
-long first_process_id(Collective const& writers) {
+long first_process_id([[maybe_unused]] Collective const& writers) {
   long id = static_cast<long>(::getpid());
 #ifdef TREETRAV_ENABLE_MPI
   if (!alone(writers))
@@ -205,7 +205,7 @@ long first_process_id(Collective const& writers) {
 }
 
 // A new file for this process alone, or opened by all `writers` through MPI-IO.
-Handle create_file(std::string const& path, Collective const& writers) {
+Handle create_file(std::string const& path, [[maybe_unused]] Collective const& writers) {
   Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!access.valid())
     return access;
