@@ -152,27 +152,29 @@ herr_t collect_attribute_name(hid_t, char const* name, H5A_info_t const*, void* 
   }
 }
 
+#ifdef TREETRAV_ENABLE_MPI
+using distributed::check_mpi;
+#endif
+
 int rank_of([[maybe_unused]] Collective const& writers) {
   int rank = 0;
 #ifdef TREETRAV_ENABLE_MPI
   if (writers.comm != MPI_COMM_NULL)
-    MPI_Comm_rank(writers.comm, &rank);
+    check_mpi(MPI_Comm_rank(writers.comm, &rank), "MPI_Comm_rank");
 #endif
   return rank;
 }
 
-bool alone([[maybe_unused]] Collective const& writers) {
+int size_of([[maybe_unused]] Collective const& writers) {
   int size = 1;
 #ifdef TREETRAV_ENABLE_MPI
   if (writers.comm != MPI_COMM_NULL)
-    MPI_Comm_size(writers.comm, &size);
+    check_mpi(MPI_Comm_size(writers.comm, &size), "MPI_Comm_size");
 #endif
-  return size == 1;
+  return size;
 }
 
-#ifdef TREETRAV_ENABLE_MPI
-using distributed::check_mpi;
-#endif
+bool alone(Collective const& writers) { return size_of(writers) == 1; }
 
 // Where this process's `rows` of a dataset start among all processes' rows, and their total.
 std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) {
@@ -180,8 +182,7 @@ std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) 
     return {0, rows};
   std::pair<hsize_t, hsize_t> place{0, 0};
 #ifdef TREETRAV_ENABLE_MPI
-  int size = 1;
-  MPI_Comm_size(writers.comm, &size);
+  int const size = size_of(writers);
   unsigned long long const mine = rows;
   std::vector<unsigned long long> all(size);
   check_mpi(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
@@ -241,8 +242,7 @@ void collectively(Collective const& writers, std::function<void()> const& step) 
   } catch (...) {
     failure = std::current_exception();
   }
-  int size = 1;
-  MPI_Comm_size(writers.comm, &size);
+  int const size = size_of(writers);
   int const rank = rank_of(writers);
   int first = failure ? rank : size;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm),
