@@ -10,7 +10,27 @@ get_filename_component(_treetrav_kokkos_parent "${_treetrav_kokkos_prefix}" DIRE
 file(GLOB _treetrav_kernels_prefixes "${_treetrav_kokkos_parent}/kokkos-kernels-*-on-${_treetrav_kokkos_name}")
 find_package(KokkosKernels REQUIRED
   HINTS "${_treetrav_kokkos_prefix}" ${_treetrav_kernels_prefixes})
+# HDF5 of the build's flavour: parallel (MPI-IO: the ranks of a distributed
+# run write one snapshot together) with MPI, else serial. Debian installs both
+# side by side (libhdf5-openmpi-dev: h5pcc, libhdf5-dev: h5cc); a build
+# directory that changes flavour forgets the other one's cached wrapper,
+# headers and libraries, so that they all come from one flavour.
+set(HDF5_PREFER_PARALLEL ${TREETRAV_ENABLE_MPI})
+if(NOT "${TREETRAV_HDF5_PARALLEL}" STREQUAL "${TREETRAV_ENABLE_MPI}")
+  get_cmake_property(_treetrav_cached CACHE_VARIABLES)
+  foreach(_treetrav_variable IN LISTS _treetrav_cached)
+    if(_treetrav_variable MATCHES "^HDF5_")
+      unset(${_treetrav_variable} CACHE)
+    endif()
+  endforeach()
+  set(TREETRAV_HDF5_PARALLEL ${TREETRAV_ENABLE_MPI} CACHE INTERNAL "The HDF5 flavour cached: parallel or not")
+endif()
 find_package(HDF5 REQUIRED COMPONENTS C)
+if(TREETRAV_ENABLE_MPI AND NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR "TREETRAV_ENABLE_MPI needs parallel HDF5 (MPI-IO), found a serial one "
+                      "(${HDF5_INCLUDE_DIRS}): install Debian's libhdf5-openmpi-dev "
+                      "(scripts/setup-apt.sh) or set HDF5_ROOT to a parallel build")
+endif()
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)

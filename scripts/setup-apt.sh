@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake patch dpkg-dev
   libhdf5-dev hdf5-tools
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
   slurm-wlm munge
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev

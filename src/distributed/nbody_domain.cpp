@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace treetrav::distributed {
@@ -677,7 +678,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
 
 namespace {
 
-// One body as gather() moves it.
+// One body as gather() and by_rows() move it.
 struct PackedBody {
   double x[3], v[3], mass, potential;
   std::int64_t id, row;
@@ -688,9 +689,8 @@ struct PackedBody {
   std::int8_t bin;
 };
 
-} // namespace
-
-nbody::BodyStates NbodyDomain::gather(nbody::BodyStates const& local) const {
+// This rank's bodies, ordered by row, each with `rank` as its domain.
+std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank) {
   std::size_t const n = local.size();
   bool const potentials = local.state.potentials.extent(0) != 0,
              types = local.state.types.extent(0) != 0;
@@ -709,25 +709,31 @@ nbody::BodyStates NbodyDomain::gather(nbody::BodyStates const& local) const {
     b.type = types ? local.state.types(i) : 1;
     b.cost = local.costs(i);
     b.bin = local.bins(i);
+    b.domain = rank;
   }
-  for (std::size_t i = 0; i < n; ++i)
-    packed[i].domain = comm_.rank();
-  std::vector<int> counts;
-  std::vector<PackedBody> all = all_gather_values(comm_, packed, counts);
-  std::sort(all.begin(), all.end(),
+  std::sort(packed.begin(), packed.end(),
             [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
-  std::size_t const total = all.size();
+  return packed;
+}
+
+// `bodies` (ordered by row) as BodyStates with the time, box, metadata and
+// optional arrays of `like`, the domains of `ranks` ranks.
+nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, nbody::BodyStates const& like,
+                         int ranks) {
+  bool const potentials = like.state.potentials.extent(0) != 0,
+             types = like.state.types.extent(0) != 0;
+  std::size_t const total = bodies.size();
   io::Snapshot state = io::allocate_snapshot(total, potentials);
-  state.time = local.state.time;
-  state.box_size = local.state.box_size;
-  state.metadata = local.state.metadata;
+  state.time = like.state.time;
+  state.box_size = like.state.box_size;
+  state.metadata = like.state.metadata;
   if (types)
     state.types = decltype(state.types)("treetrav::nbody::BodyStates::types", total);
   nbody::BodyStates result = nbody::all_bodies_of(state);
   result.domains = decltype(result.domains)("treetrav::nbody::BodyStates::domains", total);
-  result.domain_ranks = comm_.size();
+  result.domain_ranks = ranks;
   for (std::size_t i = 0; i < total; ++i) {
-    PackedBody const& b = all[i];
+    PackedBody const& b = bodies[i];
     for (int k = 0; k < 3; ++k) {
       result.state.coordinates(i, k) = b.x[k];
       result.state.velocities(i, k) = b.v[k];
@@ -745,6 +751,54 @@ nbody::BodyStates NbodyDomain::gather(nbody::BodyStates const& local) const {
     result.domains(i) = b.domain;
   }
   return result;
+}
+
+} // namespace
+
+nbody::BodyStates NbodyDomain::gather(nbody::BodyStates const& local) const {
+  std::vector<int> counts;
+  std::vector<PackedBody> all = all_gather_values(comm_, pack(local, comm_.rank()), counts);
+  std::sort(all.begin(), all.end(),
+            [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
+  return unpack(all, local, comm_.size());
+}
+
+// The bodies go to the ranks of their rows' blocks (MPI_Alltoallv) rather than
+// being written where they are through point or hyperslab-union selections: a
+// rank's Morton domain is scattered over the rows, a selection of thousands of
+// runs; moved once, every rank writes one contiguous run per dataset, which
+// collective MPI-IO does best, and the rows come in order for the diagnostics.
+nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates const& local) const {
+  int const p = comm_.size();
+  auto const total = static_cast<std::size_t>(sum(static_cast<std::int64_t>(local.size())));
+  std::vector<std::int64_t> ends(p);
+  for (int r = 0; r < p; ++r)
+    ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
+  std::vector<PackedBody> const packed = pack(local, comm_.rank());
+  std::vector<int> send_counts(p, 0), recv_counts;
+  for (PackedBody const& b : packed)
+    ++send_counts[std::upper_bound(ends.begin(), ends.end(), b.row) - ends.begin()];
+  std::vector<PackedBody> mine = all_to_all(comm_, packed, send_counts, recv_counts);
+  std::sort(mine.begin(), mine.end(),
+            [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
+  return unpack(mine, local, p);
+}
+
+// Floating-point sums depend on their order: each rank goes on from the sums
+// of the ranks before it (a chain of messages of a few doubles), so every rank
+// gets one process's bits without the bodies of the others.
+nbody::Diagnostics NbodyDomain::measure(io::Snapshot const& rows) const {
+  static_assert(std::is_trivially_copyable_v<nbody::Diagnostics>, "sent as bytes");
+  int const me = comm_.rank(), p = comm_.size();
+  nbody::Diagnostics sums;
+  if (me > 0)
+    check_mpi(MPI_Recv(&sums, sizeof(sums), MPI_BYTE, me - 1, 0, comm_.get(), MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  sums = nbody::measure(rows, sums);
+  if (me + 1 < p)
+    check_mpi(MPI_Send(&sums, sizeof(sums), MPI_BYTE, me + 1, 0, comm_.get()), "MPI_Send");
+  check_mpi(MPI_Bcast(&sums, sizeof(sums), MPI_BYTE, p - 1, comm_.get()), "MPI_Bcast");
+  return sums;
 }
 
 } // namespace treetrav::distributed

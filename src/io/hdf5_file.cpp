@@ -2,10 +2,17 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/io/hdf5.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/communicator.hpp>
+#endif
 
 #include <fmt/core.h>
 
 #include <unistd.h>
+
+#if defined(TREETRAV_ENABLE_MPI) && !defined(H5_HAVE_PARALLEL)
+#error "TREETRAV_ENABLE_MPI needs the headers of a parallel HDF5 (CMake checks HDF5_IS_PARALLEL)"
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -15,11 +22,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <numeric>
 #include <stdexcept>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 namespace treetrav::io {
@@ -147,7 +156,140 @@ herr_t collect_attribute_name(hid_t, char const* name, H5A_info_t const*, void* 
   }
 }
 
+#ifdef TREETRAV_ENABLE_MPI
+using distributed::check_mpi;
+#endif
+
+int rank_of([[maybe_unused]] Collective const& writers) {
+  int rank = 0;
+#ifdef TREETRAV_ENABLE_MPI
+  if (writers.comm != MPI_COMM_NULL)
+    check_mpi(MPI_Comm_rank(writers.comm, &rank), "MPI_Comm_rank");
+#endif
+  return rank;
+}
+
+int size_of([[maybe_unused]] Collective const& writers) {
+  int size = 1;
+#ifdef TREETRAV_ENABLE_MPI
+  if (writers.comm != MPI_COMM_NULL)
+    check_mpi(MPI_Comm_size(writers.comm, &size), "MPI_Comm_size");
+#endif
+  return size;
+}
+
+bool alone(Collective const& writers) { return size_of(writers) == 1; }
+
+// Where this process's `rows` of a dataset start among all processes' rows, and their total.
+std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) {
+  if (alone(writers))
+    return {0, rows};
+  std::pair<hsize_t, hsize_t> place{0, 0};
+#ifdef TREETRAV_ENABLE_MPI
+  int const size = size_of(writers);
+  unsigned long long const mine = rows;
+  std::vector<unsigned long long> all(size);
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                          writers.comm),
+            "MPI_Allgather");
+  int const rank = rank_of(writers);
+  for (int r = 0; r < size; ++r)
+    place = {place.first + (r < rank ? all[r] : 0), place.second + all[r]};
+#endif
+  return place;
+}
+
+// The temporary's name: rank 0's process id, so that all processes open one file.
+long first_process_id([[maybe_unused]] Collective const& writers) {
+  long id = static_cast<long>(::getpid());
+#ifdef TREETRAV_ENABLE_MPI
+  if (!alone(writers))
+    check_mpi(MPI_Bcast(&id, 1, MPI_LONG, 0, writers.comm), "MPI_Bcast");
+#endif
+  return id;
+}
+
+// A new file for this process alone, or opened by all `writers` through MPI-IO.
+Handle create_file(std::string const& path, [[maybe_unused]] Collective const& writers) {
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!access.valid())
+    return access;
+#ifdef TREETRAV_ENABLE_MPI
+  if (!alone(writers) && H5Pset_fapl_mpio(access.get(), writers.comm, MPI_INFO_NULL) < 0)
+    return Handle();
+#endif
+  return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose);
+}
+
+// Writes of dataset rows: collective MPI-IO (every process its hyperslab at once) when together.
+Handle transfer_properties([[maybe_unused]] Collective const& writers) {
+  Handle transfer(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+#ifdef TREETRAV_ENABLE_MPI
+  if (transfer.valid() && !alone(writers) &&
+      H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE) < 0)
+    return Handle();
+#endif
+  return transfer;
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- together
+
+void collectively(Collective const& writers, std::function<void()> const& step) {
+  if (alone(writers))
+    return step();
+#ifdef TREETRAV_ENABLE_MPI
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  int const size = size_of(writers);
+  int const rank = rank_of(writers);
+  int first = failure ? rank : size;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm),
+            "MPI_Allreduce");
+  if (first == size)
+    return;
+  enum Kind : int { other, input, argument };
+  int kind = other;
+  std::string message = "unknown error";
+  if (rank == first) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (InputError const& e) {
+      kind = input, message = e.what();
+    } catch (std::invalid_argument const& e) {
+      kind = argument, message = e.what();
+    } catch (std::exception const& e) {
+      message = e.what();
+    } catch (...) {
+    }
+  }
+  int header[2] = {kind, static_cast<int>(message.size())};
+  check_mpi(MPI_Bcast(header, 2, MPI_INT, first, writers.comm), "MPI_Bcast");
+  message.resize(header[1]);
+  check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, writers.comm), "MPI_Bcast");
+  if (header[0] == input)
+    throw InputError(message);
+  if (header[0] == argument)
+    throw std::invalid_argument(message);
+  throw std::runtime_error(message);
+#endif
+}
+
+std::vector<std::uint64_t> sum_over([[maybe_unused]] Collective const& writers,
+                                    std::vector<std::uint64_t> values) {
+#ifdef TREETRAV_ENABLE_MPI
+  if (!alone(writers))
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
+                            MPI_UINT64_T, MPI_SUM, writers.comm),
+              "MPI_Allreduce");
+#endif
+  return values;
+}
 
 // ---------------------------------------------------------------- errors
 
@@ -444,29 +586,40 @@ void FileWriter::fail(std::string const& object, std::string const& problem) con
 }
 
 Handle FileWriter::create_group(std::string const& group) const {
-  Handle handle(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!handle.valid()) fail(group, "cannot create group");
+  Handle handle;
+  collectively(writers_, [&] {
+    handle =
+        Handle(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!handle.valid())
+      fail(group, "cannot create group");
+  });
   return handle;
 }
 
 template <class T>
 Handle FileWriter::create(std::string const& dataset, std::vector<hsize_t> const& shape,
                           bool extendible) const {
-  std::vector<hsize_t> limits = shape;
-  Handle properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  if (extendible) {
-    // Appended to block by block: unlimited rows, stored in chunks of rows.
-    limits[0] = H5S_UNLIMITED;
-    std::vector<hsize_t> chunk = shape;
-    chunk[0] = std::max<hsize_t>(1, (hsize_t{1} << 20) / sizeof(T) / (shape.size() > 1 ? shape[1] : 1));
-    H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data());
-  }
-  Handle const space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), limits.data()),
-                     H5Sclose);
-  Handle set(H5Dcreate2(file_, dataset.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT,
-                        properties.get(), H5P_DEFAULT),
-             H5Dclose);
-  if (!space.valid() || !set.valid()) fail(dataset, "cannot create dataset");
+  Handle set;
+  collectively(writers_, [&] {
+    std::vector<hsize_t> limits = shape;
+    Handle const properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    if (extendible) {
+      // Appended to block by block: unlimited rows, stored in chunks of rows.
+      limits[0] = H5S_UNLIMITED;
+      std::vector<hsize_t> chunk = shape;
+      chunk[0] = std::max<hsize_t>(
+          1, (hsize_t{1} << 20) / sizeof(T) / (shape.size() > 1 ? shape[1] : 1));
+      H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data());
+    }
+    Handle const space(
+        H5Screate_simple(static_cast<int>(shape.size()), shape.data(), limits.data()), H5Sclose);
+    if (space.valid() && properties.valid())
+      set = Handle(H5Dcreate2(file_, dataset.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT,
+                              properties.get(), H5P_DEFAULT),
+                   H5Dclose);
+    if (!set.valid())
+      fail(dataset, "cannot create dataset");
+  });
   return set;
 }
 
@@ -474,33 +627,59 @@ template <class T>
 void FileWriter::write_rows(hid_t set, hsize_t first, std::vector<hsize_t> const& block,
                             T const* values) const {
   std::lock_guard<std::mutex> const lock(library_lock());
-  hsize_t count = 1;
-  for (hsize_t extent : block) count *= extent;
-  if (count == 0) return;
-  Handle file_space(H5Dget_space(set), H5Sclose);
-  std::vector<hsize_t> extents(block.size());
-  H5Sget_simple_extent_dims(file_space.get(), extents.data(), nullptr);
-  if (first + block[0] > extents[0]) {  // an extendible dataset grows to take the block
-    extents[0] = first + block[0];
-    if (H5Dset_extent(set, extents.data()) < 0) fail(object_name(set), "cannot grow dataset");
-    file_space = Handle(H5Dget_space(set), H5Sclose);
-  }
-  std::vector<hsize_t> start(block.size(), 0);
-  start[0] = first;
-  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(),
-                      nullptr);
-  Handle const memory_space(H5Screate_simple(static_cast<int>(block.size()), block.data(), nullptr),
-                            H5Sclose);
-  if (H5Dwrite(set, TypeMap<T>::memory(), memory_space.get(), file_space.get(), H5P_DEFAULT,
-               values) < 0)
-    fail(object_name(set), "cannot write dataset (disk full?)");
+  int const rank = static_cast<int>(block.size());
+  hsize_t mine = 1;
+  for (hsize_t extent : block)
+    mine *= extent;
+  if (mine == 0 && alone(writers_))
+    return;
+  collectively(writers_, [&] {
+    Handle file_space(H5Dget_space(set), H5Sclose);
+    std::vector<hsize_t> extents(rank), start(rank, 0);
+    if (file_space.valid())
+      H5Sget_simple_extent_dims(file_space.get(), extents.data(), nullptr);
+    if (rank > 0) {
+      start[0] = first;
+      if (mine > 0 && first + block[0] > extents[0]) { // an extendible dataset grows to take it
+        extents[0] = first + block[0];
+        if (H5Dset_extent(set, extents.data()) < 0)
+          fail(object_name(set), "cannot grow dataset");
+        file_space = Handle(H5Dget_space(set), H5Sclose);
+      }
+    }
+    Handle const transfer = transfer_properties(writers_);
+    // A process without rows (of a particle type) still takes part, selecting nothing.
+    std::vector<hsize_t> memory_shape = block;
+    for (hsize_t& extent : memory_shape)
+      extent = std::max<hsize_t>(extent, 1);
+    Handle const memory_space(H5Screate_simple(rank, memory_shape.data(), nullptr), H5Sclose);
+    bool const selected =
+        file_space.valid() && memory_space.valid() &&
+        (mine == 0
+             ? H5Sselect_none(file_space.get()) >= 0 && H5Sselect_none(memory_space.get()) >= 0
+             : rank == 0 || H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(),
+                                                nullptr, block.data(), nullptr) >= 0);
+    if (!transfer.valid() || !selected ||
+        H5Dwrite(set, TypeMap<T>::memory(), memory_space.get(), file_space.get(), transfer.get(),
+                 values) < 0)
+      fail(object_name(set), "cannot write dataset (disk full?)");
+  });
 }
 
 template <class T>
 Handle FileWriter::write(std::string const& dataset, std::vector<hsize_t> const& shape,
                          T const* values) const {
-  Handle set = create<T>(dataset, shape);
-  write_rows(set.get(), 0, shape, values);
+  // This process's rows [first, first + shape[0]) of all processes' `whole`.
+  std::vector<hsize_t> whole = shape;
+  hsize_t first = 0;
+  if (!shape.empty())
+    std::tie(first, whole[0]) = place_rows(writers_, shape[0]);
+  Handle set = create<T>(dataset, whole);
+  hsize_t count = 1;
+  for (hsize_t extent : whole)
+    count *= extent;
+  if (count > 0)
+    write_rows(set.get(), first, shape, values);
   return set;
 }
 
@@ -511,12 +690,14 @@ void FileWriter::set_attribute(hid_t object, std::string const& name,
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
   Handle const space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle const attribute(
-      H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-      H5Aclose);
-  char const* data = text.c_str();
-  if (!attribute.valid() || H5Awrite(attribute.get(), type.get(), &data) < 0)
-    fail(object_name(object), "cannot write attribute \"" + name + "\"");
+  collectively(writers_, [&] {
+    Handle const attribute(
+        H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose);
+    char const* data = text.c_str();
+    if (!attribute.valid() || H5Awrite(attribute.get(), type.get(), &data) < 0)
+      fail(object_name(object), "cannot write attribute \"" + name + "\"");
+  });
 }
 
 template <class T>
@@ -525,11 +706,13 @@ void FileWriter::set_attribute(hid_t object, std::string const& name,
   hsize_t const count = values.size();
   Handle const space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr),
                      H5Sclose);
-  Handle const attribute(H5Acreate2(object, name.c_str(), TypeMap<T>::file(), space.get(),
-                                    H5P_DEFAULT, H5P_DEFAULT),
-                         H5Aclose);
-  if (!attribute.valid() || H5Awrite(attribute.get(), TypeMap<T>::memory(), values.data()) < 0)
-    fail(object_name(object), "cannot write attribute \"" + name + "\"");
+  collectively(writers_, [&] {
+    Handle const attribute(
+        H5Acreate2(object, name.c_str(), TypeMap<T>::file(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose);
+    if (!attribute.valid() || H5Awrite(attribute.get(), TypeMap<T>::memory(), values.data()) < 0)
+      fail(object_name(object), "cannot write attribute \"" + name + "\"");
+  });
 }
 
 void FileWriter::write_metadata(std::string const& group, Metadata const& metadata) const {
@@ -547,37 +730,49 @@ std::mutex& library_lock() {
   return lock;
 }
 
-AtomicFile::AtomicFile(std::string const& path) : path_(path) {
+AtomicFile::AtomicFile(std::string const& path, Collective const& writers)
+    : writers_(writers), path_(path) {
   namespace fs = std::filesystem;
-  target_ = output_target(path);
+  collectively(writers, [&] { target_ = output_target(path); });
   // Same directory as the target, so the final rename never crosses file systems.
   fs::path const target(target_);
-  temporary_ =
-      (target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid()))
-          .string();
+  temporary_ = (target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(),
+                                                   first_process_id(writers)))
+                   .string();
   pause_if_testing("TREETRAV_TEST_PAUSE_BEFORE_WRITE", "before", target);
-  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!file_.valid()) throw InputError(fmt::format("{}: cannot create {}", path, temporary_));
-  writer_ = FileWriter(file_.get(), path);
+  collectively(writers, [&] {
+    file_ = create_file(temporary_, writers);
+    if (!file_.valid())
+      throw InputError(fmt::format("{}: cannot create {}", path, temporary_));
+  });
+  writer_ = FileWriter(file_.get(), path, writers);
 }
 
 AtomicFile::~AtomicFile() {
-  if (committed_) return;
+  if (committed_)
+    return;
   file_.close();
   std::error_code error;
-  std::filesystem::remove(temporary_, error);
+  if (rank_of(writers_) == 0)
+    std::filesystem::remove(temporary_, error);
 }
 
 void AtomicFile::commit() {
   pause_if_testing("TREETRAV_TEST_PAUSE_IN_WRITE", "inside", std::filesystem::path(target_));
-  if (file_.close() < 0) throw std::runtime_error(path_ + ": cannot finish writing (disk full?)");
-  if (std::rename(temporary_.c_str(), target_.c_str()) != 0)
-    throw InputError(fmt::format("{}: cannot replace it: {}", path_, std::strerror(errno)));
+  collectively(writers_, [&] {
+    if (file_.close() < 0)
+      throw std::runtime_error(path_ + ": cannot finish writing (disk full?)");
+  });
+  collectively(writers_, [&] {
+    if (rank_of(writers_) == 0 && std::rename(temporary_.c_str(), target_.c_str()) != 0)
+      throw InputError(fmt::format("{}: cannot replace it: {}", path_, std::strerror(errno)));
+  });
   committed_ = true;
 }
 
-void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill) {
-  AtomicFile file(path);
+void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill,
+                      Collective const& writers) {
+  AtomicFile file(path, writers);
   fill(file.writer());
   file.commit();
 }

@@ -3,12 +3,14 @@
 // Internals shared by the points, results and snapshot readers/writers: owned
 // HDF5 handles, a validating reader and an atomic writer. Every failure becomes
 // an exception naming the file and the object; HDF5 itself prints nothing.
+#include <treetrav/io/collective.hpp>
 #include <treetrav/io/metadata.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <hdf5.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <type_traits>
@@ -151,11 +153,23 @@ void require_attribute_agrees(FileReader const& reader, std::string const& objec
 void require_unique(FileReader const& reader, std::string const& dataset,
                     Array<std::int64_t> const& ids);
 
-// Writes into an open (temporary) file; errors name the final path.
+// Runs `step` on every process of `writers`. When it throws on any, every
+// process throws the exception of the lowest rank that failed (its message;
+// InputError and std::invalid_argument keep their type, others become
+// std::runtime_error): no rank is left waiting in the next collective call.
+// Alone: just `step`.
+void collectively(Collective const& writers, std::function<void()> const& step);
+// Collective: the sums of `values` over the processes of `writers`.
+std::vector<std::uint64_t> sum_over(Collective const& writers, std::vector<std::uint64_t> values);
+
+// Writes into an open (temporary) file; errors name the final path. Together
+// with other processes (`writers`), every call is collective: each process
+// passes its own rows of a dataset, which follow those of the ranks before it.
 class FileWriter {
  public:
   FileWriter() = default;
-  FileWriter(hid_t file, std::string path) : file_(file), path_(std::move(path)) {}
+  FileWriter(hid_t file, std::string path, Collective writers = {})
+      : file_(file), path_(std::move(path)), writers_(writers) {}
 
   std::string const& path() const { return path_; }
   [[noreturn]] void fail(std::string const& object, std::string const& problem) const;
@@ -170,7 +184,8 @@ class FileWriter {
   template <class T>
   Handle create(std::string const& dataset, std::vector<hsize_t> const& shape,
                 bool extendible = false) const;
-  // Writes the row-major `values` of shape `block` at row `first` of `set`.
+  // Writes the row-major `values` of shape `block` at row `first` of `set`
+  // (together: each process its own block, which may be empty).
   template <class T>
   void write_rows(hid_t set, hsize_t first, std::vector<hsize_t> const& block,
                   T const* values) const;
@@ -188,6 +203,7 @@ class FileWriter {
  private:
   hid_t file_ = H5I_INVALID_HID;
   std::string path_;
+  Collective writers_;
 };
 
 // Serialises the readers' and writers' row transfers: a batch job reads its
@@ -198,10 +214,12 @@ std::mutex& library_lock();
 // `path` written atomically: the writer fills a temporary ".<name>.tmp.<pid>"
 // in the same directory, which commit() closes and renames over `path`.
 // Destroyed uncommitted (an exception, say), it removes the temporary and an
-// existing `path` is untouched.
+// existing `path` is untouched. With `writers`: every process fills its rows
+// of one temporary (rank 0's pid) through MPI-IO, rank 0 renames it, and
+// every process throws alike.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string const& path);
+  explicit AtomicFile(std::string const& path, Collective const& writers = {});
   ~AtomicFile();
   AtomicFile(AtomicFile const&) = delete;
   AtomicFile& operator=(AtomicFile const&) = delete;
@@ -211,6 +229,7 @@ class AtomicFile {
 
  private:
   QuietErrors quiet_;  // first member: outlives the file
+  Collective writers_;
   std::string path_, target_, temporary_;
   Handle file_;
   FileWriter writer_;
@@ -218,7 +237,8 @@ class AtomicFile {
 };
 
 // Writes `path` through an AtomicFile that `fill` fills.
-void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill);
+void write_atomically(std::string const& path, std::function<void(FileWriter&)> const& fill,
+                      Collective const& writers = {});
 
 // Host matrix views <-> row-major arrays (the file is row-major).
 template <class View>

@@ -1,4 +1,5 @@
 #include <treetrav/core/error.hpp>
+#include <treetrav/io/collective.hpp>
 #include <treetrav/io/snapshot.hpp>
 
 #include "hdf5_file.hpp"
@@ -95,19 +96,30 @@ std::array<std::vector<std::size_t>, particle_types> bodies_by_type(Snapshot con
   return by_type;
 }
 
-// One file of a snapshot: of each type t, the bodies by_type[t][first[t], last[t]).
+// Of each type t, the sums of `counts` over the processes of `writers`.
+TypeCounts sum_over(Collective const& writers, TypeCounts const& counts) {
+  auto const sums = detail::sum_over(writers, std::vector<std::uint64_t>(counts.begin(), counts.end()));
+  TypeCounts result{};
+  std::copy(sums.begin(), sums.end(), result.begin());
+  return result;
+}
+
+// One file of a snapshot: of each type t, the bodies by_type[t][first[t], last[t]) of
+// this process, after those of the ranks before it in `writers`.
 void write_file(std::string const& path, Snapshot const& snapshot,
                 std::array<std::vector<std::size_t>, particle_types> const& by_type, TypeCounts const& first,
-                TypeCounts const& last, int files) {
-  TypeCounts this_file{}, total{};
-  for (int t = 0; t < particle_types; ++t) this_file[t] = last[t] - first[t], total[t] = by_type[t].size();
+                TypeCounts const& last, int files, Collective const& writers = {}) {
+  TypeCounts mine{}, total{};
+  for (int t = 0; t < particle_types; ++t) mine[t] = last[t] - first[t], total[t] = by_type[t].size();
+  TypeCounts const this_file = sum_over(writers, mine);
+  total = sum_over(writers, total);
   bool const with_potentials = snapshot.potentials.extent(0) != 0;
   detail::write_atomically(path, [&](detail::FileWriter& out) {
     write_header(out, snapshot, this_file, total, files);
     write_units(out);
     for (int t = 0; t < particle_types; ++t) {
       if (this_file[t] == 0) continue;
-      std::size_t const n = this_file[t];
+      std::size_t const n = mine[t];
       std::vector<double> x(3 * n), v(3 * n), m(n), phi(with_potentials ? n : 0);
       std::vector<ParticleId> id(n);
       for (std::size_t r = 0; r < n; ++r) {
@@ -118,7 +130,7 @@ void write_file(std::string const& path, Snapshot const& snapshot,
         if (with_potentials) phi[r] = snapshot.potentials(body);
       }
       out.create_group(type_group(t));
-      hsize_t const rows = n;
+      hsize_t const rows = n;  // of this process
       describe(out, out.write(coordinates.in(t), {rows, 3}, x.data()), coordinates);
       describe(out, out.write(velocities.in(t), {rows, 3}, v.data()), velocities);
       describe(out, out.write(masses.in(t), {rows}, m.data()), masses);
@@ -126,12 +138,13 @@ void write_file(std::string const& path, Snapshot const& snapshot,
       if (with_potentials) describe(out, out.write(potentials.in(t), {rows}, phi.data()), potentials);
     }
     out.write_metadata(detail::metadata_group, snapshot.metadata);
-  });
+  }, writers);
 }
 
-void check_writable(std::string const& path, Snapshot const& snapshot) {
+// `bodies`: of all processes writing the snapshot.
+void check_writable(std::string const& path, Snapshot const& snapshot, std::uint64_t bodies) {
   std::size_t const n = snapshot.size();
-  if (n < 1) throw std::invalid_argument(path + ": refusing to write an empty snapshot");
+  if (bodies < 1) throw std::invalid_argument(path + ": refusing to write an empty snapshot");
   bool const consistent = snapshot.coordinates.extent(0) == n && snapshot.coordinates.extent(1) == 3 &&
                           snapshot.velocities.extent(0) == n && snapshot.velocities.extent(1) == 3 &&
                           snapshot.ids.extent(0) == n &&
@@ -266,23 +279,27 @@ Snapshot allocate_snapshot(std::size_t n, bool with_potentials) {
 }
 
 void write_snapshot(std::string const& path, Snapshot const& snapshot) {
-  check_writable(path, snapshot);
-  auto const by_type = bodies_by_type(snapshot);
+  write_snapshot(path, snapshot, Collective{});
+}
+
+void write_snapshot(std::string const& path, Snapshot const& rows, Collective const& writers) {
+  std::uint64_t const bodies = detail::sum_over(writers, {rows.size()})[0];
+  detail::collectively(writers, [&] { check_writable(path, rows, bodies); });
+  auto const by_type = bodies_by_type(rows);
   TypeCounts first{}, last{};
-  for (int t = 0; t < particle_types; ++t) {
-    last[t] = by_type[t].size();
-    if (last[t] > std::numeric_limits<std::uint32_t>::max())
+  for (int t = 0; t < particle_types; ++t) last[t] = by_type[t].size();
+  for (std::uint64_t const total : sum_over(writers, last))
+    if (total > std::numeric_limits<std::uint32_t>::max())
       throw std::invalid_argument(path + ": NumPart_ThisFile cannot count more than 2^32-1 bodies of a type; "
                                          "write several files");
-  }
-  write_file(path, snapshot, by_type, first, last, 1);
+  write_file(path, rows, by_type, first, last, 1, writers);
 }
 
 std::vector<std::string> write_snapshot_files(std::string const& base, Snapshot const& snapshot, int files) {
   if (files < 1) throw std::invalid_argument(base + ": a snapshot needs at least one file");
   std::vector<std::string> names;
   for (int i = 0; i < files; ++i) names.push_back(fmt::format("{}.{}.hdf5", base, i));
-  check_writable(names[0], snapshot);
+  check_writable(names[0], snapshot, snapshot.size());
   auto const by_type = bodies_by_type(snapshot);
   for (int i = 0; i < files; ++i) {
     TypeCounts first{}, last{};

@@ -59,12 +59,14 @@ std::string checkpoint_path(std::string const& directory, std::int64_t step) {
   return step_file(directory, "checkpoint", step);
 }
 
-void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
+void write_checkpoint(std::string const& path, Checkpoint const& checkpoint, io::Collective const& writers) {
   auto const& state = checkpoint.state;
   std::size_t const n = state.size();
-  if (state.coordinates.extent(0) != n || state.velocities.extent(0) != n || state.ids.extent(0) != n ||
-      checkpoint.accelerations.extent(0) != n || checkpoint.bins.extent(0) != n)
-    throw std::invalid_argument(path + ": checkpoint arrays disagree in length");
+  io::detail::collectively(writers, [&] {
+    if (state.coordinates.extent(0) != n || state.velocities.extent(0) != n || state.ids.extent(0) != n ||
+        checkpoint.accelerations.extent(0) != n || checkpoint.bins.extent(0) != n)
+      throw std::invalid_argument(path + ": checkpoint arrays disagree in length");
+  });
   io::detail::write_atomically(path, [&](io::detail::FileWriter& out) {
     io::Metadata header;
     header.set("format", format)
@@ -90,7 +92,7 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint) {
       io::detail::write_vector(out, domains, checkpoint.domains);
       io::detail::write_vector(out, costs, checkpoint.costs);
     }
-  });
+  }, writers);
 }
 
 Checkpoint read_checkpoint(std::string const& path) {

@@ -31,10 +31,9 @@ bool Diagnostics::finite() const {
   return ok;
 }
 
-Diagnostics measure(io::Snapshot const& snapshot) {
+Diagnostics measure(io::Snapshot const& snapshot, Diagnostics d) {
   if (snapshot.potentials.extent(0) != snapshot.size())
     throw std::invalid_argument("nbody diagnostics need the snapshot's potentials");
-  Diagnostics d;
   for (std::size_t i = 0; i < snapshot.size(); ++i) {
     double const m = snapshot.masses(i);
     Vector const x{snapshot.coordinates(i, 0), snapshot.coordinates(i, 1), snapshot.coordinates(i, 2)};

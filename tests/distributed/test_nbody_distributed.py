@@ -18,6 +18,13 @@ bodies re-cut by their measured costs every 4 steps:
   bit-identical to the uninterrupted run (per-body and group walks: the
   checkpoint keeps the decomposition and the costs); its checkpoint restarted
   on 1 and on 4 ranks ends identical to the one-process run (per-body walks);
+- the ranks write each snapshot and checkpoint together into one file
+  (parallel HDF5): on 2 and 4 ranks every dataset and attribute of the
+  snapshots, and the checkpoints' bodies, equal one process's; bodies of two
+  particle types on 3 ranks (ranks without bodies of a type) too; a 4-rank
+  checkpoint restarted on 2 ranks ends as one process; a write that cannot
+  create its file fails alike on every rank (exit 2), leaving the run
+  directory as it was;
 - only rank 0 prints the summary; mistakes under mpirun exit 2.
 Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on failure.
 """
@@ -90,6 +97,36 @@ def identical(a, b, names=None):
     return True, ""
 
 
+def attributes(path):
+    """Every attribute of every object of an HDF5 file, by "object@name"."""
+    found = {}
+
+    def visit(name, item):
+        for key, value in item.attrs.items():
+            found[f"{name}@{key}"] = np.asarray(value)
+
+    with h5py.File(path, "r") as f:
+        visit("/", f)
+        f.visititems(visit)
+    return found
+
+
+def same_attributes(a, b, skip=()):
+    x, y = attributes(a), attributes(b)
+    for name in sorted(set(x) | set(y)):
+        if any(name.startswith(prefix) for prefix in skip):
+            continue
+        if name not in x or name not in y:
+            return False, f"attribute {name} missing in {a if name not in x else b}"
+        if x[name].dtype != y[name].dtype or x[name].shape != y[name].shape or x[name].tobytes() != y[name].tobytes():
+            return False, f"attribute {name} differs between {a} and {b}: {x[name]} vs {y[name]}"
+    return True, ""
+
+
+def temporaries(directory):
+    return sorted(p.name for p in Path(directory).iterdir() if ".tmp." in p.name)
+
+
 def same_run(a, b, steps=(0, 5, 10, 15, 20)):
     for step in steps:
         ok, why = identical(Path(a) / f"snapshot_{step:06d}.h5", Path(b) / f"snapshot_{step:06d}.h5")
@@ -126,6 +163,18 @@ for name, ranks, threads, options in [("one", 1, 1, RUN), ("two", 2, 1, RUN), ("
               result.stdout.count("nbody: 2000 bodies") == 1 and f"ranks {ranks}," in result.stdout, result.stdout)
 for name in ("two", "four", "two-threads"):
     check(f"{name}: snapshots identical to one process (per-body walks)", *same_run(runs["one"], runs[name]))
+BODIES = [f"Checkpoint/{name}" for name in ("Coordinates", "Velocities", "Masses", "ParticleIDs", "Accelerations",
+                                            "TimeBins")]
+for name in ("two", "four"):
+    check(f"{name}: snapshot attributes (header, units, run metadata) identical to one process",
+          *same_attributes(runs["one"] / "snapshot_000020.h5", runs[name] / "snapshot_000020.h5"))
+    for step in (15, 20):
+        check(f"{name}: checkpoint {step}'s bodies identical to one process",
+              *identical(runs["one"] / f"checkpoint_{step:06d}.h5", runs[name] / f"checkpoint_{step:06d}.h5", BODIES))
+    check(f"{name}: checkpoint configuration identical to one process",
+          *same_attributes(runs["one"] / "checkpoint_000020.h5", runs[name] / "checkpoint_000020.h5",
+                           skip=("Checkpoint@ranks",)))
+    check(f"{name}: no temporary left", not temporaries(runs[name]), temporaries(runs[name]))
 check("group walks on 2 ranks: identical on 1 and 2 threads", *same_run(runs["group-two"], runs["group-two-threads"]))
 difference = relative_difference(runs["group-two"], runs["group-one"])
 print(f"group walks, 2 ranks vs 1: max relative position/velocity difference after 20 steps {difference:.3g}")
@@ -134,6 +183,15 @@ with h5py.File(runs["two"] / "checkpoint_000020.h5", "r") as f:
     domains, costs = f["Checkpoint/Domains"][()], f["Checkpoint/InteractionCosts"][()]
     check("2-rank checkpoint: each body's rank and its measured cost",
           f["Checkpoint"].attrs["ranks"] == 2 and set(domains) == {0, 1} and costs.min() > 0, (set(domains), costs))
+# The 4-rank checkpoint of step 15 (its decomposition of 4 ranks) on 2.
+copy = work / "four-on-2"
+shutil.copytree(runs["four"], copy)
+for name in ("snapshot_000020.h5", "checkpoint_000020.h5"):
+    (copy / name).unlink()
+result = nbody(2, *RUN, "--threads", 1, "--restart", copy)
+check("per-body: the 4-rank checkpoint restarted on 2 ranks ends as one process",
+      result.returncode == 0 and same_run(runs["one"], copy, steps=(20,))[0],
+      result.stderr + same_run(runs["one"], copy, steps=(20,))[1])
 
 # ------------------------------------------------------- kill and restart
 
@@ -166,6 +224,10 @@ for label, options, reference, where, file_name in [
     directory = work / f"killed-{label}-{file_name}"
     paused, log = killed(2, directory, options, where, file_name)
     check(f"{label}: 2 ranks killed {where.lower()} writing {file_name}", paused, log)
+    if where == "IN":
+        check("killed inside a write: one temporary for both ranks, the file not under its name",
+              len(temporaries(directory)) == 1 and temporaries(directory)[0].startswith(f".{file_name}.tmp.")
+              and not (directory / file_name).exists(), temporaries(directory))
     if label == "per-body" and where == "BEFORE":
         for ranks in (1, 4):
             copy = work / f"{directory.name}-on-{ranks}"
@@ -178,6 +240,56 @@ for label, options, reference, where, file_name in [
     ok, why = same_run(runs[reference], directory, steps=(15, 20))
     check(f"{label}: restarted on 2 ranks, bit-identical to the uninterrupted run", result.returncode == 0 and ok,
           result.stderr + why)
+
+# ------------------------------------------------------- a write that fails
+# The snapshot of step 4 links into /proc, where nobody (root neither) can
+# create the temporary: every rank fails on it. Each rank's exit status is
+# recorded by a shell around it (mpirun reports one status for the job).
+failing = work / "failing"
+SHORT = ["--plummer", 200, "--seed", 5, "--dt", 0.01, "--snapshot-every", 2, "--checkpoint-every", 2, "--quiet",
+         "--threads", 1]
+result = nbody(2, *SHORT, "--steps", 2, "-o", failing)
+check("failing write: the first 2 steps run", result.returncode == 0, result.stderr)
+(failing / "snapshot_000004.h5").symlink_to("/proc/1/treetrav-cannot-write-here.h5")
+before = {p.name: p.read_bytes() for p in failing.iterdir() if p.is_file()}
+wrapped = [MPIEXEC, "--oversubscribe", "-np", "2", "sh", "-c",
+           f'"$0" "$@"; echo $? > {work}/status.$OMPI_COMM_WORLD_RANK', TREETRAV, "nbody",
+           *map(str, [*SHORT, "--steps", 4, "--restart", failing])]
+result = subprocess.run(wrapped, capture_output=True, text=True, env=ENV, timeout=300)
+statuses = [(work / f"status.{rank}").read_text().strip() if (work / f"status.{rank}").exists() else None
+            for rank in (0, 1)]
+check("failing write: every rank exits 2", statuses == ["2", "2"], (statuses, result.stderr))
+check("failing write: one message naming the file",
+      result.stderr.count("error:") == 1 and "snapshot_000004.h5: cannot create" in result.stderr, result.stderr)
+after = {p.name: p.read_bytes() for p in failing.iterdir() if p.is_file()}
+check("failing write: the run directory as it was, no temporary", after == before and not temporaries(failing),
+      (sorted(after), temporaries(failing)))
+
+# ------------------------------------------------------- two particle types on 3 ranks
+# Rows 0-299 dark matter, 300-599 stars: the first rank's block holds no
+# stars, the last one's no dark matter.
+subprocess.run([TREETRAV, "generate", "--dist", "plummer", "-n", "300", "--seed", "9", "-o", work / "dm.h5"],
+               check=True, capture_output=True, env=ENV)
+with h5py.File(work / "dm.h5", "r") as a, h5py.File(work / "typed.h5", "w") as t:
+    for name in ("Header", "Units", "PartType1"):
+        a.copy(name, t)
+    t.copy("PartType1", "PartType4")
+    t["PartType4/Coordinates"][...] += 1.0
+    t["PartType4/ParticleIDs"][...] += 1000
+    t["Header"].attrs["NumPart_ThisFile"] = t["Header"].attrs["NumPart_Total"] = np.array([0, 300, 0, 0, 300, 0],
+                                                                                          dtype=np.uint32)
+typed = {}
+for ranks in (1, 3):
+    typed[ranks] = work / f"typed-{ranks}"
+    result = nbody(ranks, "--ics", work / "typed.h5", "--dt", 0.01, "--steps", 2, "--softening", 0.05, "--quiet",
+                   "--threads", 1, "-o", typed[ranks])
+    check(f"two particle types on {ranks} rank(s): runs", result.returncode == 0, result.stderr)
+for name in ("snapshot_000002.h5", "checkpoint_000002.h5"):
+    check(f"two particle types, 3 ranks: {name} identical to one process",
+          *identical(typed[1] / name, typed[3] / name,
+                     None if name.startswith("snapshot") else [*BODIES, "Checkpoint/ParticleTypes"]))
+check("two particle types, 3 ranks: snapshot attributes identical to one process",
+      *same_attributes(typed[1] / "snapshot_000002.h5", typed[3] / "snapshot_000002.h5"))
 
 # ------------------------------------------------------- mistakes
 result = nbody(2, "--plummer", 1, "--dt", 0.01, "--steps", 1, "-o", work / "too-few")

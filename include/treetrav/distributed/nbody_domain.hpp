@@ -43,6 +43,9 @@ public:
                  BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
                  int group_size) const override;
   nbody::BodyStates gather(nbody::BodyStates const& local) const override;
+  nbody::BodyStates by_rows(nbody::BodyStates const& local) const override;
+  nbody::Diagnostics measure(io::Snapshot const& rows) const override;
+  io::Collective writers() const override { return io::Collective{comm_.get()}; }
 
 private:
   Communicator comm_;

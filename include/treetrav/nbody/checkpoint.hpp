@@ -5,6 +5,7 @@
 // hidden ".NAME.tmp.PID" renamed over NAME once complete), so a file under its
 // final name is always complete and a run killed mid-write leaves only a
 // temporary behind.
+#include <treetrav/io/collective.hpp>
 #include <treetrav/nbody/configuration.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
 
@@ -45,8 +46,10 @@ struct Checkpoint {
 // /Checkpoint/Configuration
 // and /Checkpoint/InitialDiagnostics hold their structs as attributes.
 // Written atomically like every file (io::output_target; test hook:
-// TREETRAV_TEST_PAUSE_IN_WRITE, see io/hdf5.hpp).
-void write_checkpoint(std::string const& path, Checkpoint const& checkpoint);
+// TREETRAV_TEST_PAUSE_IN_WRITE, see io/hdf5.hpp). With `writers`, every rank
+// passes its rows of the bodies (io/collective.hpp): the same file.
+void write_checkpoint(std::string const& path, Checkpoint const& checkpoint,
+                      io::Collective const& writers = {});
 // Validates shapes and finiteness; throws InputError naming the file.
 Checkpoint read_checkpoint(std::string const& path);
 

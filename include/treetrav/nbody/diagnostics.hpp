@@ -24,8 +24,9 @@ struct Diagnostics {
   bool finite() const;
 };
 
-// Needs the snapshot's potentials.
-Diagnostics measure(io::Snapshot const& snapshot);
+// Needs the snapshot's potentials. Its bodies' terms are added to `sums`
+// (a distributed run: those of the rows before the snapshot's).
+Diagnostics measure(io::Snapshot const& snapshot, Diagnostics sums = {});
 
 // Changes since the start: energy relative to |E0|; momentum and angular
 // momentum as |P - P0| and |L - L0| over the initial scales above. Where the

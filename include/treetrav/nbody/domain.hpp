@@ -2,9 +2,12 @@
 
 // What an N-body simulation needs from the MPI ranks it runs on, without MPI
 // itself (distributed/nbody_domain.hpp implements it): collective sums, the
-// locally essential tree of a rank's bodies, and the bodies of all ranks.
+// locally essential tree of a rank's bodies, the bodies of all ranks, and
+// the files they write together.
 #include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/io/collective.hpp>
 #include <treetrav/io/snapshot.hpp>
+#include <treetrav/nbody/diagnostics.hpp>
 #include <treetrav/trees/octree.hpp>
 
 #include <cstdint>
@@ -71,6 +74,16 @@ public:
                  int group_size) const = 0;
   // Collective: every rank's bodies, ordered by row, on every rank.
   virtual BodyStates gather(BodyStates const& local) const = 0;
+  // Collective: the bodies of all ranks redistributed by row, rank r holding
+  // the r-th of `ranks()` contiguous blocks of rows (distributed::block_of),
+  // ordered by row; `domains`: the rank each body came from. The files' rows,
+  // each rank its own, for writers().
+  virtual BodyStates by_rows(BodyStates const& local) const = 0;
+  // Collective: the diagnostics of all ranks' bodies, `rows` this rank's of
+  // by_rows, summed in row order as one process sums them; every rank gets them.
+  virtual Diagnostics measure(io::Snapshot const& rows) const = 0;
+  // The ranks as the writers of one file.
+  virtual io::Collective writers() const = 0;
 };
 
 } // namespace treetrav::nbody

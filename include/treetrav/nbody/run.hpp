@@ -2,6 +2,7 @@
 
 // A whole N-body run: the step loop of a Simulation with its snapshots,
 // diagnostics, checkpoints and progress line.
+#include <treetrav/io/collective.hpp>
 #include <treetrav/nbody/checkpoint.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
 #include <treetrav/core/progress.hpp>
@@ -44,7 +45,8 @@ struct RunSettings {
   // Distributed runs (none: one process): each rank integrates its share of
   // the bodies; every `rebalance_every` steps (0: never) the ranks cut the
   // Morton curve anew by the bodies' measured costs. Snapshots and
-  // checkpoints hold all bodies in their rows, written by rank 0.
+  // checkpoints hold all bodies in their rows, as one process writes them:
+  // one file, every rank writing its block of rows (Domain::by_rows).
   std::shared_ptr<Domain const> domain;
   std::int64_t rebalance_every = 8;
 };
@@ -167,11 +169,13 @@ class RunLoop {
    // `initial` (none: this state is the reference) in the snapshot's metadata.
    Measured measure(Diagnostics const* initial) {
      std::int64_t const step = simulation_->current_step();
-     Measured measured{settings_.domain ? settings_.domain->gather(simulation_->bodies(true)).state
-                                        : simulation_->state(true),
-                       {}, {}};
+     Domain const* domain = settings_.domain.get();
+     // A distributed run: this rank's block of the rows, not all bodies.
+     Measured measured;
+     measured.snapshot =
+         domain ? domain->by_rows(simulation_->bodies(true)).state : simulation_->state(true);
      Kokkos::Timer timer;
-     measured.now = nbody::measure(measured.snapshot);
+     measured.now = domain ? domain->measure(measured.snapshot) : nbody::measure(measured.snapshot);
      if (!measured.now.finite())
        throw InputError(fmt::format(
            "step {} (t = {:g}): the energy or momentum is not finite (bodies at one point "
@@ -198,7 +202,7 @@ class RunLoop {
      std::int64_t const step = simulation_->current_step();
      Kokkos::Timer timer;
      std::string const path = snapshot_path(settings_.output.directory, step);
-     on_rank_zero([&] { io::write_snapshot(path, measured.snapshot); });
+     io::write_snapshot(path, measured.snapshot, writers());
      simulation_->times().io += timer.seconds();
      ++result_.snapshots;
      result_.final = measured.now;
@@ -213,14 +217,14 @@ class RunLoop {
     checkpoint.step = simulation_->current_step();
     if (Domain const* domain = settings_.domain.get()) {
       Kokkos::Timer timer;
-      BodyStates const all = domain->gather(simulation_->bodies());
+      BodyStates const rows = domain->by_rows(simulation_->bodies());
       simulation_->times().io += timer.seconds();
-      checkpoint.state = all.state;
-      checkpoint.accelerations = all.accelerations;
-      checkpoint.bins = all.bins;
+      checkpoint.state = rows.state;
+      checkpoint.accelerations = rows.accelerations;
+      checkpoint.bins = rows.bins;
       checkpoint.ranks = domain->ranks();
-      checkpoint.domains = all.domains;
-      checkpoint.costs = all.costs;
+      checkpoint.domains = rows.domains;
+      checkpoint.costs = rows.costs;
     } else {
       checkpoint.state = simulation_->state(false);
       checkpoint.accelerations = simulation_->host_accelerations();
@@ -230,8 +234,9 @@ class RunLoop {
     checkpoint.configuration = settings_.configuration;
     checkpoint.backend = settings_.backend;
     Kokkos::Timer timer;
+    nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step),
+                            checkpoint, writers());
     on_rank_zero([&] {
-      nbody::write_checkpoint(checkpoint_path(settings_.output.directory, checkpoint.step), checkpoint);
       remove_old_checkpoints(settings_.output.directory, OutputOptions::checkpoints_kept);
     });
     simulation_->times().io += timer.seconds();
@@ -254,6 +259,11 @@ class RunLoop {
     simulation_.emplace(space_, strategy_, settings_.configuration, local_, step, settings_.domain);
     simulation_->times() = times;
     simulation_->times().rebalance += timer.seconds();
+  }
+
+  // The processes that write the run's files together: the ranks, or this one.
+  io::Collective writers() const {
+    return settings_.domain ? settings_.domain->writers() : io::Collective{};
   }
 
   // `write` on rank 0 of a distributed run (else on the one process); when it
