@@ -151,6 +151,7 @@ PY
     # 10M of the queries in chunks of 1M against one chunk, file for file.
     n_ref=${TREETRAV_BATCH_REFERENCE:-10000000} n_queries=${TREETRAV_BATCH_QUERIES:-100000000}
     batch=${TREETRAV_BATCH_DIR:-$work}
+    mkdir -p "$batch"
     {
       df -h "$batch" | tail -n 1
       time "$cuda/treetrav" generate --dist uniform -n "$n_ref" --dim 3 --seed 1 -o "$batch/ref.h5"

@@ -143,8 +143,12 @@ inline int probed_tree_dimension(Index n_reference) {
 // Morton order), which a small Morton window misjudges most. Brute force and
 // the fast path are timed first; with the fast path over ten times brute
 // force, the other trees are not probed (strategies differ by less: lockstep
-// walks a ball tree 4x faster than autoropes, perf/results/brute). No tree
-// is probed beyond probed_tree_dimension(n_reference).
+// walks a ball tree 4x faster than autoropes, perf/results/brute); with brute
+// force over 100x the fast path on its small sample (its cost per query does
+// not depend on the window; the margin covers a small sample's underfilled
+// GPU), it is not timed again (at 10M points that took 9.6 s of a 13 s
+// probe, perf/results/search). No tree is probed beyond
+// probed_tree_dimension(n_reference).
 template <class Space, class MemorySpace, class Run>
 SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,
                              Kokkos::View<Index*, MemorySpace> const& morton, double morton_s,
@@ -207,17 +211,19 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
                      return std::holds_alternative<Autoropes>(p.strategy) && p.sorted;
                    }) -
       plans.begin();
-  for (std::size_t i : {std::size_t(0), fast_path}) {
+  for (std::size_t i : {std::size_t(0), fast_path})
     ranking[i] = time_plan(plans[i], first_size);
-    decide(i);
-  }
-  bool const trees_hopeless = estimates[fast_path] > 10 * estimates[0];
+  decide(fast_path);
+  bool const brute_hopeless = ranking[0] > 100 * estimates[fast_path];
+  if (!brute_hopeless)
+    decide(0);
+  bool const trees_hopeless = !brute_hopeless && estimates[fast_path] > 10 * estimates[0];
   if (!trees_hopeless)
     for (std::size_t i = 1; i < plans.size(); ++i)
       if (i != fast_path)
         ranking[i] = time_plan(plans[i], first_size);
-  // The finalists: brute force, the fast path, and each family's best
-  // unless 10x slower than the best.
+  // The finalists: brute force (unless hopeless), the fast path, and each
+  // family's best unless 10x slower than the best.
   double best_first = ranking[0];
   for (double e : ranking)
     if (e != not_probed)
@@ -227,12 +233,13 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
   std::fill(family_best, family_best + families, plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     std::size_t& best = family_best[plan_family(plans[i])];
-    if (ranking[i] != not_probed && ranking[i] <= 10 * best_first &&
+    if (ranking[i] != not_probed && ranking[i] <= 10 * best_first && !(i == 0 && brute_hopeless) &&
         (best == plans.size() || ranking[i] < ranking[best]))
       best = i;
   }
   std::vector<bool> finalist(plans.size());
-  finalist[0] = finalist[fast_path] = true;
+  finalist[0] = !brute_hopeless;
+  finalist[fast_path] = true;
   for (std::size_t i : family_best)
     if (i != plans.size())
       finalist[i] = true;

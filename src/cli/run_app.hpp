@@ -82,7 +82,7 @@ struct RunRecord {
   io::Metadata parameters; // k, radius, theta, ... and the input files
   // Wall-clock seconds; the device is fenced before each timer stops.
   double read_s = 0;
-  double build_s = 0;     // (dispatch) tree construction and moving the queries to the backend
+  double build_s = 0;     // (dispatch) tree construction (a streamed search moves its queries in traverse_s)
   double traverse_s = 0;  // (dispatch) under auto: the picked run, without the probe
   double write_s = 0;     // results staged on the host, then written
   Index chunks = 0;       // a search streamed in chunks of queries: how many (0: not streamed)

@@ -599,6 +599,7 @@ Handle FileWriter::create_group(std::string const& group) const {
 template <class T>
 Handle FileWriter::create(std::string const& dataset, std::vector<hsize_t> const& shape,
                           bool extendible) const {
+  std::lock_guard<std::mutex> const lock(library_lock());
   Handle set;
   collectively(writers_, [&] {
     std::vector<hsize_t> limits = shape;

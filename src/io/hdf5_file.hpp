@@ -206,9 +206,10 @@ class FileWriter {
   Collective writers_;
 };
 
-// Serialises the readers' and writers' row transfers: a batch job reads its
-// next queries while it writes the last results, and HDF5 builds (the MPI
-// one, say) need not be thread-safe.
+// Serialises the HDF5 calls a batch job makes from two threads (reading its
+// next queries while it writes the last results: FileReader::read_rows,
+// FileWriter::create and write_rows): HDF5 builds (the MPI one, say) need
+// not be thread-safe.
 std::mutex& library_lock();
 
 // `path` written atomically: the writer fills a temporary ".<name>.tmp.<pid>"
