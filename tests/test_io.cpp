@@ -502,6 +502,19 @@ QueryResults make_results() {
   return results;
 }
 
+// Every member and the metadata of two results, value for value.
+void expect_same_results(QueryResults const& expected, QueryResults const& actual) {
+  expect_same_view(expected.neighbor_indices, actual.neighbor_indices);
+  expect_same_view(expected.neighbor_distances, actual.neighbor_distances);
+  expect_same_view(expected.counts, actual.counts);
+  expect_same_view(expected.list_offsets, actual.list_offsets);
+  expect_same_view(expected.list_indices, actual.list_indices);
+  expect_same_view(expected.list_distances, actual.list_distances);
+  expect_same_view(expected.accelerations, actual.accelerations);
+  EXPECT_EQ(actual.metadata.text, expected.metadata.text);
+  EXPECT_EQ(actual.metadata.numbers, expected.metadata.numbers);
+}
+
 TEST(IoResults, RoundTripsEveryMember) {
   TempDir dir;
   auto const path = dir.file("results.h5");
@@ -509,15 +522,7 @@ TEST(IoResults, RoundTripsEveryMember) {
   write_results(path, results);
   auto const back = read_results(path);
   EXPECT_EQ(back.application, "knn");
-  expect_same_view(results.neighbor_indices, back.neighbor_indices);
-  expect_same_view(results.neighbor_distances, back.neighbor_distances);
-  expect_same_view(results.counts, back.counts);
-  expect_same_view(results.list_offsets, back.list_offsets);
-  expect_same_view(results.list_indices, back.list_indices);
-  expect_same_view(results.list_distances, back.list_distances);
-  expect_same_view(results.accelerations, back.accelerations);
-  EXPECT_EQ(back.metadata.text, results.metadata.text);
-  EXPECT_EQ(back.metadata.numbers, results.metadata.numbers);
+  expect_same_results(results, back);
 
   // Row i of the dataset is query i.
   std::vector<hsize_t> shape;
@@ -618,14 +623,7 @@ TEST(IoResults, StreamInBlocksEqualsOneWrite) {
     auto const one = read_results(dir.file("one.h5"));
     auto const blocks = read_results(dir.file("blocks.h5"));
     EXPECT_EQ(blocks.application, one.application);
-    expect_same_view(one.neighbor_indices, blocks.neighbor_indices);
-    expect_same_view(one.neighbor_distances, blocks.neighbor_distances);
-    expect_same_view(one.counts, blocks.counts);
-    expect_same_view(one.list_offsets, blocks.list_offsets);
-    expect_same_view(one.list_indices, blocks.list_indices);
-    expect_same_view(one.list_distances, blocks.list_distances);
-    EXPECT_EQ(blocks.metadata.text, one.metadata.text);
-    EXPECT_EQ(blocks.metadata.numbers, one.metadata.numbers);
+    expect_same_results(one, blocks);
   }
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"blocks.h5", "one.h5"}));
 }
