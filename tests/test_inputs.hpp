@@ -106,6 +106,9 @@ inline std::vector<SearchCase> search_cases() {
     c.push_back({"clustered2-1500", generators::clustered(host, 1500, 2, 30, 0.02, 16),
                  generators::uniform(host, 300, 2, 17), 4, 0.01f});
     c.push_back({"plummer-1000", plummer_positions(1000, 18), plummer_positions(200, 19), 8, 0.1f});
+    // Four coordinates: the first dimension past a 4-float row's three.
+    c.push_back({"uniform4-600", generators::uniform(host, 600, 4, 20), generators::uniform(host, 150, 4, 21), 8,
+                 0.15f});
     c.push_back({"one-point", first_points(uniform3, 1), queries3, 8, 0.5f});
     for (Index n : {8, 9, 16, 17})
       c.push_back({"uniform3-" + std::to_string(n) + "-leaf8", first_points(uniform3, n), queries3, 8, 0.3f});

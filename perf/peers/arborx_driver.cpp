@@ -5,6 +5,11 @@
 //   $KOKKOS/bin/nvcc_wrapper -O3 -std=c++17 -arch=sm_90 --expt-extended-lambda \
 //     -I$ARBORX/include -I$KOKKOS/include perf/peers/arborx_driver.cpp -o arborx_driver \
 //     -L$KOKKOS/lib -lkokkoscontainers -lkokkoscore -lcuda -ldl
+// With CUDA 13, Kokkos develop (4.6.99) built with its default mdspan-based View
+// made ArborX's BVH construction write out of bounds (compute-sanitizer: the
+// scene's bounding-box reduction); built with -DKokkos_ENABLE_IMPL_VIEW_LEGACY=ON
+// -DKokkos_ENABLE_IMPL_MDSPAN=OFF it runs clean. Each phase is named on stderr
+// as it starts, so a failure says where.
 // Phases (medians after warm-ups, the device fenced around each run):
 // BVH construction; kNN with ArborX's own predicate sorting (Morton order
 // inside the call) and without; radius count through a callback (sorted and
@@ -97,6 +102,8 @@ int main(int argc, char* argv[]) {
   int const repeats = argc > 6 ? std::atoi(argv[6]) : 20, warmup = 3;
   int const m = queries.size();
 
+  auto const phase = [](char const* name) { std::fprintf(stderr, "arborx_driver: %s\n", name); };
+  phase("build");
   double const build = median_ms(warmup, repeats, [&] {
     ArborX::BoundingVolumeHierarchy bvh(space, ArborX::Experimental::attach_indices(points));
   });
@@ -110,8 +117,10 @@ int main(int argc, char* argv[]) {
                     ArborX::Experimental::TraversalPolicy().setPredicateSorting(sorted));
     });
   };
+  phase("knn");
   double const knn_unsorted = knn(false), knn_sorted = knn(true);
   dump(prefix + ".knn_indices.i32", indices);
+  phase("end_to_end");
   double const end_to_end = median_ms(warmup, repeats, [&] {
     ArborX::BoundingVolumeHierarchy fresh(space, ArborX::Experimental::attach_indices(points));
     ArborX::query(fresh, space, nearest, ExtractIndex{}, indices, offsets);
@@ -126,9 +135,11 @@ int main(int argc, char* argv[]) {
                 ArborX::Experimental::TraversalPolicy().setPredicateSorting(sorted));
     });
   };
+  phase("radius_count");
   double const count_unsorted = count(false), count_sorted = count(true);
   dump(prefix + ".counts.i64", counts);
   auto const within = ArborX::Experimental::make_intersects(queries, radius);
+  phase("radius_search");
   double const search = median_ms(warmup, repeats, [&] {
     ArborX::query(bvh, space, within, ExtractIndex{}, indices, offsets);
   });

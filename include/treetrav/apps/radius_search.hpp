@@ -54,32 +54,47 @@ struct OverflowList {
   }
 };
 
-// Copies the lists that fit their slots into the CSR keys (the others were
-// written there by the second walk). One work item per query: on the H100 a
-// work item per slot was slower (599 vs 306 us at 1M queries, 32 slots each).
+// The CSR range of each overflowed query: the segments the sort orders.
 template <class MemorySpace>
-struct GatherSlots {
-  Kokkos::View<std::int64_t*, MemorySpace> counts;
-  Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
-  Kokkos::View<std::int64_t*, MemorySpace> offsets;
-  Kokkos::View<std::uint64_t*, MemorySpace> keys;
-  KOKKOS_FUNCTION void operator()(Index q) const {
-    std::int64_t const size = counts(q);
-    if (size > static_cast<std::int64_t>(slots.extent(1)))
-      return;
-    for (std::int64_t j = 0; j < size; ++j)
-      keys(offsets(q) + j) = slots(q, j);
+struct OverflowSegments {
+  Kokkos::View<Index*, MemorySpace> overflowed;
+  Kokkos::View<std::int64_t*, MemorySpace> offsets, begins, ends;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    begins(i) = offsets(overflowed(i));
+    ends(i) = offsets(overflowed(i) + 1);
   }
 };
 
-// Sorted keys to the lists' indices and distances.
+// Every query's list into its CSR range, nearest first. A list that fit its
+// slots is ordered in place of a sort: each key goes to the position its
+// rank among the query's keys names (keys are distinct: they carry the
+// index). At most `capacity` squared comparisons, in the read-only cache; a
+// segmented sort of all lists took most of the search's time on the H100.
+// Longer lists come sorted in `sorted_keys`.
 template <class MemorySpace>
 struct UnpackNeighbors {
-  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  Kokkos::View<std::int64_t*, MemorySpace> counts;
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
+  Kokkos::View<std::uint64_t*, MemorySpace> sorted_keys;
   RadiusResults<MemorySpace> results;
-  KOKKOS_FUNCTION void operator()(std::int64_t i) const {
-    results.indices(i) = neighbor_key_index(keys(i));
-    results.distances(i) = math::sqrt(neighbor_key_distance2(keys(i)));
+  KOKKOS_FUNCTION void write(std::int64_t at, std::uint64_t key) const {
+    results.indices(at) = neighbor_key_index(key);
+    results.distances(at) = math::sqrt(neighbor_key_distance2(key));
+  }
+  KOKKOS_FUNCTION void operator()(Index q) const {
+    std::int64_t const size = counts(q), first = results.offsets(q);
+    if (size > static_cast<std::int64_t>(slots.extent(1))) {
+      for (std::int64_t j = 0; j < size; ++j)
+        write(first + j, sorted_keys(first + j));
+      return;
+    }
+    for (std::int64_t j = 0; j < size; ++j) {
+      std::uint64_t const key = slots(q, j);
+      std::int64_t rank = 0;
+      for (std::int64_t i = 0; i < size; ++i)
+        rank += slots(q, i) < key;
+      write(first + rank, key);
+    }
   }
 };
 
@@ -88,8 +103,9 @@ struct UnpackNeighbors {
 // Radius search (scipy's query_ball_point): every reference point within
 // distance r of each query (inclusive), as CSR lists. One walk writes up to
 // `capacity` neighbours per query into fixed slots; queries with more are
-// walked again on their own, writing straight into their CSR range; then one
-// segmented sort orders every list by (distance, index).
+// walked again on their own, writing straight into their CSR range, where a
+// segmented sort orders them. Lists that fit their slots are ordered by rank
+// as they are copied out: every list by (distance, index).
 template <class ExecutionSpace, class Tree, class Strategy>
 RadiusResults<typename Tree::memory_space>
 find_within(ExecutionSpace const& space, Tree const& tree,
@@ -120,31 +136,37 @@ find_within(ExecutionSpace const& space, Tree const& tree,
                         detail::ExclusiveOffsets<MemorySpace>{counts, results.offsets}, total);
   if (n == 0)
     Kokkos::deep_copy(space, results.offsets, 0);
-  Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), total);
+  results.indices = decltype(results.indices)(alloc("indices"), total);
+  results.distances = decltype(results.distances)(alloc("distances"), total);
 
   Index overflow_count = 0;
   Kokkos::View<Index*, MemorySpace> overflowed(alloc("overflowed"), n);
   Kokkos::parallel_scan(
       "treetrav::RadiusSearch::overflow", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       detail::OverflowList<MemorySpace>{counts, capacity, overflowed}, overflow_count);
+  Kokkos::View<std::uint64_t*, MemorySpace> sorted_keys;
   if (overflow_count > 0) {
-    // Lists too long for their slots: walked again, all at once, into CSR.
+    // Lists too long for their slots: walked again, all at once, into their
+    // CSR ranges of `keys`, and sorted there.
+    Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), total);
     Kokkos::View<std::int64_t*, MemorySpace> recount(alloc("recount"), n);
+    auto const overflow = Kokkos::subview(overflowed, std::make_pair(Index(0), overflow_count));
     detail::radius_walk(space, tree, queries, options.radius, strategy,
                         WriteNeighbors<MemorySpace>{0, {}, results.offsets, keys}, recount,
-                        Kokkos::subview(overflowed, std::make_pair(Index(0), overflow_count)), {});
+                        overflow, {});
+    Kokkos::View<std::int64_t*, MemorySpace> begins(alloc("begins"), overflow_count),
+        ends(alloc("ends"), overflow_count);
+    Kokkos::parallel_for(
+        "treetrav::RadiusSearch::segments",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, overflow_count),
+        detail::OverflowSegments<MemorySpace>{overflowed, results.offsets, begins, ends});
+    sorted_keys = detail::sort_segments(
+        space, keys, Kokkos::View<std::int64_t const*, MemorySpace>(begins),
+        Kokkos::View<std::int64_t const*, MemorySpace>(ends), "treetrav::RadiusSearch::sort");
   }
-  Kokkos::parallel_for("treetrav::RadiusSearch::gather",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       detail::GatherSlots<MemorySpace>{counts, slots, results.offsets, keys});
-  auto const sorted = detail::sort_segments(
-      space, keys, Kokkos::View<std::int64_t const*, MemorySpace>(results.offsets),
-      "treetrav::RadiusSearch::sort");
-  results.indices = decltype(results.indices)(alloc("indices"), total);
-  results.distances = decltype(results.distances)(alloc("distances"), total);
   Kokkos::parallel_for("treetrav::RadiusSearch::unpack",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, total),
-                       detail::UnpackNeighbors<MemorySpace>{sorted, results});
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                       detail::UnpackNeighbors<MemorySpace>{counts, slots, sorted_keys, results});
   Kokkos::Profiling::popRegion();
   return results;
 }

@@ -33,10 +33,9 @@ struct BallOfChildren {
 
   KOKKOS_FUNCTION void operator()(Index node) const {
     Coordinate center[W];
-    for (int k = 0; k < W; ++k) {
-      center[k] = (boxes(node, k) + boxes(node, W + k)) * Coordinate(0.5);
-      centers(node, k) = center[k];
-    }
+    for (int k = 0; k < W; ++k)
+      center[k] = (boxes(node, k) + boxes(node, row_stride(W) + k)) * Coordinate(0.5);
+    store_row<W>(&centers(node, 0), center);
     Coordinate r = 0;
     for (int slot = 0; slot < 2; ++slot) {
       Index const child = topology.child_of(topology.internal(node, 0), topology.internal(node, 1),

@@ -22,12 +22,15 @@ KOKKOS_FORCEINLINE_FUNCTION Coordinate box_distance2(Coordinate const (&q)[W],
 }
 
 // What one expansion of an internal node reads, in one row: both children's
-// boxes (W lower, W upper bounds each), then both children's references
-// (NodeRef: index, count), their bits stored as floats.
+// boxes (a row of lower, then a row of upper bounds each), then both
+// children's references (NodeRef: index, count), their bits stored as floats.
 template <int W>
 struct ChildRecord {
-  static constexpr int width = 4 * W + 4; // rows stay 16-byte aligned
-  static constexpr int refs = 4 * W;
+  static constexpr int stride = row_stride(W);
+  static constexpr int width = 4 * stride + 4; // rows stay 16-byte aligned
+  static constexpr int refs = 4 * stride;
+  static constexpr int lower(int slot) { return 2 * stride * slot; }
+  static constexpr int upper(int slot) { return 2 * stride * slot + stride; }
 };
 
 template <int W, class MemorySpace>
@@ -39,7 +42,7 @@ struct PackChildRecords {
   // The row is assembled in registers and stored as float4s (element-wise
   // stores of rows 4W + 4 floats apart cost a sector each).
   KOKKOS_FUNCTION void operator()(Index node) const {
-    Coordinate row[ChildRecord<W>::width];
+    Coordinate row[ChildRecord<W>::width] = {};
     Index const first = topology.internal(node, 0), last = topology.internal(node, 1),
                 split = topology.internal(node, 2);
 #pragma unroll
@@ -49,8 +52,8 @@ struct PackChildRecords {
       child_box<W, RowCache::read_only>(topology, points, boxes, child, lo, hi);
 #pragma unroll
       for (int k = 0; k < W; ++k) {
-        row[2 * W * slot + k] = lo[k];
-        row[2 * W * slot + W + k] = hi[k];
+        row[ChildRecord<W>::lower(slot) + k] = lo[k];
+        row[ChildRecord<W>::upper(slot) + k] = hi[k];
       }
       NodeRef const ref = topology.ref(child);
       row[ChildRecord<W>::refs + 2 * slot] = bits_float(static_cast<std::uint32_t>(ref.index));
@@ -116,7 +119,7 @@ struct KdTree {
       return points.template distance2<W>(node - (topology.points - 1), q);
     Coordinate lo[W], hi[W];
     detail::load_row<W>(&boxes(node, 0), lo);
-    detail::load_row<W>(&boxes(node, W), hi);
+    detail::load_row<W>(&boxes(node, row_stride(W)), hi);
     return detail::box_distance2<W>(q, lo, hi);
   }
 
@@ -130,8 +133,8 @@ struct KdTree {
     detail::load_row<4>(row + detail::ChildRecord<W>::refs, refs);
     for (int slot = 0; slot < 2; ++slot) {
       Coordinate lo[W], hi[W];
-      detail::load_row<W>(row + 2 * W * slot, lo);
-      detail::load_row<W>(row + 2 * W * slot + W, hi);
+      detail::load_row<W>(row + detail::ChildRecord<W>::lower(slot), lo);
+      detail::load_row<W>(row + detail::ChildRecord<W>::upper(slot), hi);
       bounds[slot] = detail::box_distance2<W>(q, lo, hi);
       children[slot] = {static_cast<Index>(detail::float_bits(refs[2 * slot])),
                         static_cast<Index>(detail::float_bits(refs[2 * slot + 1]))};

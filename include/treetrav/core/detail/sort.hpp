@@ -142,22 +142,24 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
 template <class MemorySpace>
 struct SortSegmentOnHost {
   Kokkos::View<std::uint64_t*, MemorySpace> keys;
-  Kokkos::View<std::int64_t const*, MemorySpace> offsets;
+  Kokkos::View<std::int64_t const*, MemorySpace> begins, ends;
   void operator()(Index segment) const {
-    std::sort(keys.data() + offsets(segment), keys.data() + offsets(segment + 1));
+    std::sort(keys.data() + begins(segment), keys.data() + ends(segment));
   }
 };
 
-// Sorts `keys` ascending within each segment [offsets(s), offsets(s + 1)),
-// s < offsets.extent(0) - 1 (offsets ascending, offsets(0) = 0, the last one
-// the number of keys). Returns the sorted keys (on Cuda a new View: CUB's
-// segmented sort; on host spaces `keys` itself, a std::sort per segment).
+// Sorts `keys` ascending within each segment [begins(s), ends(s)) (segments
+// disjoint; keys outside every segment are left as they are on host spaces
+// and undefined in the result on Cuda). Returns the sorted keys (on Cuda a new
+// View: CUB's segmented sort; on host spaces `keys` itself, a std::sort per
+// segment).
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<std::uint64_t*, MemorySpace>
 sort_segments(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySpace> keys,
-              Kokkos::View<std::int64_t const*, MemorySpace> offsets, std::string const& label) {
+              Kokkos::View<std::int64_t const*, MemorySpace> begins,
+              Kokkos::View<std::int64_t const*, MemorySpace> ends, std::string const& label) {
   std::int64_t const items = static_cast<std::int64_t>(keys.extent(0));
-  std::int64_t const segments = std::max<std::int64_t>(0, std::int64_t(offsets.extent(0)) - 1);
+  std::int64_t const segments = static_cast<std::int64_t>(begins.extent(0));
   if (items == 0 || segments == 0)
     return keys;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
@@ -166,21 +168,21 @@ sort_segments(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySp
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sorted"), items);
     std::size_t temp_bytes = 0;
     check_cuda(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_bytes, keys.data(), sorted.data(),
-                                                  items, segments, offsets.data(),
-                                                  offsets.data() + 1, space.cuda_stream()),
+                                                  items, segments, begins.data(), ends.data(),
+                                                  space.cuda_stream()),
                "cub::DeviceSegmentedSort::SortKeys (size query)");
     Kokkos::View<char*, MemorySpace> temp(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::temp"), temp_bytes);
     check_cuda(cub::DeviceSegmentedSort::SortKeys(temp.data(), temp_bytes, keys.data(),
-                                                  sorted.data(), items, segments, offsets.data(),
-                                                  offsets.data() + 1, space.cuda_stream()),
+                                                  sorted.data(), items, segments, begins.data(),
+                                                  ends.data(), space.cuda_stream()),
                "cub::DeviceSegmentedSort::SortKeys");
     return sorted;
 #endif
   } else {
     Kokkos::parallel_for(label + "::sort_segments",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, segments),
-                         SortSegmentOnHost<MemorySpace>{keys, offsets});
+                         SortSegmentOnHost<MemorySpace>{keys, begins, ends});
     return keys;
   }
 }

@@ -98,7 +98,7 @@ void bottom_up(ExecutionSpace const& space, RadixTopology<MemorySpace> const& to
                        BottomUp<MemorySpace, Combine>{topology, arrivals, combine});
 }
 
-// Per internal node: its box, W lower bounds then W upper bounds.
+// Per internal node: its box, a row of lower bounds then a row of upper bounds.
 template <class MemorySpace>
 using NodeBoxes = Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>;
 
@@ -111,7 +111,7 @@ KOKKOS_FORCEINLINE_FUNCTION void child_box(RadixTopology<MemorySpace> const& top
                                            Coordinate (&lo)[W], Coordinate (&hi)[W]) {
   if (topology.is_internal(child)) {
     load_row<W, Cache>(&boxes(child, 0), lo);
-    load_row<W, Cache>(&boxes(child, W), hi);
+    load_row<W, Cache>(&boxes(child, row_stride(W)), hi);
   } else {
     load_row<W>(&points.rows(child - (topology.points - 1), 0), lo);
 #pragma unroll
@@ -145,7 +145,7 @@ struct UnionOfChildren {
       }
     }
     store_row<W>(&boxes(node, 0), lo);
-    store_row<W>(&boxes(node, W), hi);
+    store_row<W>(&boxes(node, row_stride(W)), hi);
   }
 };
 
@@ -159,7 +159,7 @@ template <class MemorySpace>
 struct RadixSkeleton {
   RadixTopology<MemorySpace> topology;
   PackedPoints<MemorySpace> points;
-  NodeBoxes<MemorySpace> boxes; // (internal nodes, 2W)
+  NodeBoxes<MemorySpace> boxes; // (internal nodes, 2 row widths)
 };
 
 // `what` names the tree in errors; `reference` may live in any memory space
