@@ -96,6 +96,57 @@ def check_knn(name, indices, reference, queries, ref_dist, rows, log):
     return bad
 
 
+# Panels of the cost plot: a title and the phases it shows (a tool's variants,
+# such as cudaKDTree's balanced and spatial trees, are separate lines).
+PANELS = [
+    ("tree build", ("build", "build_balanced", "build_spatial")),
+    ("kNN, Morton-sorted queries (sort counted but cudaKDTree's)", ("knn_sorted", "knn_balanced_sorted", "knn_spatial_sorted")),
+    ("kNN, queries in input order", ("knn", "knn_unsorted", "knn_balanced_unsorted", "knn_spatial_unsorted")),
+    ("build + kNN", ("end_to_end",)),
+    ("radius count (~10 hits)", ("radius_count", "radius_count_sorted", "radius_count_balanced",
+                                 "radius_count_spatial")),
+    ("radius search, neighbour lists", ("radius_search",)),
+]
+
+
+def plot(rows, path, log):
+    """Time against n, one panel per phase group: every tool keeps one colour,
+    every (tool, variant) one line; the legend names them in each panel."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log.write("matplotlib missing: no plot\n")
+        return
+    tools = sorted({r[0] for r in rows})
+    colour = {t: plt.cm.tab10(i % 10) for i, t in enumerate(tools)}
+    styles = ["-", "--", ":", "-."]
+    fig, axes = plt.subplots(2, 3, figsize=(16, 10))
+    for ax, (title, phases) in zip(axes.flat, PANELS):
+        for tool in tools:
+            variants = [p for p in phases if any(r[0] == tool and r[2] == p for r in rows)]
+            for style, phase in zip(styles, variants):
+                pts = sorted((n, ms) for t, n, p, ms in rows if t == tool and p == phase)
+                label = tool + ("" if len(variants) == 1 else f" ({phase})")
+                ax.loglog(*zip(*pts), marker="o", linestyle=style, color=colour[tool], label=label)
+        ax.set_title(title)
+        ax.set_xlabel("points = queries")
+        ax.set_ylabel("ms (median)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def replot(csv_path):
+    """Redraws cost-curves.png beside a results.csv of an earlier run."""
+    with open(csv_path) as f:
+        rows = [(r["tool"], int(r["n"]), r["phase"], float(r["median_ms"])) for r in csv.DictReader(f)]
+    plot(rows, os.path.join(os.path.dirname(csv_path), "cost-curves.png"), sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7])
@@ -110,7 +161,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--work", default="/tmp/treetrav-compare")
     ap.add_argument("--out", default="compare-out")
+    ap.add_argument("--plot", metavar="CSV", help="only redraw the plot of an earlier run's results.csv")
     args = ap.parse_args()
+    if args.plot:
+        return replot(args.plot)
     os.makedirs(args.work, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "compare.log"), "w")
@@ -237,29 +291,7 @@ def main():
         for tool, n, phase, ms in rows:
             if n == headline:
                 f.write(f"| {tool} | {phase} | {ms:.3f} |\n")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        phases = ["build", "knn", "knn_sorted", "knn_unsorted", "end_to_end", "radius_count"]
-        fig, axes = plt.subplots(2, 3, figsize=(15, 9))
-        for ax, phase in zip(axes.flat, phases):
-            for tool in sorted({r[0] for r in rows}):
-                pts = sorted((n, ms) for t, n, p, ms in rows if t == tool and p.startswith(phase))
-                if pts:
-                    ax.loglog(*zip(*pts), marker="o", label=tool)
-            ax.set_title(phase)
-            ax.set_xlabel("points = queries")
-            ax.set_ylabel("ms")
-            ax.grid(True, which="both", alpha=0.3)
-        axes.flat[0].legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(args.out, "cost-curves.png"), dpi=110)
-    except ImportError:
-        log.write("matplotlib missing: no plot\n")
-
+    plot(rows, os.path.join(args.out, "cost-curves.png"), log)
 
 if __name__ == "__main__":
     main()
