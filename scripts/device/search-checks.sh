@@ -62,7 +62,7 @@ for step in $steps; do
     # Tree builds (sort, radix nodes, bottom-up bounds with atomic arrivals),
     # kNN and radius walks, under memcheck and racecheck.
     {
-      for tool in memcheck racecheck; do
+      for tool in ${TREETRAV_SANITIZE_TOOLS:-memcheck racecheck}; do
         for filter in ${TREETRAV_SANITIZE_FILTERS:-'*Cuda*Chunked*' '*Cuda*RadiusLists*'}; do
           echo "== compute-sanitizer --tool $tool test_search_apps $filter"
           timeout ${TREETRAV_SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 \
