@@ -160,25 +160,22 @@ herr_t collect_attribute_name(hid_t, char const* name, H5A_info_t const*, void* 
 using distributed::check_mpi;
 #endif
 
-int rank_of([[maybe_unused]] Collective const& writers) {
-  int rank = 0;
+// This process's rank among the writers, and their number (0 of 1 without a communicator).
+struct Membership {
+  int rank = 0, size = 1;
+};
+Membership membership_of([[maybe_unused]] Collective const& writers) {
+  Membership membership;
 #ifdef TREETRAV_ENABLE_MPI
-  if (writers.comm != MPI_COMM_NULL)
-    check_mpi(MPI_Comm_rank(writers.comm, &rank), "MPI_Comm_rank");
+  if (writers.comm != MPI_COMM_NULL) {
+    check_mpi(MPI_Comm_rank(writers.comm, &membership.rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(writers.comm, &membership.size), "MPI_Comm_size");
+  }
 #endif
-  return rank;
+  return membership;
 }
 
-int size_of([[maybe_unused]] Collective const& writers) {
-  int size = 1;
-#ifdef TREETRAV_ENABLE_MPI
-  if (writers.comm != MPI_COMM_NULL)
-    check_mpi(MPI_Comm_size(writers.comm, &size), "MPI_Comm_size");
-#endif
-  return size;
-}
-
-bool alone(Collective const& writers) { return size_of(writers) == 1; }
+bool alone(Collective const& writers) { return membership_of(writers).size == 1; }
 
 // Where this process's `rows` of a dataset start among all processes' rows, and their total.
 std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) {
@@ -186,13 +183,12 @@ std::pair<hsize_t, hsize_t> place_rows(Collective const& writers, hsize_t rows) 
     return {0, rows};
   std::pair<hsize_t, hsize_t> place{0, 0};
 #ifdef TREETRAV_ENABLE_MPI
-  int const size = size_of(writers);
+  auto const [rank, size] = membership_of(writers);
   unsigned long long const mine = rows;
   std::vector<unsigned long long> all(size);
   check_mpi(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
                           writers.comm),
             "MPI_Allgather");
-  int const rank = rank_of(writers);
   for (int r = 0; r < size; ++r)
     place = {place.first + (r < rank ? all[r] : 0), place.second + all[r]};
 #endif
@@ -246,8 +242,7 @@ void collectively(Collective const& writers, std::function<void()> const& step) 
   } catch (...) {
     failure = std::current_exception();
   }
-  int const size = size_of(writers);
-  int const rank = rank_of(writers);
+  auto const [rank, size] = membership_of(writers);
   int first = failure ? rank : size;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm),
             "MPI_Allreduce");
@@ -754,7 +749,7 @@ AtomicFile::~AtomicFile() {
     return;
   file_.close();
   std::error_code error;
-  if (rank_of(writers_) == 0)
+  if (membership_of(writers_).rank == 0)
     std::filesystem::remove(temporary_, error);
 }
 
@@ -765,7 +760,7 @@ void AtomicFile::commit() {
       throw std::runtime_error(path_ + ": cannot finish writing (disk full?)");
   });
   collectively(writers_, [&] {
-    if (rank_of(writers_) == 0 && std::rename(temporary_.c_str(), target_.c_str()) != 0)
+    if (membership_of(writers_).rank == 0 && std::rename(temporary_.c_str(), target_.c_str()) != 0)
       throw InputError(fmt::format("{}: cannot replace it: {}", path_, std::strerror(errno)));
   });
   committed_ = true;
