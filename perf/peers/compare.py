@@ -135,7 +135,8 @@ def plot(rows, path, log):
         ax.set_xlabel("points = queries")
         ax.set_ylabel("ms (median)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.lines:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -292,6 +293,7 @@ def main():
             if n == headline:
                 f.write(f"| {tool} | {phase} | {ms:.3f} |\n")
     plot(rows, os.path.join(args.out, "cost-curves.png"), log)
+
 
 if __name__ == "__main__":
     main()
