@@ -68,8 +68,9 @@ struct OverflowSegments {
 // Every query's list into its CSR range, nearest first. A list that fit its
 // slots is ordered in place of a sort: each key goes to the position its
 // rank among the query's keys names (keys are distinct: they carry the
-// index). At most `capacity` squared comparisons, in the read-only cache; a
-// segmented sort of all lists took most of the search's time on the H100.
+// index). At most `capacity` squared comparisons, in the read-only cache;
+// copying every list into CSR keys and a segmented sort of them all took
+// 0.5 of the search's 2.5 ms at 1M queries on the H100.
 // Longer lists come sorted in `sorted_keys`.
 template <class MemorySpace>
 struct UnpackNeighbors {
