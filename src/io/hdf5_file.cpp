@@ -378,9 +378,7 @@ std::vector<hsize_t> FileReader::shape(std::string const& dataset, int rank) con
 
 template <class T>
 Array<T> FileReader::read(std::string const& dataset, int rank) const {
-  std::vector<hsize_t> extents;
-  open_dataset<T>(dataset, rank, extents);
-  return read_rows<T>(dataset, rank, 0, rank == 0 ? 1 : extents[0]);
+  return read_rows<T>(dataset, rank, 0, all_rows);
 }
 
 template <class T>
@@ -391,6 +389,8 @@ Array<T> FileReader::read_rows(std::string const& dataset, int rank, hsize_t fir
   Handle const set = open_dataset<T>(dataset, rank, array.shape);
   Handle const file_space(H5Dget_space(set.get()), H5Sclose);
   if (rank > 0) {
+    if (count == all_rows)
+      count = first <= array.shape[0] ? array.shape[0] - first : 0;
     if (first + count > array.shape[0])
       fail(dataset, fmt::format("has {} rows, not rows {}..{}", array.shape[0], first,
                                 first + count));

@@ -99,7 +99,9 @@ class FileReader {
   // (float for floating-point T, integer for integral T), converting to T.
   template <class T>
   Array<T> read(std::string const& dataset, int rank) const;
-  // Rows [first, first + count) of such a dataset, and its shape (checked alike).
+  // Rows [first, first + count) of such a dataset, and its shape (checked alike);
+  // count all_rows: to the last row.
+  static constexpr hsize_t all_rows = ~hsize_t(0);
   template <class T>
   Array<T> read_rows(std::string const& dataset, int rank, hsize_t first, hsize_t count) const;
   template <class T>
