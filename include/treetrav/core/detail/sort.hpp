@@ -114,23 +114,32 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::permutation"), n);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (sorted_keys.extent(0) != std::size_t(n))
-      sorted_keys = Kokkos::View<Key*, MemorySpace>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sorted_keys"), n);
-    Kokkos::View<Index*, MemorySpace> identity(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::identity"), n);
+    int const bits = std::max(key_bits, 1);
+    std::size_t temp_bytes = 0;
+    check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
+                                               static_cast<Key*>(nullptr), permutation.data(),
+                                               permutation.data(), n, 0, bits, space.cuda_stream()),
+               "cub::DeviceRadixSort::SortPairs (size query)");
+    // One scratch allocation for the identity (CUB's values in), the sorted
+    // keys unless the caller keeps them, and CUB's temporary storage: each
+    // allocation is ordered on the device, and four of them cost about as
+    // much as the sort itself (1M keys on the H100).
+    auto const aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
+    std::size_t const identity_bytes = aligned(n * sizeof(Index)),
+                      keys_bytes = keep_keys ? 0 : aligned(n * sizeof(Key));
+    Kokkos::View<unsigned char*, MemorySpace> scratch(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sort_scratch"),
+        identity_bytes + keys_bytes + temp_bytes);
+    Kokkos::View<Index*, MemorySpace, Kokkos::MemoryUnmanaged> identity(
+        reinterpret_cast<Index*>(scratch.data()), n);
+    Key* const sorted =
+        keep_keys ? sorted_keys.data() : reinterpret_cast<Key*>(scratch.data() + identity_bytes);
     Kokkos::parallel_for(label + "::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                          Iota<MemorySpace>{identity});
-    std::size_t temp_bytes = 0;
-    check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), sorted_keys.data(),
-                                               identity.data(), permutation.data(), n, 0,
-                                               std::max(key_bits, 1), space.cuda_stream()),
-               "cub::DeviceRadixSort::SortPairs (size query)");
-    Kokkos::View<char*, MemorySpace> temp(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::temp"), temp_bytes);
-    check_cuda(cub::DeviceRadixSort::SortPairs(
-                   temp.data(), temp_bytes, keys.data(), sorted_keys.data(), identity.data(),
-                   permutation.data(), n, 0, std::max(key_bits, 1), space.cuda_stream()),
+    check_cuda(cub::DeviceRadixSort::SortPairs(scratch.data() + identity_bytes + keys_bytes,
+                                               temp_bytes, keys.data(), sorted, identity.data(),
+                                               permutation.data(), n, 0, bits, space.cuda_stream()),
                "cub::DeviceRadixSort::SortPairs");
 #endif
   } else {

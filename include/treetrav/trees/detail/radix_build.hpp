@@ -181,14 +181,10 @@ build_radix_skeleton(ExecutionSpace const& space, PointSet<PointMemorySpace> con
   topology.points = n;
   topology.leaf_size = leaf_size;
 
-  auto const box = bounding_box(space, points, label);
-  MortonEncoder<MemorySpace> encode{box, dimension,
-                                    MortonEncoder<MemorySpace>::bits_per_dimension(dimension)};
-  Kokkos::View<std::uint64_t*, MemorySpace> codes(alloc("morton_codes"), n),
-      sorted_codes(alloc("sorted_codes"), n);
-  Kokkos::parallel_for(label + "::morton_codes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       MortonCodes<MemorySpace, std::uint64_t>{encode, points.coordinates, codes});
-  auto const permutation = sort_permutation(space, codes, encode.key_bits(), label, sorted_codes);
+  Kokkos::View<std::uint64_t*, MemorySpace> sorted_codes(alloc("sorted_codes"), n);
+  auto const permutation = morton_sort<std::uint64_t>(
+      space, points, MortonEncoder<MemorySpace>::bits_per_dimension(dimension), label,
+      sorted_codes);
   auto& packed = skeleton.points;
   packed = pack_points(space, points, permutation, label);
 
