@@ -247,6 +247,8 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
   detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
   using MemorySpace = typename Tree::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::find_neighbors");
+  // The sort first: the results are allocated while the device sorts.
+  auto const walk_order = detail::resolve_order(space, queries, options.order, order);
   NeighborResults<MemorySpace> results;
   results.indices = decltype(results.indices)(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
@@ -255,7 +257,6 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
       decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                                      "treetrav::NeighborResults::distances"),
                                   queries.size(), options.k);
-  auto const walk_order = detail::resolve_order(space, queries, options.order, order);
   dispatch_k<Strategy>(options.k, [&](auto k_max) {
     dispatch_width(tree.width(), [&](auto width) {
       NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{

@@ -123,9 +123,10 @@ find_within(ExecutionSpace const& space, Tree const& tree,
     return Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                               "treetrav::RadiusSearch::" + member);
   };
+  // The sort first: the counts and slots are allocated while the device sorts.
+  auto const order = detail::resolve_order(space, queries, options.radius.order, {});
   Kokkos::View<std::int64_t*, MemorySpace> counts(alloc("counts"), n);
   Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots(alloc("slots"), n, capacity);
-  auto const order = detail::resolve_order(space, queries, options.radius.order, {});
   detail::radius_walk(space, tree, queries, options.radius, strategy,
                       WriteNeighbors<MemorySpace>{capacity, slots, {}, {}}, counts, order, {});
 

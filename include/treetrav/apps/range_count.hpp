@@ -167,11 +167,13 @@ count_within(ExecutionSpace const& space, Tree const& tree,
   detail::check_radius_search(tree, queries, options);
   using MemorySpace = typename Tree::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::count_within");
+  // The sort first: the counts are allocated while the device sorts.
+  auto const walk_order = detail::resolve_order(space, queries, options.order, order);
   Kokkos::View<std::int64_t*, MemorySpace> counts(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::RangeCount::counts"),
       queries.size());
-  detail::radius_walk(space, tree, queries, options, strategy, CountOnly{}, counts,
-                      detail::resolve_order(space, queries, options.order, order), metrics);
+  detail::radius_walk(space, tree, queries, options, strategy, CountOnly{}, counts, walk_order,
+                      metrics);
   Kokkos::Profiling::popRegion();
   return counts;
 }

@@ -232,15 +232,15 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
 #if defined(KOKKOS_ENABLE_CUDA)
     using Scratch = MortonSortScratch<MemorySpace>;
     int const dimension = points.dimension(), blocks = Scratch::blocks(n);
-    Kokkos::View<Index*, MemorySpace> permutation(alloc("permutation"), n);
     MortonEncoder<MemorySpace> encode{{}, dimension, bits}; // its box: in the scratch, below
     int const key_bits = std::max(encode.key_bits(), 1);
     cudaStream_t const stream = space.cuda_stream();
     std::size_t temp_bytes = 0;
-    check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<Key*>(nullptr),
-                                               static_cast<Key*>(nullptr), permutation.data(),
-                                               permutation.data(), n, 0, key_bits, stream),
-               "cub::DeviceRadixSort::SortPairs (size query)");
+    check_cuda(
+        cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<Key*>(nullptr),
+                                        static_cast<Key*>(nullptr), static_cast<Index*>(nullptr),
+                                        static_cast<Index*>(nullptr), n, 0, key_bits, stream),
+        "cub::DeviceRadixSort::SortPairs (size query)");
     // Carve every temporary out of one allocation, 256-byte aligned.
     auto const aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
     bool const keep_codes = sorted_codes.extent(0) == std::size_t(n);
@@ -271,6 +271,8 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
       morton_code_kernel<MemorySpace, Key>
           <<<(n + 255) / 256, 256, 0, stream>>>(encode, points.coordinates, codes, identity);
     check_cuda(cudaGetLastError(), "morton_code_kernel");
+    // Allocated while the device works (the allocation's host time hidden).
+    Kokkos::View<Index*, MemorySpace> permutation(alloc("permutation"), n);
     check_cuda(cub::DeviceRadixSort::SortPairs(at(6), temp_bytes, codes, sorted, identity,
                                                permutation.data(), n, 0, key_bits, stream),
                "cub::DeviceRadixSort::SortPairs");
