@@ -156,7 +156,7 @@ def main():
     ap.add_argument("--treetrav-cpu")
     ap.add_argument("--cudakdtree")
     ap.add_argument("--arborx")
-    ap.add_argument("--leaf-size", type=int, nargs="+", default=[32])
+    ap.add_argument("--leaf-size", type=int, nargs="+", default=[40])
     ap.add_argument("--strategies", nargs="+", default=["autoropes"], help="treetrav strategies (GPU runs)")
     ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
     ap.add_argument("--repeats", type=int, default=20)
