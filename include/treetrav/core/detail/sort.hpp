@@ -121,9 +121,9 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
                                                permutation.data(), n, 0, bits, space.cuda_stream()),
                "cub::DeviceRadixSort::SortPairs (size query)");
     // One scratch allocation for the identity (CUB's values in), the sorted
-    // keys unless the caller keeps them, and CUB's temporary storage: each
-    // allocation is ordered on the device, and four of them cost about as
-    // much as the sort itself (1M keys on the H100).
+    // keys unless the caller keeps them, and CUB's temporary storage: a Kokkos
+    // allocation and its release take about 14 us of host time on the H100
+    // machine (perf/results/search/h100-sort/lab-sort-breakdown.txt).
     auto const aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
     bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
     std::size_t const identity_bytes = aligned(n * sizeof(Index)),

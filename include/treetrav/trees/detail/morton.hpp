@@ -152,8 +152,9 @@ __global__ void __launch_bounds__(MortonSortScratch<MemorySpace>::block)
     Coordinate lo = infinity, hi = -infinity;
     // Four loads in flight before any is used: one at a time, the loop
     // waited out the memory latency of every point.
-    Index const stride = gridDim.x * block;
-    Index i = blockIdx.x * block + threadIdx.x;
+    // 64-bit positions: i + 3 * stride may pass the largest Index.
+    std::int64_t const stride = std::int64_t(gridDim.x) * block;
+    std::int64_t i = std::int64_t(blockIdx.x) * block + threadIdx.x;
     for (; i + 3 * stride < n; i += 4 * stride) {
       Coordinate const x[4] = {coordinates(i, k), coordinates(i + stride, k),
                                coordinates(i + 2 * stride, k), coordinates(i + 3 * stride, k)};
@@ -215,9 +216,10 @@ morton_code_kernel(MortonEncoder<MemorySpace> encode,
 // it receives the codes in that order. Key: std::uint32_t for codes of up to
 // 32 bits (fewer radix passes), else std::uint64_t.
 //   Cuda: one scratch allocation, the box and the codes in a kernel each, and
-//   CUB's radix sort: a Kokkos reduction, kernels and four allocations took
-//   0.2 ms of launch and allocation overhead around 0.05 ms of work for 1M
-//   queries on the H100. Host spaces: the same steps as Kokkos kernels.
+//   CUB's radix sort: 143 us for 1M queries on the H100, of which CUB's passes
+//   take 67; a Kokkos array reduction, Kokkos kernels and four allocations
+//   took 270 (perf/results/search/h100-sort/lab-sort-breakdown.txt). Host
+//   spaces: the same steps as Kokkos kernels.
 template <class Key, class ExecutionSpace, class MemorySpace>
 Kokkos::View<Index*, MemorySpace>
 morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, int bits,
