@@ -46,7 +46,7 @@ v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
 (50 + v * (50 * rng.random(n) ** (1 / 3))[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
 EOF
 }
-# Leaf sizes of the 7-D and per-kernel steps (compare takes 40 unless given).
+# Leaf sizes of the 7-D and per-kernel steps (compare: compare.py's default unless given).
 leaves=${TREETRAV_LEAF_SIZES:-16}
 
 for step in $steps; do
@@ -81,7 +81,7 @@ for step in $steps; do
     [[ -x $dir/peers/arborx_driver ]] && peers+=(--arborx $dir/peers/arborx_driver)
     PYTHONUNBUFFERED=1 timeout 560 python3 ${TREETRAV_COMPARE:-perf/peers/compare.py} --sizes ${TREETRAV_SIZES:-1e4 1e5 1e6 1e7} \
       --treetrav "$cuda/bench_search" --treetrav-cpu $dir/bin-cpu/bench_search "${peers[@]}" \
-      --leaf-size ${TREETRAV_LEAF_SIZES:-40} --strategies ${TREETRAV_STRATEGIES:-autoropes} --cpu-max ${TREETRAV_CPU_MAX:-1e6} \
+      ${TREETRAV_LEAF_SIZES:+--leaf-size $TREETRAV_LEAF_SIZES} --strategies ${TREETRAV_STRATEGIES:-autoropes} --cpu-max ${TREETRAV_CPU_MAX:-1e6} \
       --repeats ${TREETRAV_REPEATS:-20} --work "$work" --out "$out/compare" 2>&1 | tee "$out/compare.txt" | tail -n 60
     ;;
   seven)
