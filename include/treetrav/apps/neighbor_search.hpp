@@ -49,14 +49,19 @@ struct KBest {
     if (key >= entry[KMax - 1])
       return;
     if constexpr (KMax <= 32) {
-      // Sorted insertion that drops the last entry, branch-free:
-      // new[j] = min(old[j], max(old[j - 1], key)), from the back.
+      // Sorted insertion that drops the last entry, branch-free: with
+      // after[j] = key < old[j] (true from key's place on), entry j takes
+      // old[j - 1] where after[j - 1], key where only after[j], else keeps
+      // old[j]. One 64-bit comparison per entry: the min/max form took two,
+      // and the kNN kernel on the H100 1.12 ms against 1.17 (h100-insert/).
+      bool after[KMax];
 #pragma unroll
-      for (int j = KMax - 1; j > 0; --j) {
-        std::uint64_t const shifted = entry[j - 1] > key ? entry[j - 1] : key;
-        entry[j] = shifted < entry[j] ? shifted : entry[j];
-      }
-      entry[0] = key < entry[0] ? key : entry[0];
+      for (int j = 0; j < KMax; ++j)
+        after[j] = key < entry[j];
+#pragma unroll
+      for (int j = KMax - 1; j > 0; --j)
+        entry[j] = after[j] ? (after[j - 1] ? entry[j - 1] : key) : entry[j];
+      entry[0] = after[0] ? key : entry[0];
     } else {
       int position = KMax - 1;
       for (; position > 0 && key < entry[position - 1]; --position)
@@ -130,14 +135,28 @@ struct NeighborSearchVisitor {
 #pragma unroll
       for (int j = 0; j < batch; ++j)
         d2[j] = tree.points.template distance2<W>(first + j < end ? first + j : end - 1, s.query);
+      // The batch's candidates go through one insertion site, in point
+      // order: with a site per row, a warp ran each row's insertion for the
+      // few lanes that had a candidate there (six of 32 on average).
+      unsigned pending = 0;
 #pragma unroll
-      for (int j = 0; j < batch; ++j) {
-        if (first + j >= end || d2[j] > s.best.bound)
+      for (int j = 0; j < batch; ++j)
+        if (first + j < end && !(d2[j] > s.best.bound))
+          pending |= 1u << j;
+      while (pending != 0) {
+        int const j = detail::lowest_set_bit(pending);
+        pending &= pending - 1;
+        Coordinate candidate = d2[0]; // selects: d2[j] would put d2 in local memory
+#pragma unroll
+        for (int t = 1; t < batch; ++t)
+          if (j == t)
+            candidate = d2[t];
+        if (candidate > s.best.bound)
           continue;
         Index const original = tree.points.original_index(first + j);
         if (exclude_self && original == query)
           continue;
-        s.best.insert(detail::KBest<KMax>::pack(d2[j], original));
+        s.best.insert(detail::KBest<KMax>::pack(candidate, original));
       }
     }
   }

@@ -8,16 +8,22 @@ namespace detail {
 
 // Squared distance from q to the box [lo, hi], summed in the order distance2()
 // sums: rounding is monotonic, so it never exceeds the distance to a point in
-// the box (exact pruning).
+// the box (exact pruning). Each coordinate's gap is max(lo - q, q - hi, 0),
+// selects rather than branches: the branches (q below, above or inside) split
+// a GPU warp at every coordinate of every child bound.
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION Coordinate box_distance2(Coordinate const (&q)[W],
                                                      Coordinate const (&lo)[W],
                                                      Coordinate const (&hi)[W]) {
-  Coordinate sum = 0;
+  auto const gap = [&](int k) {
+    Coordinate const below = lo[k] - q[k], above = q[k] - hi[k];
+    Coordinate const outside = below > above ? below : above;
+    return outside > 0 ? outside : Coordinate(0);
+  };
+  Coordinate sum = square(gap(0));
 #pragma unroll
-  for (int k = 0; k < W; ++k)
-    sum = add_square(sum,
-                     q[k] < lo[k] ? lo[k] - q[k] : (q[k] > hi[k] ? q[k] - hi[k] : Coordinate(0)));
+  for (int k = 1; k < W; ++k)
+    sum = add_square(sum, gap(k));
   return sum;
 }
 

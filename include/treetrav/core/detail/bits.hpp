@@ -29,6 +29,15 @@ KOKKOS_FORCEINLINE_FUNCTION float bits_float(std::uint32_t bits) {
 #endif
 }
 
+// The position of the lowest set bit (x != 0).
+KOKKOS_FORCEINLINE_FUNCTION int lowest_set_bit(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(static_cast<int>(x)) - 1;
+#else
+  return __builtin_ctz(x);
+#endif
+}
+
 // Leading zero bits (x != 0).
 KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint64_t x) {
 #if defined(__CUDA_ARCH__)
