@@ -190,7 +190,7 @@ int main(int argc, char* argv[]) {
   std::string reference, queries, json_path, dump_prefix, strategy = "autoropes";
   // Leaf 32: the fastest kNN in the leaf sweeps on the H100 and on its 16-core
   // host (perf/results/search/README.md, cpu-knn-2threads.md).
-  int dimension = 3, k = 10, leaf_size = 40, warmup = 3, repeats = 20;
+  int dimension = 3, k = 10, leaf_size = default_leaf_size, warmup = 3, repeats = 20;
   float radius = 1.0f;
   std::vector<std::string> phases;
   app.add_option("--reference", reference, "Reference points (.f32 raw rows or HDF5)")->required();

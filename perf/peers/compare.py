@@ -156,7 +156,8 @@ def main():
     ap.add_argument("--treetrav-cpu")
     ap.add_argument("--cudakdtree")
     ap.add_argument("--arborx")
-    ap.add_argument("--leaf-size", type=int, nargs="+", default=[40])
+    ap.add_argument("--leaf-size", type=int, nargs="+", default=[None],
+                    help="treetrav leaf sizes to time (default: bench_search's, the library's default)")
     ap.add_argument("--strategies", nargs="+", default=["autoropes"], help="treetrav strategies (GPU runs)")
     ap.add_argument("--cpu-max", type=float, default=1e6, help="largest n for the CPU contenders")
     ap.add_argument("--repeats", type=int, default=20)
@@ -213,11 +214,12 @@ def main():
             for strategy, leaf in [(s, l) for s in (args.strategies if gpu else ["autoropes"]) for l in args.leaf_size]:
                 tool = label + (f" {strategy}" if strategy != "autoropes" else "") + (
                     f" leaf {leaf}" if len(args.leaf_size) > 1 else "")
-                prefix = f"{args.work}/tt-{n}-{leaf}-{strategy}"
+                prefix = f"{args.work}/tt-{n}-{leaf or 'default'}-{strategy}"
                 run_json([binary, "--reference", ref_path, "--queries", q_path, "--dimension", "3", "-k", str(K),
                           "--strategy", strategy,
-                          "--radius", str(radius), "--leaf-size", str(leaf), "--repeats", str(args.repeats if gpu else 5),
+                          "--radius", str(radius), "--repeats", str(args.repeats if gpu else 5),
                           "--warmup", "3" if gpu else "2", "--json", prefix + ".json", "--dump", prefix]
+                         + ([] if leaf is None else ["--leaf-size", str(leaf)])
                          + ([] if gpu else ["--phases", "build", "sort", "knn_sorted", "knn_presorted", "knn_unsorted", "radius_count"]), log,
                          env=None if gpu else dict(os.environ, OMP_NUM_THREADS=cpu_threads))
                 with open(prefix + ".json") as f:

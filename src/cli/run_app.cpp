@@ -110,7 +110,7 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
       .add_option("--leaf-size", options.leaf_size,
                   strategies == StrategySet::barnes_hut
                       ? fmt::format("Most bodies per octree leaf [default: {}]", octree_leaf_size)
-                      : fmt::format("Most points per tree leaf [default: {}]", search_leaf_size))
+                      : fmt::format("Most points per tree leaf [default: {}]", default_leaf_size))
       ->check(at_least(1));
   command
       .add_option("--profile-depth", options.profile_depth,

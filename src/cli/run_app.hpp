@@ -10,6 +10,7 @@
 #include <treetrav/io/results.hpp>
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/strategies.hpp>
+#include <treetrav/trees/packed_points.hpp>
 
 #include <fmt/core.h>
 
@@ -42,15 +43,14 @@ struct RunOptions {
 // bh-force (BarnesHutStrategy, with the group walk).
 enum class StrategySet { application, search, barnes_hut };
 
-// Leaf sizes when --leaf-size is not given: 40 for the search trees (the
-// fastest kNN at 1M x 1M beside 32 on the H100 and on its 16 host cores,
-// perf/results/search/h100-sort/), 8 for bh-force's octree.
-inline constexpr int search_leaf_size = 40, octree_leaf_size = 8;
+// Leaf sizes when --leaf-size is not given: the library's for the search
+// trees (default_leaf_size), 8 for bh-force's octree.
+inline constexpr int octree_leaf_size = 8;
 // --leaf-size, or the default for the command (`forces`: bh-force).
 inline int leaf_size_of(RunOptions const& options, bool forces) {
   if (options.leaf_size > 0)
     return options.leaf_size;
-  return forces ? octree_leaf_size : search_leaf_size;
+  return forces ? octree_leaf_size : default_leaf_size;
 }
 
 void add_run_options(CLI::App& command, RunOptions& options,

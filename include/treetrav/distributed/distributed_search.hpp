@@ -34,7 +34,7 @@ public:
   // Collective: every rank of `comm` passes its own piece.
   template <class ExecutionSpace>
   DistributedTree(ExecutionSpace const& space, Communicator const& comm, LocalPoints const& local,
-                  int leaf_size = 8)
+                  int leaf_size = default_leaf_size)
       : comm_(comm), global_index_(local.global_index) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, memory_space>,
                   "the tree lives in the execution space's memory space");

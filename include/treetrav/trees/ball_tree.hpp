@@ -77,7 +77,7 @@ struct BallTree {
   BallTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
   BallTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
-           int leaf_size = 8) {
+           int leaf_size = default_leaf_size) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
     Kokkos::Profiling::pushRegion("treetrav::BallTree::build");

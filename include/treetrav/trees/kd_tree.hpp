@@ -94,7 +94,7 @@ struct KdTree {
   KdTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
   KdTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
-         int leaf_size = 8) {
+         int leaf_size = default_leaf_size) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
     Kokkos::Profiling::pushRegion("treetrav::KdTree::build");

@@ -127,6 +127,12 @@ KOKKOS_FORCEINLINE_FUNCTION void load_query(Coordinates const& x, Index i, Coord
 
 } // namespace detail
 
+// The search trees' (kd, ball, vp) leaf size unless the caller names one: the
+// fastest 1M x 1M kNN on the H100 (40 and 48 within 1%; 24: 7% slower, 64:
+// 11%, perf/results/search/h100-insert/) and on 16 host cores (40 beside 32,
+// perf/results/search/h100-sort/leaf-32-40/).
+inline constexpr int default_leaf_size = 40;
+
 // A tree's own copy of its points, in tree order, one zero-padded row of
 // `width()` coordinates per point (what a leaf visit reads is contiguous);
 // original_index maps a row back to the caller's point.

@@ -132,7 +132,7 @@ struct VpTree {
   VpTree() = default;
   template <class ExecutionSpace, class PointMemorySpace>
   VpTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
-         int leaf_size = 8) {
+         int leaf_size = default_leaf_size) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
     detail::check_build_arguments("vantage-point tree", reference.size(), leaf_size, reference.dimension());

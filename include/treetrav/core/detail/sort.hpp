@@ -21,6 +21,41 @@ inline void check_cuda(cudaError_t status, char const* what) {
   if (status != cudaSuccess)
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
+
+// Temporaries carved out of one device allocation, each part 256-byte
+// aligned: a Kokkos allocation and its release take about 14 us of host time
+// on the H100 machine, against 0.8 us for cudaMallocAsync and cudaFreeAsync
+// (perf/results/search/h100-sort/lab-sort-breakdown.txt).
+template <class MemorySpace, std::size_t Parts>
+class Scratch {
+public:
+  template <class ExecutionSpace>
+  Scratch(ExecutionSpace const& space, std::string const& label,
+          std::size_t const (&bytes)[Parts]) {
+    for (std::size_t j = 0; j < Parts; ++j)
+      offsets_[j + 1] = offsets_[j] + (bytes[j] + 255) / 256 * 256;
+    memory_ = Kokkos::View<unsigned char*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), offsets_[Parts]);
+  }
+  void* part(std::size_t j) const { return memory_.data() + offsets_[j]; }
+
+private:
+  std::size_t offsets_[Parts + 1] = {};
+  Kokkos::View<unsigned char*, MemorySpace> memory_;
+};
+
+// CUB's stable radix sort of (key, index) pairs over key bits [0, key_bits),
+// on `stream`; with temp == nullptr, the temporary storage it needs.
+template <class Key>
+std::size_t sort_pairs_on_cuda(void* temp, std::size_t temp_bytes, Key const* keys, Key* sorted_keys,
+                               Index const* values, Index* sorted_values, Index n, int key_bits,
+                               cudaStream_t stream) {
+  check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, values,
+                                             sorted_values, n, 0, std::max(key_bits, 1), stream),
+             temp ? "cub::DeviceRadixSort::SortPairs"
+                  : "cub::DeviceRadixSort::SortPairs (size query)");
+  return temp_bytes;
+}
 #endif
 
 // Named functors, not lambdas, for kernels in headers: nvcc's wrappers of
@@ -114,33 +149,21 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::permutation"), n);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    int const bits = std::max(key_bits, 1);
-    std::size_t temp_bytes = 0;
-    check_cuda(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
-                                               static_cast<Key*>(nullptr), permutation.data(),
-                                               permutation.data(), n, 0, bits, space.cuda_stream()),
-               "cub::DeviceRadixSort::SortPairs (size query)");
-    // One scratch allocation for the identity (CUB's values in), the sorted
-    // keys unless the caller keeps them, and CUB's temporary storage: a Kokkos
-    // allocation and its release take about 14 us of host time on the H100
-    // machine (perf/results/search/h100-sort/lab-sort-breakdown.txt).
-    auto const aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    cudaStream_t const stream = space.cuda_stream();
+    std::size_t const temp_bytes = sort_pairs_on_cuda<Key>(
+        nullptr, 0, nullptr, nullptr, nullptr, nullptr, n, key_bits, stream);
+    // The identity (CUB's values in), the sorted keys unless the caller keeps
+    // them, and CUB's temporary storage.
     bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
-    std::size_t const identity_bytes = aligned(n * sizeof(Index)),
-                      keys_bytes = keep_keys ? 0 : aligned(n * sizeof(Key));
-    Kokkos::View<unsigned char*, MemorySpace> scratch(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sort_scratch"),
-        identity_bytes + keys_bytes + temp_bytes);
+    Scratch<MemorySpace, 3> scratch(space, label + "::sort_scratch",
+                                    {n * sizeof(Index), keep_keys ? 0 : n * sizeof(Key), temp_bytes});
     Kokkos::View<Index*, MemorySpace, Kokkos::MemoryUnmanaged> identity(
-        reinterpret_cast<Index*>(scratch.data()), n);
-    Key* const sorted =
-        keep_keys ? sorted_keys.data() : reinterpret_cast<Key*>(scratch.data() + identity_bytes);
+        static_cast<Index*>(scratch.part(0)), n);
     Kokkos::parallel_for(label + "::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                          Iota<MemorySpace>{identity});
-    check_cuda(cub::DeviceRadixSort::SortPairs(scratch.data() + identity_bytes + keys_bytes,
-                                               temp_bytes, keys.data(), sorted, identity.data(),
-                                               permutation.data(), n, 0, bits, space.cuda_stream()),
-               "cub::DeviceRadixSort::SortPairs");
+    sort_pairs_on_cuda<Key>(scratch.part(2), temp_bytes, keys.data(),
+                            keep_keys ? sorted_keys.data() : static_cast<Key*>(scratch.part(1)),
+                            identity.data(), permutation.data(), n, key_bits, stream);
 #endif
   } else {
     radix_sort_on_host(space, keys, key_bits, label, permutation, sorted_keys);

@@ -124,7 +124,7 @@ struct MortonCodes {
 
 #if defined(KOKKOS_ENABLE_CUDA)
 template <class MemorySpace>
-struct MortonSortScratch {
+struct MortonBoxLaunch {
   static constexpr int block = 256;
   static constexpr Index points_per_block = 4096; // 16 a thread and dimension
   static int blocks(Index n) {
@@ -137,10 +137,10 @@ struct MortonSortScratch {
 // points into partials(b, .) (minima, then maxima); the last block to arrive
 // (an atomic count after a fence) reduces the partials into `box`.
 template <class MemorySpace>
-__global__ void __launch_bounds__(MortonSortScratch<MemorySpace>::block)
+__global__ void __launch_bounds__(MortonBoxLaunch<MemorySpace>::block)
     morton_box_kernel(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates,
                       Coordinate* partials, unsigned* arrivals, Coordinate* box) {
-  constexpr int block = MortonSortScratch<MemorySpace>::block;
+  constexpr int block = MortonBoxLaunch<MemorySpace>::block;
   using Reduce = cub::BlockReduce<Coordinate, block>;
   __shared__ typename Reduce::TempStorage temp;
   __shared__ bool last;
@@ -232,42 +232,31 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
   };
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    using Scratch = MortonSortScratch<MemorySpace>;
-    int const dimension = points.dimension(), blocks = Scratch::blocks(n);
+    using Launch = MortonBoxLaunch<MemorySpace>;
+    int const dimension = points.dimension(), blocks = Launch::blocks(n);
     MortonEncoder<MemorySpace> encode{{}, dimension, bits}; // its box: in the scratch, below
-    int const key_bits = std::max(encode.key_bits(), 1);
     cudaStream_t const stream = space.cuda_stream();
-    std::size_t temp_bytes = 0;
-    check_cuda(
-        cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<Key*>(nullptr),
-                                        static_cast<Key*>(nullptr), static_cast<Index*>(nullptr),
-                                        static_cast<Index*>(nullptr), n, 0, key_bits, stream),
-        "cub::DeviceRadixSort::SortPairs (size query)");
-    // Carve every temporary out of one allocation, 256-byte aligned.
-    auto const aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    std::size_t const temp_bytes = sort_pairs_on_cuda<Key>(
+        nullptr, 0, nullptr, nullptr, nullptr, nullptr, n, encode.key_bits(), stream);
     bool const keep_codes = sorted_codes.extent(0) == std::size_t(n);
-    std::size_t const parts[] = {aligned(2 * dimension * sizeof(Coordinate)),
-                                 aligned(std::size_t(blocks) * 2 * dimension * sizeof(Coordinate)),
-                                 aligned(sizeof(unsigned)),
-                                 aligned(n * sizeof(Key)),
-                                 aligned(n * sizeof(Index)),
-                                 keep_codes ? 0 : aligned(n * sizeof(Key)),
-                                 temp_bytes};
-    std::size_t offsets[std::size(parts) + 1] = {0};
-    for (std::size_t j = 0; j < std::size(parts); ++j)
-      offsets[j + 1] = offsets[j] + parts[j];
-    Kokkos::View<unsigned char*, MemorySpace> scratch(alloc("morton_scratch"),
-                                                      offsets[std::size(parts)]);
-    auto const at = [&](int part) { return scratch.data() + offsets[part]; };
-    auto* const box = reinterpret_cast<Coordinate*>(at(0));
-    auto* const arrivals = reinterpret_cast<unsigned*>(at(2));
-    auto* const codes = reinterpret_cast<Key*>(at(3));
-    auto* const identity = reinterpret_cast<Index*>(at(4));
-    Key* const sorted = keep_codes ? sorted_codes.data() : reinterpret_cast<Key*>(at(5));
+    // Every temporary: box, per-block partial boxes, the arrival count, codes,
+    // identity (CUB's values in), sorted codes unless the caller keeps them,
+    // CUB's storage.
+    Scratch<MemorySpace, 7> scratch(space, label + "::morton_scratch",
+                                    {2 * dimension * sizeof(Coordinate),
+                                     std::size_t(blocks) * 2 * dimension * sizeof(Coordinate),
+                                     sizeof(unsigned), n * sizeof(Key), n * sizeof(Index),
+                                     keep_codes ? 0 : n * sizeof(Key), temp_bytes});
+    auto* const box = static_cast<Coordinate*>(scratch.part(0));
+    auto* const partials = static_cast<Coordinate*>(scratch.part(1));
+    auto* const arrivals = static_cast<unsigned*>(scratch.part(2));
+    auto* const codes = static_cast<Key*>(scratch.part(3));
+    auto* const identity = static_cast<Index*>(scratch.part(4));
+    Key* const sorted = keep_codes ? sorted_codes.data() : static_cast<Key*>(scratch.part(5));
     encode.box = BoundingBox<MemorySpace>(box, 2 * dimension);
     check_cuda(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
-    morton_box_kernel<MemorySpace><<<blocks, Scratch::block, 0, stream>>>(
-        points.coordinates, reinterpret_cast<Coordinate*>(at(1)), arrivals, box);
+    morton_box_kernel<MemorySpace>
+        <<<blocks, Launch::block, 0, stream>>>(points.coordinates, partials, arrivals, box);
     check_cuda(cudaGetLastError(), "morton_box_kernel");
     if (n > 0)
       morton_code_kernel<MemorySpace, Key>
@@ -275,9 +264,8 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
     check_cuda(cudaGetLastError(), "morton_code_kernel");
     // Allocated while the device works (the allocation's host time hidden).
     Kokkos::View<Index*, MemorySpace> permutation(alloc("permutation"), n);
-    check_cuda(cub::DeviceRadixSort::SortPairs(at(6), temp_bytes, codes, sorted, identity,
-                                               permutation.data(), n, 0, key_bits, stream),
-               "cub::DeviceRadixSort::SortPairs");
+    sort_pairs_on_cuda<Key>(scratch.part(6), temp_bytes, codes, sorted, identity,
+                            permutation.data(), n, encode.key_bits(), stream);
     return permutation;
 #endif
   } else {
