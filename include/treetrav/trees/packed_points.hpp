@@ -129,7 +129,7 @@ KOKKOS_FORCEINLINE_FUNCTION void load_query(Coordinates const& x, Index i, Coord
 
 // The search trees' (kd, ball, vp) leaf size unless the caller names one: the
 // fastest 1M x 1M kNN on the H100 (40 and 48 within 1%; 24: 7% slower, 64:
-// 11%, perf/results/search/h100-insert/) and on 16 host cores (40 beside 32,
+// 10%, perf/results/search/h100-insert/) and on 16 host cores (40 beside 32,
 // perf/results/search/h100-sort/leaf-32-40/).
 inline constexpr int default_leaf_size = 40;
 
