@@ -49,11 +49,13 @@ struct KBest {
     if (key >= entry[KMax - 1])
       return;
     if constexpr (KMax <= 32) {
-      // Sorted insertion that drops the last entry, branch-free: with
-      // after[j] = key < old[j] (true from key's place on), entry j takes
-      // old[j - 1] where after[j - 1], key where only after[j], else keeps
-      // old[j]. One 64-bit comparison per entry: the min/max form took two,
-      // and the kNN kernel on the H100 1.12 ms against 1.17 (h100-insert/).
+      // Sorted insertion that drops the last entry, branch-free.
+#if defined(__CUDA_ARCH__)
+      // With after[j] = key < old[j] (true from key's place on), entry j
+      // takes old[j - 1] where after[j - 1], key where only after[j], else
+      // keeps old[j]: one 64-bit comparison per entry (two 32-bit ones on
+      // the GPU) against two in the min/max form below; the kNN kernel on
+      // the H100 took 1.12 ms against 1.17 (h100-insert/).
       bool after[KMax];
 #pragma unroll
       for (int j = 0; j < KMax; ++j)
@@ -62,6 +64,16 @@ struct KBest {
       for (int j = KMax - 1; j > 0; --j)
         entry[j] = after[j] ? (after[j - 1] ? entry[j - 1] : key) : entry[j];
       entry[0] = after[0] ? key : entry[0];
+#else
+      // new[j] = min(old[j], max(old[j - 1], key)), from the back: on host
+      // cores as fast as the form above or faster (h100-insert/cpu-ab*.txt).
+#pragma unroll
+      for (int j = KMax - 1; j > 0; --j) {
+        std::uint64_t const shifted = entry[j - 1] > key ? entry[j - 1] : key;
+        entry[j] = shifted < entry[j] ? shifted : entry[j];
+      }
+      entry[0] = key < entry[0] ? key : entry[0];
+#endif
     } else {
       int position = KMax - 1;
       for (; position > 0 && key < entry[position - 1]; --position)
@@ -128,6 +140,17 @@ struct NeighborSearchVisitor {
   // eight: 1.43). Wider rows keep one (more registers per row, not measured).
   static constexpr int batch = row_stride(W) == 4 ? 4 : 1;
 
+  // A candidate at tree position `position`, kept if it beats the k-th best.
+  KOKKOS_FORCEINLINE_FUNCTION void offer(Coordinate d2, Index position, Index query,
+                                         state_type& s) const {
+    if (d2 > s.best.bound)
+      return;
+    Index const original = tree.points.original_index(position);
+    if (exclude_self && original == query)
+      return;
+    s.best.insert(detail::KBest<KMax>::pack(d2, original));
+  }
+
   KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index query, state_type& s) const {
     Index const end = leaf.index + leaf.count;
     for (Index first = leaf.index; first < end; first += batch) {
@@ -135,6 +158,7 @@ struct NeighborSearchVisitor {
 #pragma unroll
       for (int j = 0; j < batch; ++j)
         d2[j] = tree.points.template distance2<W>(first + j < end ? first + j : end - 1, s.query);
+#if defined(__CUDA_ARCH__)
       // The batch's candidates go through one insertion site, in point
       // order: with a site per row, a warp ran each row's insertion for the
       // few lanes that had a candidate there (six of 32 on average under
@@ -152,13 +176,16 @@ struct NeighborSearchVisitor {
         for (int t = 1; t < batch; ++t)
           if (j == t)
             candidate = d2[t];
-        if (candidate > s.best.bound)
-          continue;
-        Index const original = tree.points.original_index(first + j);
-        if (exclude_self && original == query)
-          continue;
-        s.best.insert(detail::KBest<KMax>::pack(candidate, original));
+        offer(candidate, first + j, query, s);
       }
+#else
+      // A host core has no lanes to gather: a site per row (the loop over
+      // pending rows was slower on 16 host cores, h100-insert/cpu-ab*.txt).
+#pragma unroll
+      for (int j = 0; j < batch; ++j)
+        if (first + j < end)
+          offer(d2[j], first + j, query, s);
+#endif
     }
   }
 
