@@ -5,7 +5,7 @@
 #   peers/ (cudakdtree_driver, arborx_driver: built against your own checkouts),
 #   lib/ (shared libraries the image lacks), whl/ (pykdtree, jztree wheels).
 # Any of these may come as DIR.tar.xz (unpacked here first). Logs and tables go to $OUT.
-#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu] [kernels] [batch]
+#   scripts/device/search-checks.sh [tests] [sanitize] [compare] [seven] [ncu] [kernels] [build-kernels] [batch]
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -61,18 +61,22 @@ for step in $steps; do
     ;;
   sanitize)
     # Tree builds (sort, radix nodes, bottom-up bounds with atomic arrivals),
-    # kNN and radius walks, under memcheck and racecheck.
+    # kNN and radius walks under memcheck; the same and the Morton sorts'
+    # shared-memory box reductions (test_sfc_order) under racecheck, but the
+    # radius lists (racecheck ran past 240 s there).
     {
-      for tool in ${TREETRAV_SANITIZE_TOOLS:-memcheck racecheck}; do
-        for filter in ${TREETRAV_SANITIZE_FILTERS:-'*Cuda*Chunked*' '*Cuda*RadiusLists*'}; do
-          echo "== compute-sanitizer --tool $tool test_search_apps $filter"
-          timeout ${TREETRAV_SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 \
-            "$cuda/test_search_apps" --gtest_filter="$filter" 2>&1 | tail -n 8
-          echo "rc=${PIPESTATUS[0]}"
-        done
+      for run in ${TREETRAV_SANITIZE_RUNS:-memcheck:test_search_apps:'*Cuda*Chunked*' \
+        memcheck:test_search_apps:'*Cuda*RadiusLists*' memcheck:test_trees:'*Cuda*' \
+        memcheck:test_sfc_order:'*Cuda*' racecheck:test_search_apps:'*Cuda*Chunked*' \
+        racecheck:test_trees:'*Cuda*' racecheck:test_sfc_order:'*Cuda*'}; do
+        IFS=: read -r tool test filter <<<"$run"
+        echo "== compute-sanitizer --tool $tool $test $filter"
+        timeout ${TREETRAV_SANITIZE_TIMEOUT:-240} compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          "$cuda/$test" --gtest_filter="$filter" 2>&1 | tail -n 8
+        echo "rc=${PIPESTATUS[0]}"
       done
     } >"$out/sanitizer.log" 2>&1
-    grep -E "^== |ERROR SUMMARY|rc=" "$out/sanitizer.log"
+    grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY|rc=" "$out/sanitizer.log"
     ;;
   compare)
     echo "nproc $(nproc), OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}"
@@ -143,6 +147,33 @@ for (i, name), m in sorted(kernels.items()):
           f"  warps {float(m['sm__warps_active.avg.pct_of_peak_sustained_active']):5.1f}%  {short}")
 PY
     done 2>&1 | tee "$out/kernels.txt"
+    ;;
+  build-kernels)
+    # Every kernel of the kd-tree build with its duration, 1M and 10M uniform
+    # points in a box (the phase where ArborX leads at 10M).
+    python3 - "$work" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(1)
+for n in (1000000, 10000000):
+    (rng.random((n, 3)) * 100).astype(np.float32).tofile(f"{sys.argv[1]}/box-{n}.f32")
+PY
+    for n in 1000000 10000000; do
+      echo "== build, $n uniform points (bench_search builds twice: its tree and the timed one)"
+      timeout 200 ncu --clock-control none --kernel-name-base demangled --csv --metrics gpu__time_duration.sum \
+        "$cuda/bench_search" --reference "$work/box-$n.f32" --queries "$work/box-1000000.f32" -k 10 \
+        --phases build --warmup 0 --repeats 1 2>/dev/null | grep '^"' >"$work/build.csv"
+      python3 - "$work/build.csv" <<'PY'
+import csv, sys
+total = 0
+for row in csv.DictReader(open(sys.argv[1])):
+    name = row["Kernel Name"]
+    short = name.split("treetrav::")[-1].split("<")[0] if "treetrav::" in name else name.split("(")[0].split("<")[0][-60:]
+    us = float(row["Metric Value"].replace(",", "")) / 1e3
+    total += us
+    print(f"{us:9.1f} us  {short}")
+print(f"{total:9.1f} us  all kernels")
+PY
+    done 2>&1 | tee "$out/build-kernels.txt"
     ;;
   batch)
     # A batch job larger than one chunk through the CLI (issue #19, item 4):
