@@ -188,8 +188,7 @@ int main(int argc, char* argv[]) {
   CLI::App app{
       "treetrav search benchmark: build, sort, kNN and radius phases on one execution space"};
   std::string reference, queries, json_path, dump_prefix, strategy = "autoropes";
-  // Leaf 32: the fastest kNN in the leaf sweeps on the H100 and on its 16-core
-  // host (perf/results/search/README.md, cpu-knn-2threads.md).
+  // The library's leaf size unless --leaf-size names one (default_leaf_size).
   int dimension = 3, k = 10, leaf_size = default_leaf_size, warmup = 3, repeats = 20;
   float radius = 1.0f;
   std::vector<std::string> phases;

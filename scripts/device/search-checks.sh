@@ -46,8 +46,35 @@ v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
 (50 + v * (50 * rng.random(n) ** (1 / 3))[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
 EOF
 }
-# Leaf sizes of the 7-D and per-kernel steps (compare: compare.py's default unless given).
+# Leaf sizes of the 7-D step (16 unless given); the compare and per-kernel
+# steps take the library's default unless TREETRAV_LEAF_SIZES names one.
 leaves=${TREETRAV_LEAF_SIZES:-16}
+leaf_option=${TREETRAV_LEAF_SIZES:+--leaf-size ${TREETRAV_LEAF_SIZES%% *}}
+# Every kernel of one cold bench_search pass over the phase $3 (reference file
+# $1, queries $2): its duration, registers, local-memory traffic and active
+# warps, then the kernels' total.
+kernel_table() {
+  timeout 200 ncu --clock-control none --kernel-name-base demangled --csv \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+    "$cuda/bench_search" --reference "$1" --queries "$2" -k 10 --radius 1.3365 $leaf_option \
+    --phases "$3" --warmup 0 --repeats 1 2>/dev/null | grep '^"' >"$work/ncu.csv"
+  python3 - "$work/ncu.csv" <<'PY'
+import csv, sys
+kernels = {}
+for row in csv.DictReader(open(sys.argv[1])):
+    kernels.setdefault((int(row["ID"]), row["Kernel Name"]), {})[row["Metric Name"]] = row["Metric Value"].replace(",", "")
+total = 0
+for (i, name), m in sorted(kernels.items()):
+    short = name.split("treetrav::")[-1].split("<")[0] if "treetrav::" in name else name.split("<")[0]
+    local = [int(float(m[f"l1tex__t_bytes_pipe_lsu_mem_local_op_{op}.sum"])) >> 20 for op in ("ld", "st")]
+    us = float(m["gpu__time_duration.sum"]) / 1e3
+    total += us
+    print(f"{i:4d} {us:9.1f} us  regs {m['launch__registers_per_thread']:>3}"
+          f"  local ld/st {local[0]:5d}/{local[1]:5d} MiB"
+          f"  warps {float(m['sm__warps_active.avg.pct_of_peak_sustained_active']):5.1f}%  {short}")
+print(f"     {total:9.1f} us  all kernels")
+PY
+}
 
 for step in $steps; do
   case $step in
@@ -119,7 +146,7 @@ PY
     sphere_shape
     timeout 300 ncu --kernel-name-base demangled --kernel-name regex:AutoropesKernel --launch-skip 2 --launch-count 1 \
       --metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
-      "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --phases knn_presorted \
+      "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 $leaf_option --phases knn_presorted \
       --warmup 1 --repeats 2 >"$out/ncu.txt" 2>&1
     echo "ncu: rc=$?"
     grep -E "Autoropes|sectors|requests|hit_rate|bytes|warps_active|thread_inst|duration" "$out/ncu.txt" | head -20
@@ -130,22 +157,7 @@ PY
     sphere_shape
     for phase in build sort knn_presorted knn_unsorted radius_count radius_search; do
       echo "== $phase"
-      timeout 120 ncu --clock-control none --kernel-name-base demangled --csv \
-        --metrics gpu__time_duration.sum,launch__registers_per_thread,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
-        "$cuda/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
-        --leaf-size ${leaves%% *} --phases $phase --warmup 0 --repeats 1 2>/dev/null | grep '^"' >"$work/ncu.csv"
-      python3 - "$work/ncu.csv" <<'PY'
-import csv, sys
-kernels = {}
-for row in csv.DictReader(open(sys.argv[1])):
-    kernels.setdefault((int(row["ID"]), row["Kernel Name"]), {})[row["Metric Name"]] = row["Metric Value"].replace(",", "")
-for (i, name), m in sorted(kernels.items()):
-    short = name.split("treetrav::")[-1].split("<")[0] if "treetrav::" in name else name.split("<")[0]
-    local = [int(float(m[f"l1tex__t_bytes_pipe_lsu_mem_local_op_{op}.sum"])) >> 20 for op in ("ld", "st")]
-    print(f"{i:4d} {float(m['gpu__time_duration.sum']) / 1e3:9.1f} us  regs {m['launch__registers_per_thread']:>3}"
-          f"  local ld/st {local[0]:5d}/{local[1]:5d} MiB"
-          f"  warps {float(m['sm__warps_active.avg.pct_of_peak_sustained_active']):5.1f}%  {short}")
-PY
+      kernel_table "$work/r.f32" "$work/q.f32" $phase
     done 2>&1 | tee "$out/kernels.txt"
     ;;
   build-kernels)
@@ -159,20 +171,7 @@ for n in (1000000, 10000000):
 PY
     for n in 1000000 10000000; do
       echo "== build, $n uniform points (bench_search builds twice: its tree and the timed one)"
-      timeout 200 ncu --clock-control none --kernel-name-base demangled --csv --metrics gpu__time_duration.sum \
-        "$cuda/bench_search" --reference "$work/box-$n.f32" --queries "$work/box-1000000.f32" -k 10 \
-        --phases build --warmup 0 --repeats 1 2>/dev/null | grep '^"' >"$work/build.csv"
-      python3 - "$work/build.csv" <<'PY'
-import csv, sys
-total = 0
-for row in csv.DictReader(open(sys.argv[1])):
-    name = row["Kernel Name"]
-    short = name.split("treetrav::")[-1].split("<")[0] if "treetrav::" in name else name.split("(")[0].split("<")[0][-60:]
-    us = float(row["Metric Value"].replace(",", "")) / 1e3
-    total += us
-    print(f"{us:9.1f} us  {short}")
-print(f"{total:9.1f} us  all kernels")
-PY
+      kernel_table "$work/box-$n.f32" "$work/box-1000000.f32" build
     done 2>&1 | tee "$out/build-kernels.txt"
     ;;
   batch)
