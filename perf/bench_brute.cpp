@@ -11,7 +11,7 @@
 // float32 files (row-major) and brute force's first 1000 answers to int32,
 // for perf/brute_torch.py to run PyTorch on the same data. Writes sweep.csv
 // and sweep.md into --out.
-#include "auto_strategy.hpp"
+#include <treetrav/apps/automatic.hpp>
 
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
@@ -186,7 +186,7 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
   // queries or on a window of them in each order.
   bool const time_trees = d <= std::min(s.max_tree_dimension, max_tree_dimension);
   bool const trees =
-      time_trees || d <= std::min(cli::probed_tree_dimension(s.n_reference), max_tree_dimension);
+      time_trees || d <= std::min(probed_tree_dimension(s.n_reference), max_tree_dimension);
   KdTree<Memory> tree;
   Kokkos::View<Index*, Memory> morton;
   double build_ms = 0, morton_s = 0;
@@ -205,7 +205,7 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
         d <= s.full_tree_dimension ? s.n_queries : std::min(s.tree_sample, s.n_queries);
     Index const first = (s.n_queries - timed) / 2;
     auto const window = [&](bool sorted) {
-      return cli::gather_queries(space, queries, sorted ? morton : Kokkos::View<Index*, Memory>(),
+      return gather_queries(space, queries, sorted ? morton : Kokkos::View<Index*, Memory>(),
                                  first, timed);
     };
     auto const unsorted_window = window(false);
@@ -215,17 +215,15 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
         flatten(find_neighbors(space, reference, unsorted_window, options, BruteForce{}));
     auto const expected_sorted =
         flatten(find_neighbors(space, reference, sorted_window, options, BruteForce{}));
-    for (auto const& plan : cli::candidate_plans<Space>(true)) {
-      if (std::holds_alternative<BruteForce>(plan.strategy))
+    for (auto const& plan : candidate_plans<Space>(true)) {
+      if (!trait_of(plan.strategy, [](auto tag) { return decltype(tag)::walks_tree; }))
         continue;
       auto const& sample = plan.sorted ? sorted_window : unsorted_window;
       std::vector<double> got;
       double const ms = std::visit(
           [&](auto strategy) {
             using Strategy = decltype(strategy);
-            if constexpr (std::is_same_v<Strategy, BruteForce> ||
-                          std::is_same_v<Strategy, Automatic> ||
-                          !cli::strategy_runs_on<Strategy, Space>) {
+            if constexpr (!Strategy::walks_tree || !runs_on_v<Strategy, Space>) {
               return 0.0; // not a tree candidate here
             } else {
               return time_ms(std::min(s.repeats, 2), [&] {
@@ -247,12 +245,12 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
 
   // --strategy auto's pick, as the search subcommands make it.
   auto const choice =
-      cli::choose_strategy(space, queries, morton, morton_s, s.n_reference, trees,
+      choose_strategy(space, queries, morton, morton_s, s.n_reference, trees,
                            [&](auto strategy, auto const& sample) {
-                             if constexpr (std::is_same_v<decltype(strategy), BruteForce>)
-                               find_neighbors(space, reference, sample, options, strategy);
-                             else
+                             if constexpr (decltype(strategy)::walks_tree)
                                find_neighbors(space, tree, sample, options, strategy);
+                             else
+                               find_neighbors(space, reference, sample, options, strategy);
                            });
   results.push_back({d, "auto: " + choice.plan.label(), s.n_queries, choice.probe_s * 1e3,
                      choice.probe_s * 1e3, "-", "ms: the probe; " + choice.reason});

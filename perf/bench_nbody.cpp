@@ -148,10 +148,10 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
                  std::vector<double> const& exact) {
   std::vector<double> tree_s, moments_s, quadrupoles_s, forces_s, moments_treefix_s;
   bool moments_same_bits = true;
-  GroupWalkWorkspace workspace;
-  if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+  Workspace workspace; // what the repeats reuse, as an N-body run's steps do
+  strategy.workspace = &workspace;
+  if constexpr (Strategy::group_walk) {
     strategy.group_size = settings.group_size;
-    strategy.workspace = &workspace;
     strategy.pack_siblings = !settings.unpacked;
   }
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations;
@@ -332,13 +332,12 @@ int main(int argc, char** argv) {
             Measured const m = std::visit(
                 [&](auto strategy) -> Measured {
                   using Strategy = decltype(strategy);
-                  if constexpr (std::is_same_v<Strategy, Recursive> &&
-                                !Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible)
+                  if constexpr (!runs_on_v<Strategy, Space>)
                     throw InputError("--walks recursive runs on host backends only");
                   else
                     return measure(space, bodies, options, strategy, settings, sample, exact);
                 },
-                parse_force_strategy(walk));
+                parse_strategy<ForceStrategy>(walk));
             row(walk, multipole, opening, theta, m);
           }
   }

@@ -186,7 +186,8 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
   csv << "pair,config,sms_a,workers_a,workers_b,queries_a,queries_b,alone_a_ms,alone_b_ms,"
          "together_a_ms,together_b_ms,runs_a,runs_b,stp,antt\n";
   PlacementOptions probe;
-  int const sms = detail::hardware_sms(space, probe);
+  Workspace sm_table;
+  int const sms = detail::hardware_sms(space, probe, sm_table);
   std::map<std::string, Workload<Space>> kernels;
   std::map<std::string, double> alone;
   std::map<std::string, int> workers;

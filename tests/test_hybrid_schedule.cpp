@@ -281,7 +281,7 @@ TEST(TopTreeColumns, NumberTopLeavesInPreOrder) {
 TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
   KdTree<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
   KdTree<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
-  auto& cache = detail::TopTreeColumnCache<decltype(tree.topology)>::instance();
+  detail::TopTreeColumnCache<decltype(tree.topology)> cache;
   int columns = 0, again = 0;
   auto const map = cache.get(host(), tree.topology, 3, columns);
   auto const fresh = detail::top_tree_columns(tree.topology, 3, again);

@@ -2,6 +2,7 @@
 
 // Shared inputs and strategy lists for the traversal tests.
 #include "oracles.hpp"
+#include "strategies/reversed.hpp"
 
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/traversal/strategies.hpp>
@@ -21,6 +22,7 @@ namespace treetrav::test {
 template <class Space, int Arity = 2, class F>
 void for_each_strategy(F&& f) {
   f(Autoropes{});
+  f(Reversed{}); // the tests' own strategy (strategies/reversed.hpp)
   f(Lockstep{});
   f(FsmLockstep{});
   f(Hybrid{});
@@ -54,7 +56,7 @@ std::string strategy_name(Strategy const& strategy) {
            (strategy.order_bits ? "-order-bits" : "");
   else if constexpr (std::is_same_v<Strategy, Hybrid>)
     return "hybrid-d" + std::to_string(strategy.depth) + "-w" + std::to_string(strategy.warp_size);
-  else if constexpr (is_lockstep_v<Strategy>)
+  else if constexpr (Strategy::warp_based)
     return std::string(Strategy::name) + "-w" + std::to_string(strategy.warp_size);
   else return Strategy::name;
 }

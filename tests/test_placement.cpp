@@ -126,7 +126,8 @@ void expect_each_once(Space const& space, PlacementOptions options,
                       std::vector<int> const& sm_of_chunk, int chunk_items, Index extent,
                       bool persistent, std::string const& what, Index* moved = nullptr) {
   using Memory = typename Space::memory_space;
-  int const sms = detail::sm_partition(space, options).second;
+  Workspace workspace;
+  int const sms = detail::sm_partition(space, options, workspace).second;
   auto plan = detail::make_plan<Space, Memory>(space, sm_of_chunk, sms, chunk_items, extent);
   Index const chunks = static_cast<Index>(sm_of_chunk.size());
   // Three times with the same plan: the last worker resets the counters.
@@ -135,7 +136,7 @@ void expect_each_once(Space const& space, PlacementOptions options,
     plan.chunk_runs = Kokkos::View<int*, Memory>("chunk_runs", chunks);
     plan.chunk_sm = Kokkos::View<int*, Memory>("chunk_sm", chunks);
     detail::launch_workers(space, "test::placement", CountRuns<Memory>{runs}, plan, options,
-                           persistent);
+                           persistent, workspace);
     auto host_runs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, runs);
     auto chunk_runs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, plan.chunk_runs);
     auto chunk_sm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, plan.chunk_sm);
@@ -158,6 +159,7 @@ void expect_each_once(Space const& space, PlacementOptions options,
 
 TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
   TypeParam space;
+  Workspace sm_table; // the GPU's SM table, probed once
   Index const extent = 1003; // not a multiple of the chunk
   constexpr bool cuda = is_cuda_space_v<TypeParam>;
   int const chunk_items = cuda ? 64 : 7;
@@ -244,7 +246,7 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
     for (int per_sm : {1, 2, 5}) {
       options = PlacementOptions{};
       options.workers_per_sm = per_sm;
-      int const sms = detail::hardware_sms(space, options);
+      int const sms = detail::hardware_sms(space, options, sm_table);
       expect_each_once(space, options, random_sms(sms), chunk_items, extent, false,
                        "threads as SMs, " + std::to_string(per_sm) + " per SM");
     }
@@ -256,7 +258,7 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
         PlacementOptions options;
         options.workers_per_sm = per_sm;
         options.steal = steal;
-        int const sms = detail::hardware_sms(space, options);
+        int const sms = detail::hardware_sms(space, options, sm_table);
         Index moved = 0;
         expect_each_once(space, options, random_sms(sms), chunk_items, extent, false,
                          "all SMs, " + std::to_string(per_sm) + " per SM", &moved);
@@ -271,7 +273,7 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
                          "second half");
       }
     PlacementOptions options;
-    expect_each_once(space, options, random_sms(detail::hardware_sms(space, options)), chunk_items,
+    expect_each_once(space, options, random_sms(detail::hardware_sms(space, options, sm_table)), chunk_items,
                      extent, true, "persistent");
   }
 }
@@ -281,6 +283,7 @@ TYPED_TEST(Placement, EveryJobRunsOnceUnderUnevenWorkers) {
 // query runs, never what it computes.
 template <class Space, class F>
 void for_each_placement(Space const& space, F&& f) {
+  Workspace sm_table;
   auto with = [&](auto placement, std::string const& what) {
     PlacementReport report;
     report.count_chunks = true;
@@ -304,7 +307,7 @@ void for_each_placement(Space const& space, F&& f) {
     with(uneven, "affinity, uneven simulated workers");
   } else {
     Affinity half;
-    half.options.sms = detail::hardware_sms(space, half.options) / 2;
+    half.options.sms = detail::hardware_sms(space, half.options, sm_table) / 2;
     with(half, "affinity, half the SMs");
   }
 }

@@ -385,9 +385,9 @@ TYPED_TEST(RegttParts, BadArgumentsAreErrors) {
     EXPECT_THROW(count_within(space, tree, queries, pc, Regtt{3, RegttMode::lockstep, 33}),
                  std::invalid_argument);
   EXPECT_THROW(parse_regtt_mode("sideways"), InputError);
-  EXPECT_THROW(parse_application_strategy("regt"), InputError);
-  EXPECT_EQ(std::get<Regtt>(parse_application_strategy("regtt")).depth, Regtt::automatic);
-  EXPECT_THROW(parse_host_strategy("regtt"), InputError); // not offered to nbody
+  EXPECT_THROW(parse_strategy<ApplicationStrategy>("regt"), InputError);
+  EXPECT_EQ(std::get<Regtt>(parse_strategy<ApplicationStrategy>("regtt")).depth, Regtt::automatic);
+  EXPECT_THROW(parse_strategy<ForceStrategy>("regtt"), InputError); // not offered to nbody
 }
 
 TEST(RegttNumbering, TopTreeSizes) {

@@ -99,7 +99,7 @@ struct BarnesHutForce {
   template <class Space, class Strategy>
   Output<Space> traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     Kokkos::View<Index const*, typename Space::memory_space> order;
-    if (sorted || std::is_same_v<Strategy, GroupWalk>)
+    if (sorted || strategy_t<Strategy>::group_walk)
       order = setup.tree.points.original_index;
     return {space, setup,
             barnes_hut_accelerations(space, setup.tree, setup.bodies, options, strategy, order)};
@@ -238,7 +238,7 @@ void add_bh_force_command(CLI::App& app) {
         .set("gravity", static_cast<double>(options->physics.gravity))
         .set("multipole", options->multipole)
         .set("opening", options->opening);
-    if (std::holds_alternative<GroupWalk>(strategy))
+    if (trait_of(strategy, [](auto tag) { return decltype(tag)::group_walk; }))
       record.parameters.set("group_size", static_cast<double>(options->group_size));
 
     auto report = std::make_shared<ErrorReport>();

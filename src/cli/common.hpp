@@ -103,16 +103,6 @@ struct RuntimeOptions {
   std::string backend;  // empty: default_backend()
 };
 
-// "recursive, autoropes, ...": every strategy tag a variant holds (the
-// pointer only names the variant), so the help texts follow the engine.
-template <class... Strategies>
-std::string strategy_names(std::variant<Strategies...> const*) {
-  std::string names;
-  ((names += (names.empty() ? "" : ", ") + std::string(Strategies::name)), ...);
-  return names;
-}
-
-
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
 
 // A file a subcommand reads or writes, and the option that names it.

@@ -35,7 +35,8 @@ void run_corun(Space const& space, CorunOptions const& options) {
     };
     auto const a = make_workload(space, options.pair[0], size(options.pair[0]), 1);
     auto const b = make_workload(space, options.pair[1], size(options.pair[1]), 2);
-    int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{});
+    Workspace sm_table;
+    int const sms = treetrav::detail::hardware_sms(space, PlacementOptions{}, sm_table);
     if (sms < 2)
       throw InputError(fmt::format("corun splits {}'s SMs (threads) between two kernels; it has {}",
                                    Space::name(), sms));

@@ -179,7 +179,7 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
     return std::visit(
         [&](auto tag) -> nbody::RunResult {
           using Space = std::decay_t<decltype(space)>;
-          if constexpr (strategy_runs_on<decltype(tag), Space>) {
+          if constexpr (runs_on_v<decltype(tag), Space>) {
             if (checkpoint != nullptr) return nbody::run_from_checkpoint(space, tag, settings, *checkpoint, progress);
             return nbody::run_from_initial_conditions(space, tag, settings, *initial_conditions, progress);
           } else {
@@ -375,7 +375,7 @@ void add_nbody_command(CLI::App& app) {
   given.strategy =
       command
           ->add_option("--strategy", options->strategy,
-                       "Traversal strategy: " + strategy_names(static_cast<ForceStrategy const*>(nullptr)) +
+                       "Traversal strategy: " + strategy_names<ForceStrategy>() +
                            " (recursive: host backends only); the per-body walks give the same forces, group "
                            "walks (group) their own (at least as accurate); a restart keeps the kind")
           ->capture_default_str();
@@ -430,7 +430,7 @@ void add_nbody_command(CLI::App& app) {
     validate(*options, given);
     options->physics.forces.multipole = parse_multipole(options->multipole);
     options->physics.forces.opening = parse_opening(options->opening);
-    ForceStrategy strategy = parse_force_strategy(options->strategy);
+    ForceStrategy strategy = parse_strategy<ForceStrategy>(options->strategy);
     bool const restarting = !options->restart.empty();
     nbody::RunSettings settings;
     settings.output.directory = restarting ? options->restart : options->output;
@@ -509,7 +509,7 @@ void add_nbody_command(CLI::App& app) {
     } else {
       io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
       settings.configuration = options->physics;
-      settings.configuration.group_size = std::holds_alternative<GroupWalk>(strategy) ? options->group_size : 0;
+      settings.configuration.group_size = trait_of(strategy, [](auto tag) { return decltype(tag)::group_walk; }) ? options->group_size : 0;
       if (given.max_bin->count() == 0 && settings.configuration.block_steps())
         settings.configuration.max_bin = default_max_bin;
       settings.configuration.initial_conditions = describe_initial_conditions(*options, given);

@@ -30,20 +30,10 @@ io::Metadata to_metadata(RunRecord const& record) {
     metadata.set("requested_strategy", std::string(Automatic::name))
         .set("auto_reason", record.choice.reason)
         .set("auto_probe_s", record.choice.probe_s);
-  if (record.strategy == Hybrid::name)
-    metadata.set("hybrid_depth", static_cast<double>(record.hybrid.depth))
-        .set("hybrid_profile_s", record.hybrid.profile)
-        .set("hybrid_transfer_s", record.hybrid.transfer)
-        .set("hybrid_schedule_s", record.hybrid.schedule)
-        .set("hybrid_execute_s", record.hybrid.execute);
-  if (record.strategy == Regtt::name)
-    metadata.set("regtt_mode", record.regtt_mode)
-        .set("regtt_depth", static_cast<double>(record.regtt.depth))
-        .set("regtt_chunks", static_cast<double>(record.regtt.chunks))
-        .set("regtt_model_s", record.regtt.model)
-        .set("regtt_bft_s", record.regtt.bft)
-        .set("regtt_sort_s", record.regtt.sort)
-        .set("regtt_dft_s", record.regtt.dft);
+  for (auto const& [name, value] : record.strategy_metadata.numbers)
+    metadata.set(name, value);
+  for (auto const& [name, value] : record.strategy_metadata.text)
+    metadata.set(name, value);
   // write_s cannot be stored in the file whose writing it times; the summary reports it.
   return metadata;
 }
@@ -66,7 +56,7 @@ std::string parameters_text(io::Metadata const& parameters) {
   return text;
 }
 
-// The strategy's own options from the command line applied to its tag.
+// The strategy's own options from the command line applied to it.
 template <class Strategies>
 Strategies configured(Strategies strategy, RunOptions const& options) {
   if (auto* hybrid = std::get_if<Hybrid>(&strategy))
@@ -94,15 +84,15 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
   std::string names;
   if (strategies == StrategySet::search) {
     options.strategy = Automatic::name;
-    names = "Strategy: " + strategy_names(static_cast<SearchStrategy const*>(nullptr)) +
+    names = "Strategy: " + strategy_names<SearchStrategy>() +
             " (recursive: host backends only; brute: no tree, any dimension, GEMM-screened exact "
             "search; auto: the fastest of brute and the trees with their query order, by timing "
             "each on a sample of the queries, recorded in the results)";
   } else {
     names = "Traversal strategy: " +
             (strategies == StrategySet::barnes_hut
-                 ? strategy_names(static_cast<BarnesHutStrategy const*>(nullptr))
-                 : strategy_names(static_cast<ApplicationStrategy const*>(nullptr))) +
+                 ? strategy_names<BarnesHutStrategy>()
+                 : strategy_names<ApplicationStrategy>()) +
             " (recursive: host backends only)";
   }
   command.add_option("--strategy", options.strategy, names)->capture_default_str();
@@ -167,18 +157,18 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
 }
 
 ApplicationStrategy strategy_from(RunOptions const& options) {
-  return configured(parse_application_strategy(options.strategy), options);
+  return configured(parse_strategy<ApplicationStrategy>(options.strategy), options);
 }
 
 BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size) {
-  BarnesHutStrategy strategy = configured(parse_barnes_hut_strategy(options.strategy), options);
+  BarnesHutStrategy strategy = configured(parse_strategy<BarnesHutStrategy>(options.strategy), options);
   if (auto* group = std::get_if<GroupWalk>(&strategy))
     group->group_size = group_size;
   return strategy;
 }
 
 SearchStrategy search_strategy_from(RunOptions const& options) {
-  return configured(parse_search_strategy(options.strategy), options);
+  return configured(parse_strategy<SearchStrategy>(options.strategy), options);
 }
 
 HostPlacement placement_from(RunOptions const& options) {

@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -87,20 +88,10 @@ struct RunRecord {
   double write_s = 0;     // results staged on the host, then written
   Index chunks = 0;       // a search streamed in chunks of queries: how many (0: not streamed)
   Index chunk = 0;        // and the queries per chunk
-  HybridTimings hybrid;   // (dispatch) the hybrid strategy's breakdown
-  RegttTimings regtt;     // (dispatch) REGTT's breakdown and depth
-  std::string regtt_mode; // (dispatch)
+  io::Metadata strategy_metadata; // (dispatch) what the strategy recorded (its timings_type)
   bool automatic = false; // (dispatch) --strategy auto: `choice` holds its pick
   AutomaticChoice choice;
 };
-
-// Whether Strategy can run on execution space Space. The recursive reference
-// walks the tree with host recursion; a new strategy with limits adds them here.
-// (Brute force and auto run everywhere.)
-template <class Strategy, class Space>
-inline constexpr bool strategy_runs_on =
-    !std::is_same_v<Strategy, Recursive> ||
-    Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
 // Whether Placement can run on execution space Space. A software placement
 // spreads a kernel's work items over SMs (on the host: over threads); the
@@ -111,6 +102,16 @@ inline constexpr bool placement_runs_on = std::is_same_v<Placement, Hardware>
                                           || !std::is_same_v<Space, Kokkos::Serial>
 #endif
     ;
+
+// The type a strategy's `timings` receives (none: an empty struct).
+template <class Strategy, class = void>
+struct StrategyTimings {
+  struct type {};
+};
+template <class Strategy>
+struct StrategyTimings<Strategy, std::void_t<typename Strategy::timings_type>> {
+  using type = typename Strategy::timings_type;
+};
 
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
@@ -128,10 +129,10 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     throw InputError(fmt::format("--placement {} needs a parallel backend, not --backend {} (one "
                                  "thread; use --placement hardware)",
                                  Placement::name, to_string(record.backend)));
-  } else if constexpr (strategy_runs_on<Strategy, Space>) {
-    record.tree = std::is_same_v<Strategy, BruteForce> ? "none" : Application::tree_name;
-    if constexpr (std::is_same_v<Strategy, BruteForce>)
-      record.sort = "none"; // no order to follow
+  } else if constexpr (runs_on_v<Strategy, Space>) {
+    record.tree = Strategy::walks_tree ? Application::tree_name : "none";
+    if constexpr (!Strategy::walks_tree)
+      record.sort = "none"; // no order to follow (auto records the one it picks)
     record.strategy = Strategy::name;
     record.threads = space.concurrency();
     Kokkos::Timer timer;
@@ -139,18 +140,17 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     space.fence();
     record.build_s = timer.seconds();
     timer.reset();
-    if constexpr (std::is_same_v<Strategy, Hybrid>)
-      strategy.timings = &record.hybrid;
-    if constexpr (std::is_same_v<Strategy, Regtt>) {
-      strategy.timings = &record.regtt;
-      record.regtt_mode = to_string(strategy.mode);
-    }
-    if constexpr (std::is_same_v<Strategy, Automatic>)
+    std::optional<typename StrategyTimings<Strategy>::type> timings;
+    if constexpr (has_timings_v<Strategy>)
+      strategy.timings = &timings.emplace();
+    if constexpr (chooses_strategy_v<Strategy>)
       strategy.choice = &record.choice;
     auto const output = application.traverse(space, setup, placed(strategy, placement));
     space.fence();
     record.traverse_s = timer.seconds();
-    if constexpr (std::is_same_v<Strategy, Automatic>) {
+    if constexpr (has_timings_v<Strategy>)
+      timings->record(record.strategy_metadata);
+    if constexpr (chooses_strategy_v<Strategy>) {
       record.traverse_s -= record.choice.probe_s; // reported on its own
       record.automatic = true;
       record.strategy = record.choice.strategy;

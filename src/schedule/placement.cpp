@@ -17,25 +17,13 @@ HostPlacement parse_placement(std::string const& name) {
     return Affinity{};
   if (name == Persistent::name)
     return Persistent{};
-  throw InputError("--placement: unknown placement '" + name +
+  throw InputError("unknown placement '" + name +
                    "' (known: hardware, smcentric, affinity, persistent)");
 }
 
 std::string placement_name(HostPlacement const& placement) {
   return std::visit([](auto const& p) { return std::string(std::decay_t<decltype(p)>::name); },
                     placement);
-}
-
-void forget_plan(HostPlacement const& placement) {
-  std::visit(
-      [](auto const& p) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, Hardware>) {
-          std::lock_guard<std::mutex> const lock(p.cache->mutex);
-          p.cache->plan.reset();
-          p.cache->key = 0;
-        }
-      },
-      placement);
 }
 
 PlacementOptions& placement_options(HostPlacement& placement) {

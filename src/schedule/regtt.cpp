@@ -1,3 +1,4 @@
+#include <treetrav/core/error.hpp>
 #include <treetrav/schedule/regtt.hpp>
 
 #include <algorithm>
@@ -165,6 +166,18 @@ std::vector<int> regtt_probe_depths(int max_depth, int count) {
       depths.push_back(d);
   }
   return depths;
+}
+
+char const* to_string(RegttMode mode) {
+  return mode == RegttMode::lockstep ? "lockstep" : "nonlockstep";
+}
+
+RegttMode parse_regtt_mode(std::string const& name) {
+  if (name == "lockstep")
+    return RegttMode::lockstep;
+  if (name == "nonlockstep")
+    return RegttMode::nonlockstep;
+  throw InputError("unknown REGTT mode '" + name + "' (known: lockstep, nonlockstep)");
 }
 
 } // namespace treetrav

@@ -16,12 +16,14 @@
 
 namespace treetrav {
 
-// The k nearest reference points of every query, ties broken by index.
+// The k nearest reference points of every query, ties broken by index. The
+// searches take an `order` where the tree walks do, and ignore it (as
+// options.order): tiles of the distance matrix need no query order.
 template <class ExecutionSpace, class MemorySpace>
 NeighborResults<MemorySpace>
 find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
                PointSet<MemorySpace> const& queries, NeighborOptions const& options,
-               BruteForce const& strategy) {
+               BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
@@ -49,7 +51,7 @@ template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<std::int64_t*, MemorySpace>
 count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
              PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
-             BruteForce const& strategy) {
+             BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,

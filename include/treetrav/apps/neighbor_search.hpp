@@ -236,17 +236,17 @@ struct NeighborOptions {
 inline constexpr int max_neighbors = 128;
 
 // Calls f(std::integral_constant<int, KMax>) with the candidate-list capacity
-// for k: a few capacities keep registers small for small k. The autoropes
-// walk (the fast path) gets finer steps, k = 10 its own: on the H100 its 3-D
-// kernel takes 1.37 ms at capacity 10 against 1.58 at 12 (1M x 1M, sorted;
-// 46 registers instead of 50, so more warps fit).
+// for k: a few capacities keep registers small for small k. The fast path
+// (the strategy whose fast_path trait says so) gets finer steps, k = 10 its
+// own: fewer registers per thread, so more warps fit
+// (perf/results/search/README.md).
 // `Strategy` may be placed (placement.hpp): the capacities follow its kernel.
 template <class Strategy, class F>
 decltype(auto) dispatch_k(int k, F&& f) {
-  constexpr bool autoropes = std::is_same_v<strategy_t<Strategy>, Autoropes>;
+  constexpr bool fine = strategy_t<Strategy>::fast_path;
   if (k == 1)
     return f(std::integral_constant<int, 1>{});
-  if constexpr (autoropes) {
+  if constexpr (fine) {
     if (k <= 8)
       return f(std::integral_constant<int, 8>{});
     if (k <= 10)
@@ -254,7 +254,7 @@ decltype(auto) dispatch_k(int k, F&& f) {
   }
   if (k <= 16)
     return f(std::integral_constant<int, 16>{});
-  if constexpr (autoropes)
+  if constexpr (fine)
     if (k <= 32)
       return f(std::integral_constant<int, 32>{});
   return f(std::integral_constant<int, max_neighbors>{});

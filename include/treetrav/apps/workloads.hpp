@@ -104,6 +104,9 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
       copy_points(space, generators::from_preset(host, "covtype7", n, seed + 1),
                   "treetrav::Workload::queries"));
   Order const order = morton_order(space, *queries);
+  // The placements' plans, kept for the workload's repeats; its own, so that
+  // a co-run's two workloads never share one.
+  auto const workspace = std::make_shared<::treetrav::Workspace>();
   if (k == 0) { // point correlation
     Kokkos::View<std::int64_t*, Memory> counts("treetrav::Workload::counts", n);
     auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
@@ -113,7 +116,7 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
             dispatch_width(tree->width(), [&](auto width) {
               RadiusVisitor<Tree, decltype(width)::value, CountOnly> visitor{
                   *tree, queries->coordinates, radius * radius, false, CountOnly{}, counts};
-              traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), walked);
+              traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p), walked);
             });
           },
           placement);
@@ -131,7 +134,7 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
             dispatch_width(tree->width(), [&](auto width) {
               NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
                   *tree, queries->coordinates, k, false, indices, distances};
-              traverse(instance, tree->topology, visitor, placed(Autoropes{}, p), walked);
+              traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p), walked);
             });
           });
         },
@@ -175,12 +178,13 @@ Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string 
   auto const tree = std::make_shared<Octree<Memory>>(space, *bodies, masses, 8);
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations(
       "treetrav::Workload::accelerations", n, 3);
+  auto const workspace = std::make_shared<::treetrav::Workspace>();
   auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
                   Order const& walked) {
     std::visit(
         [&](auto const& p) {
           compute_barnes_hut_accelerations(instance, *tree, *bodies, {0.5f, 0.01f, 1.0f},
-                                           placed(Autoropes{}, p), accelerations, walked);
+                                           placed(Autoropes{workspace.get()}, p), accelerations, walked);
         },
         placement);
   };

@@ -300,7 +300,7 @@ class Simulation {
       throw InputError(fmt::format("nbody: {} bodies; need 1 to {}", state.size(), std::numeric_limits<Index>::max()));
     return static_cast<Index>(state.size());
   }
-  static Strategy configured(Strategy strategy, Configuration const& configuration, GroupWalkWorkspace* workspace);
+  static Strategy configured(Strategy strategy, Configuration const& configuration, Workspace* workspace);
   void check_finite(Index non_finite, char const* what) const;
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
   // The forces of the active bodies (all when `active_count` is the size).
@@ -319,7 +319,7 @@ class Simulation {
   typename View::HostMirror host_copy(View const& view) const;
 
   ExecutionSpace space_;
-  std::unique_ptr<GroupWalkWorkspace> workspace_;  // stable address for the strategy tag
+  std::unique_ptr<Workspace> workspace_;  // the run's scratch (stable address for the strategy)
   Configuration configuration_;
   Strategy strategy_;
   detail::Timeline timeline_;
@@ -345,11 +345,11 @@ class Simulation {
 
 template <class ExecutionSpace, class Strategy>
 Strategy Simulation<ExecutionSpace, Strategy>::configured(Strategy strategy, Configuration const& configuration,
-                                                          GroupWalkWorkspace* workspace) {
-  if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+                                                          Workspace* workspace) {
+  strategy.workspace = workspace;
+  if constexpr (Strategy::group_walk) {
     if (configuration.group_size < 1) throw std::invalid_argument("nbody: group walks need a group size");
     strategy.group_size = configuration.group_size;
-    strategy.workspace = workspace;
   } else if (configuration.group_size != 0) {
     throw std::invalid_argument("nbody: a group size is for group walks only");
   }
@@ -366,7 +366,7 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                                                  Configuration const& configuration, io::Snapshot const& state,
                                                  std::int64_t step, std::shared_ptr<Domain const> domain)
     : space_(space),
-      workspace_(std::make_unique<GroupWalkWorkspace>()),
+      workspace_(std::make_unique<Workspace>()),
       configuration_(configuration),
       strategy_(configured(strategy, configuration, workspace_.get())),
       timeline_{configuration.block_steps() ? configuration.max_bin : 0,
@@ -447,11 +447,11 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
   auto const active = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, active_);
   Kokkos::View<Index*, Kokkos::HostSpace> order(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_order"),
-      std::is_same_v<Strategy, GroupWalk> ? essential.tree.points.size() : size());
+      Strategy::group_walk ? essential.tree.points.size() : size());
   Kokkos::View<std::uint8_t*, Kokkos::HostSpace> marked("treetrav::nbody::Simulation::essential_active", rows);
   for (Index i = 0; i < size(); ++i) marked(i) = all || active(i) ? 1 : 0;
   Index listed = 0;
-  if constexpr (std::is_same_v<Strategy, GroupWalk>) {
+  if constexpr (Strategy::group_walk) {
     Kokkos::deep_copy(order, essential.tree.points.original_index);
     listed = essential.tree.points.size();
   } else {
@@ -507,7 +507,7 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
   Kokkos::View<Index const*, memory_space> order = tree_order();
   if (!all) {
     active = active_;
-    if constexpr (!std::is_same_v<Strategy, GroupWalk>) {
+    if constexpr (!Strategy::group_walk) {
       Index listed = 0;
       Kokkos::parallel_scan("treetrav::nbody::Simulation::list_active",
                             Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
@@ -640,7 +640,7 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
       // Over the essential tree of the potential's opening angle; rows 0..n-1 are this rank's.
       EssentialTree const essential = essential_tree(configuration_.potential_options());
       auto const order = Kokkos::create_mirror_view_and_copy(
-          space_, std::is_same_v<Strategy, GroupWalk> ? essential.tree.points.original_index : essential.local_order);
+          space_, Strategy::group_walk ? essential.tree.points.original_index : essential.local_order);
       potentials = Kokkos::subview(
           gravitational_potentials(space_, copy_tree(space_, essential.tree),
                                    copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies"),

@@ -2,14 +2,15 @@
 
 #include <treetrav/core/backends.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/strategies.hpp>
+#include <treetrav/traversal/workspace.hpp>
 #include <treetrav/trees/implicit_topology.hpp>
 #include <treetrav/trees/radix_topology.hpp>
 #include <treetrav/trees/topology.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,10 +106,10 @@ bool same_tree(ImplicitBinaryTopology<MemorySpace> const& a,
 // The column maps (top_tree_columns, on the tree's memory space) of the last
 // few trees hybrid traversals walked, so that a tree traversed again (a
 // benchmark's repeats, one query batch after another) skips copying its
-// topology to the host and the map back. An entry is found by same_tree()
-// and the depth, and holds the topology (references to its node arrays):
-// while it lives, their memory cannot become another tree's. The cache
-// empties itself in Kokkos::finalize.
+// topology to the host and the map back. It lives in the caller's Workspace.
+// An entry is found by same_tree() and the depth, and holds the topology
+// (references to its node arrays): while it lives, their memory cannot
+// become another tree's.
 template <class Topology>
 class TopTreeColumnCache {
 public:
@@ -117,7 +118,6 @@ public:
   // The map of `topology` at `depth` and its number of columns, computed on a miss.
   template <class ExecutionSpace>
   Map get(ExecutionSpace const& space, Topology const& topology, int depth, int& columns) {
-    std::lock_guard<std::mutex> const lock(mutex_);
     for (auto entry = entries_.begin(); entry != entries_.end(); ++entry)
       if (same_tree(entry->topology, topology) && entry->depth == depth) {
         std::rotate(entries_.begin(), entry, entry + 1); // most recent first
@@ -131,20 +131,7 @@ public:
     if (entries_.size() == capacity)
       entries_.pop_back();
     entries_.insert(entries_.begin(), entry);
-    if (!clear_at_finalize_) {
-      Kokkos::push_finalize_hook([this] {
-        std::lock_guard<std::mutex> const hook_lock(mutex_);
-        entries_.clear();
-        clear_at_finalize_ = false;
-      });
-      clear_at_finalize_ = true;
-    }
     return entry.column;
-  }
-
-  static TopTreeColumnCache& instance() {
-    static TopTreeColumnCache cache;
-    return cache;
   }
 
 private:
@@ -155,9 +142,7 @@ private:
     int columns;
     Map column;
   };
-  std::mutex mutex_;
   std::vector<Entry> entries_;
-  bool clear_at_finalize_ = false;
 };
 
 // Wraps an application's visitor to walk only the top tree and record the
@@ -207,6 +192,55 @@ struct ProfilingVisitor {
   }
   KOKKOS_FUNCTION void finalize(Index, state_type const&) const {}
 };
+
+// How many top-tree leaves a guided profile records per query: enough to split
+// buckets down to a warp; later visits rarely separate queries further.
+inline constexpr int guided_profile_length = 16;
+
+// The scheduling matrix where the profile ran (profile_top_tree).
+template <class MemorySpace>
+struct TopTreeProfile {
+  int columns = 0;
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemorySpace> reached;
+  Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemorySpace> sequence;
+
+  SchedulingMatrix to_host() const {
+    return {columns, Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reached),
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sequence)};
+  }
+};
+
+// Every query of `visitor` walks the top tree of depth `depth` (the hybrid
+// schedule's and the affinity placement's profile, §4.3), recording the
+// top-tree leaves it reaches (unguided) or its first visits (guided).
+template <class ExecutionSpace, class Topology, class Visitor>
+TopTreeProfile<typename Topology::memory_space>
+profile_top_tree(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
+                 int depth, ::treetrav::Workspace& workspace) {
+  TopTreeProfile<typename Topology::memory_space> profile;
+  auto const column = workspace.get<TopTreeColumnCache<Topology>>().get(space, topology, depth,
+                                                                        profile.columns);
+  if (Visitor::guided && profile.columns >= std::numeric_limits<std::uint16_t>::max())
+    throw std::invalid_argument("hybrid: profiling depth " + std::to_string(depth) + " gives " +
+                                std::to_string(profile.columns) +
+                                " top-tree leaves; a guided profile holds fewer than " +
+                                std::to_string(std::numeric_limits<std::uint16_t>::max()));
+  Index const queries = visitor.query_count();
+  profile.reached = decltype(profile.reached)("treetrav::SchedulingMatrix::reached",
+                                              Visitor::guided ? 0 : queries,
+                                              (profile.columns + 31) / 32);
+  profile.sequence = decltype(profile.sequence)("treetrav::SchedulingMatrix::sequence",
+                                                Visitor::guided ? queries : 0,
+                                                guided_profile_length);
+  using Profiling = ProfilingVisitor<Visitor, Visitor::guided>;
+  Kokkos::parallel_for(
+      "treetrav::hybrid::profile_walk",
+      as_kernel_argument(
+          Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, queries)),
+      AutoropesKernel<Topology, Profiling>{
+          topology, Profiling{visitor, column, profile.reached, profile.sequence}, {}});
+  return profile;
+}
 
 // Top-tree depth when the caller gives none: one depth for every binary tree,
 // as the paper found. In the H100 sweeps (perf/README.md) depth 8 came within

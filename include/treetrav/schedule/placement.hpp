@@ -1,12 +1,9 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
-#include <treetrav/traversal/strategies.hpp>
 
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -75,16 +72,6 @@ struct PlacementOptions {
   PlacementReport* report = nullptr;
 };
 
-namespace detail {
-// A placement's device plan, kept between calls with the same tag object (a
-// benchmark's repeats reuse it; the key says when it must be rebuilt).
-struct PlanCache {
-  std::mutex mutex;
-  std::size_t key = 0;
-  std::shared_ptr<void> plan;
-};
-} // namespace detail
-
 struct Hardware {
   static constexpr char const* name = "hardware";
 };
@@ -92,7 +79,6 @@ struct Hardware {
 struct SmCentric {
   static constexpr char const* name = "smcentric";
   PlacementOptions options;
-  std::shared_ptr<detail::PlanCache> cache = std::make_shared<detail::PlanCache>();
 };
 
 struct Affinity {
@@ -101,7 +87,6 @@ struct Affinity {
   int depth = 0;           // top-tree depth of the profile; 0: the hybrid profile's automatic depth
   double threshold = 0.05; // no affinity edge below this Jaccard score (§5.2)
   std::uint64_t seed = 1;  // the random choices of seed-and-grow
-  std::shared_ptr<detail::PlanCache> cache = std::make_shared<detail::PlanCache>();
 };
 
 struct Persistent {
@@ -112,7 +97,6 @@ struct Persistent {
   int depth = 0;
   double threshold = 0.05;
   std::uint64_t seed = 1;
-  std::shared_ptr<detail::PlanCache> cache = std::make_shared<detail::PlanCache>();
 };
 
 template <class Placement>
@@ -121,11 +105,6 @@ inline constexpr bool is_software_placement_v =
     std::is_same_v<Placement, Persistent>;
 
 using HostPlacement = std::variant<Hardware, SmCentric, Affinity, Persistent>;
-
-// Drops the plan a placement keeps between calls. Plans are keyed on the
-// tree's and the queries' shapes and types, not on their values: call this
-// before a placement serves another tree or query set of the same shapes.
-void forget_plan(HostPlacement const& placement);
 
 // Throws InputError naming the value when unknown.
 HostPlacement parse_placement(std::string const& name);
@@ -150,15 +129,11 @@ auto placed(Strategy const& strategy, Placement const& placement) {
     return Placed<Strategy, Placement>{strategy, placement};
 }
 
-// Placements move the work items of one kernel launch onto SMs. REGTT (its
-// phases sort and regroup queries between launches), the group walk (a warp
-// per tree group, its lists in shared memory), brute force (GEMM tiles, no
-// walk) and auto (it picks one of those or a walk) run under Hardware only.
+// Placements move the work items of one kernel launch onto SMs: a strategy
+// runs under one when its `placeable` trait says so, under Hardware always.
 template <class Strategy, class Placement>
 inline constexpr bool placement_applies_v =
-    std::is_same_v<Placement, Hardware> ||
-    !(std::is_same_v<Strategy, Regtt> || std::is_same_v<Strategy, GroupWalk> ||
-      std::is_same_v<Strategy, BruteForce> || std::is_same_v<Strategy, Automatic>);
+    std::is_same_v<Placement, Hardware> || Strategy::placeable;
 
 template <class T>
 struct is_placed : std::false_type {};
@@ -184,8 +159,6 @@ template <class S, class P>
 P const& placement_of(Placed<S, P> const& placed) {
   return placed.placement;
 }
-template <class S, class P>
-inline constexpr bool is_lockstep_v<Placed<S, P>> = is_lockstep_v<S>;
 
 template <class Strategy>
 using strategy_t = std::decay_t<decltype(strategy_of(std::declval<Strategy>()))>;

@@ -3,14 +3,44 @@
 #include <treetrav/core/config.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace treetrav {
 
 // REGTT (Zhang, Di, Zhou, Liao, Xue: "REGTT: Accelerating tree traversals on
-// GPUs by exploiting regularities"): the strategy tag is treetrav::Regtt
-// (traversal/strategies.hpp) and runs through traverse(). Here: the numbering
-// of its top tree and the model that picks the reorder depth.
+// GPUs by exploiting regularities"): the strategy is treetrav::Regtt
+// (traversal/strategies/regtt.hpp) and runs through traverse(). Here: its
+// modes and timings, the numbering of its top tree and the model that picks
+// the reorder depth.
+
+// REGTT's two execution modes (Zhang et al. follow autoropes): the BFT and
+// DFT phases walk in warp lockstep (Lockstep's masks) or each query alone.
+enum class RegttMode { lockstep, nonlockstep };
+
+char const* to_string(RegttMode mode);
+// Throws InputError naming the value when it is no mode.
+RegttMode parse_regtt_mode(std::string const& name);
+
+// Wall-clock breakdown of one REGTT traversal, in seconds (all chunks).
+struct RegttTimings {
+  RegttMode mode = RegttMode::nonlockstep;
+  int depth = 0;  // the reorder depth used
+  int chunks = 0; // query chunks the memory budget allowed (constraint (9))
+  double model = 0, bft = 0, sort = 0, dft = 0; // model: the automatic depth's probes
+  double total() const { return model + bft + sort + dft; }
+  // Into a results file's metadata: sink.set(name, value) for each.
+  template <class Sink>
+  void record(Sink& sink) const {
+    sink.set("regtt_mode", std::string(to_string(mode)));
+    sink.set("regtt_depth", double(depth));
+    sink.set("regtt_chunks", double(chunks));
+    sink.set("regtt_model_s", model);
+    sink.set("regtt_bft_s", bft);
+    sink.set("regtt_sort_s", sort);
+    sink.set("regtt_dft_s", dft);
+  }
+};
 //
 // The top tree of reorder depth d: the nodes above depth d, numbered
 // breadth-first as in a complete tree of the tree's arity: position 0 is the

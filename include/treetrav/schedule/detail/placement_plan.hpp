@@ -2,11 +2,10 @@
 
 // Building the chunk-to-SM plans of the software placements (dealt in turn,
 // contiguous, affinity) and running a traversal kernel's work items under them.
-#include <treetrav/schedule/detail/hybrid_traverse.hpp>
 #include <treetrav/schedule/hybrid.hpp>
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/detail/sm_centric_launch.hpp>
-#include <treetrav/traversal/traverse.hpp>
+#include <treetrav/traversal/workspace.hpp>
 
 #include <functional>
 #include <string>
@@ -24,23 +23,15 @@ template <class ExecutionSpace, class Topology, class Visitor>
 Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Kokkos::HostSpace>
 chunk_node_sets(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                 Kokkos::View<Index const*, typename Topology::memory_space> order, int depth,
-                Index chunks, Index slots_per_chunk) {
-  using MemorySpace = typename Topology::memory_space;
+                Index chunks, Index slots_per_chunk, ::treetrav::Workspace& workspace) {
   Kokkos::Profiling::pushRegion("treetrav::placement::profile");
   if (depth <= 0)
     depth = automatic_profile_depth(Topology::arity);
-  int columns = 0;
-  auto const column = TopTreeColumnCache<Topology>::instance().get(space, topology, depth, columns);
-  Index const queries = visitor.query_count();
-  Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemorySpace> reached(
-      "treetrav::ChunkNodeSets::reached", Visitor::guided ? 0 : queries, (columns + 31) / 32);
-  Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemorySpace> sequence(
-      "treetrav::ChunkNodeSets::sequence", Visitor::guided ? queries : 0, guided_profile_length);
-  traverse(space, topology,
-           ProfilingVisitor<Visitor, Visitor::guided>{visitor, column, reached, sequence},
-           Autoropes{});
-  auto const host_reached = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reached);
-  auto const host_sequence = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sequence);
+  auto const profile = profile_top_tree(space, topology, visitor, depth, workspace);
+  int const columns = profile.columns;
+  auto const host_reached = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, profile.reached);
+  auto const host_sequence =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, profile.sequence);
   auto const host_order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, order);
   Index const slots = work_count(visitor, host_order);
   int const words = (columns + 31) / 32;
@@ -77,15 +68,28 @@ bool uses_affinity(Placement const& placement) {
     return false;
 }
 
+// A placement's plan, kept in the caller's Workspace between calls (a
+// benchmark's repeats reuse it). The key says when it must be rebuilt: it
+// covers the tree's and the queries' shapes and types, not their values, so
+// the caller clears the workspace before it serves another tree or query set
+// of the same shapes.
+template <class Placement, class MemorySpace>
+struct PlanCache {
+  bool ready = false;
+  std::size_t key = 0;
+  SmCentricPlan<MemorySpace> plan;
+};
+
 template <class ExecutionSpace, class Topology, class Visitor, class Body, class Placement>
 void run_placed(ExecutionSpace const& space, std::string const& label, Topology const& topology,
                 Visitor const& visitor,
                 Kokkos::View<Index const*, typename Topology::memory_space> order, Body const& body,
-                Index extent, int queries_per_item, Placement const& placement) {
+                Index extent, int queries_per_item, Placement const& placement,
+                ::treetrav::Workspace& workspace) {
   using MemorySpace = typename Topology::memory_space;
   constexpr bool persistent = std::is_same_v<Placement, Persistent>;
   PlacementOptions const& options = placement.options;
-  int const sms = sm_partition(space, options).second;
+  int const sms = sm_partition(space, options, workspace).second;
   // Persistent threads take the largest block the kernel allows (§6.1).
   int largest_team = 1024;
   PlacementOptions sized = options;
@@ -108,7 +112,7 @@ void run_placed(ExecutionSpace const& space, std::string const& label, Topology 
   if constexpr (!std::is_same_v<Placement, SmCentric>)
     depth = placement.depth, threshold = placement.threshold, seed = placement.seed;
   bool const affinity = uses_affinity(placement);
-  // What the plan depends on (forget_plan drops it when the data changes).
+  // What the plan depends on.
   std::size_t key = typeid(MemorySpace).hash_code();
   for (std::size_t part :
        {typeid(Topology).hash_code(), typeid(Visitor).hash_code(), std::size_t(topology.size()),
@@ -121,45 +125,41 @@ void run_placed(ExecutionSpace const& space, std::string const& label, Topology 
   PlacementReport* const report = options.report;
   if (report)
     report->plan_seconds = 0;
-  SmCentricPlan<MemorySpace> plan;
-  {
-    std::lock_guard<std::mutex> const lock(placement.cache->mutex);
-    if (placement.cache->plan && placement.cache->key == key) {
-      plan = *static_cast<SmCentricPlan<MemorySpace> const*>(placement.cache->plan.get());
+  auto& kept = workspace.get<PlanCache<Placement, MemorySpace>>();
+  if (!kept.ready || kept.key != key) {
+    Kokkos::Profiling::pushRegion("treetrav::placement::plan");
+    Kokkos::Timer timer;
+    std::vector<int> sm_of_chunk(chunks);
+    if (affinity) {
+      auto const sets = chunk_node_sets(space, topology, visitor, order, depth, chunks,
+                                        Index(items) * queries_per_item, workspace);
+      sm_of_chunk = affinity_clusters(sets, sms, threshold, seed);
+    } else if constexpr (std::is_same_v<Placement, SmCentric>) {
+      // Dealt to the SMs in turn, as the hardware hands out blocks: the
+      // transformation alone (§6.4), no SM holding a whole dense region.
+      for (Index c = 0; c < chunks; ++c)
+        sm_of_chunk[c] = static_cast<int>(c % sms);
     } else {
-      Kokkos::Profiling::pushRegion("treetrav::placement::plan");
-      Kokkos::Timer timer;
-      std::vector<int> sm_of_chunk(chunks);
-      if (affinity) {
-        auto const sets = chunk_node_sets(space, topology, visitor, order, depth, chunks,
-                                          Index(items) * queries_per_item);
-        sm_of_chunk = affinity_clusters(sets, sms, threshold, seed);
-      } else if constexpr (std::is_same_v<Placement, SmCentric>) {
-        // Dealt to the SMs in turn, as the hardware hands out blocks: the
-        // transformation alone (§6.4), no SM holding a whole dense region.
-        for (Index c = 0; c < chunks; ++c)
-          sm_of_chunk[c] = static_cast<int>(c % sms);
-      } else {
-        // Persistent threads' one queue in chunk order.
-        for (Index c = 0; c < chunks; ++c)
-          sm_of_chunk[c] = static_cast<int>(std::int64_t(c) * sms / chunks);
-      }
-      plan = make_plan<ExecutionSpace, MemorySpace>(space, sm_of_chunk, sms, items, extent);
-      space.fence();
-      if (report)
-        report->plan_seconds = timer.seconds();
-      placement.cache->key = key;
-      placement.cache->plan = std::make_shared<SmCentricPlan<MemorySpace>>(plan);
-      Kokkos::Profiling::popRegion();
+      // Persistent threads' one queue in chunk order.
+      for (Index c = 0; c < chunks; ++c)
+        sm_of_chunk[c] = static_cast<int>(std::int64_t(c) * sms / chunks);
     }
+    kept.plan = make_plan<ExecutionSpace, MemorySpace>(space, sm_of_chunk, sms, items, extent);
+    space.fence();
+    if (report)
+      report->plan_seconds = timer.seconds();
+    kept.key = key;
+    kept.ready = true;
+    Kokkos::Profiling::popRegion();
   }
+  SmCentricPlan<MemorySpace> plan = kept.plan;
   bool const count = report && report->count_chunks;
   if (count) {
     plan.chunk_runs =
         Kokkos::View<int*, MemorySpace>("treetrav::SmCentricPlan::chunk_runs", chunks);
     plan.chunk_sm = Kokkos::View<int*, MemorySpace>("treetrav::SmCentricPlan::chunk_sm", chunks);
   }
-  launch_workers(space, label, body, plan, options, persistent);
+  launch_workers(space, label, body, plan, options, persistent, workspace);
   if (count) {
     auto const runs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, plan.chunk_runs);
     auto const ran_on = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, plan.chunk_sm);

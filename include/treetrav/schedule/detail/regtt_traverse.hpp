@@ -3,13 +3,10 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/detail/regtt_kernels.hpp>
 #include <treetrav/schedule/regtt.hpp>
-#include <treetrav/traversal/traverse.hpp>
 #include <treetrav/treefix/detail/workspace.hpp>
 
 #include <algorithm>
 #include <limits>
-#include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,12 +40,10 @@ struct RegttSample {
   }
 };
 
-// The memory one REGTT call works in, kept between calls: a benchmark's
-// repeats or an N-body run's steps would otherwise pay a cudaMalloc and a
-// cudaFree per buffer (about 10 ms for 1M queries on the H100, more than the
-// sort). A free list per execution space type: each call takes a set (or
-// makes one) and gives it back, so concurrent calls never share; the sets are
-// released when Kokkos finalizes.
+// The memory REGTT works in, kept in the caller's Workspace between calls: a
+// benchmark's repeats or an N-body run's steps would otherwise pay a
+// cudaMalloc and a cudaFree per buffer (more than the sort for 1M queries on
+// the H100).
 template <class ExecutionSpace>
 struct RegttBuffers {
   using memory_space = typename ExecutionSpace::memory_space;
@@ -59,41 +54,14 @@ struct RegttBuffers {
   Workspace<memory_space> sorted_states{"treetrav::RegttRun::sorted_states"};
   Workspace<memory_space> sorted{"treetrav::RegttRun::sorted"};
   RegttSorter<ExecutionSpace> sorter;
+};
 
-  static std::unique_ptr<RegttBuffers> take() {
-    std::lock_guard<std::mutex> const lock(mutex());
-    if (!hooked()) {
-      hooked() = true;
-      Kokkos::push_finalize_hook([] {
-        std::lock_guard<std::mutex> const lock(mutex());
-        free_list().clear();
-        hooked() = false;
-      });
-    }
-    if (free_list().empty())
-      return std::make_unique<RegttBuffers>();
-    auto buffers = std::move(free_list().back());
-    free_list().pop_back();
-    return buffers;
-  }
-  static void give(std::unique_ptr<RegttBuffers> buffers) {
-    std::lock_guard<std::mutex> const lock(mutex());
-    free_list().push_back(std::move(buffers));
-  }
-
-private:
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static std::vector<std::unique_ptr<RegttBuffers>>& free_list() {
-    static std::vector<std::unique_ptr<RegttBuffers>> list;
-    return list;
-  }
-  static bool& hooked() {
-    static bool flag = false;
-    return flag;
-  }
+// How a REGTT walk runs (the Regtt strategy's options, traversal/strategies/regtt.hpp).
+struct RegttWalk {
+  RegttMode mode = RegttMode::nonlockstep;
+  int warp_size = 32;
+  bool reorder = true;
+  bool order_bits = false;
 };
 
 // REGTT at one reorder depth d >= 1 (Algorithm 2, lines 3-10): the top
@@ -110,8 +78,10 @@ public:
   using Order = Kokkos::View<Index const*, memory_space>;
 
   RegttRun(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-           Regtt const& strategy, int depth, Index items, std::size_t budget)
-      : space_(space), topology_(topology), visitor_(visitor), strategy_(strategy) {
+           RegttWalk const& strategy, int depth, Index items, std::size_t budget,
+           RegttBuffers<ExecutionSpace>& buffers)
+      : buffers_(&buffers), space_(space), topology_(topology), visitor_(visitor),
+        strategy_(strategy) {
     Kokkos::Timer timer;
     constexpr int arity = Topology::arity;
     levels_.depth = depth;
@@ -183,7 +153,6 @@ public:
       run_chunks<false, false>(order, items, metrics, timings);
   }
 
-  ~RegttRun() { RegttBuffers<ExecutionSpace>::give(std::move(buffers_)); }
   RegttRun(RegttRun const&) = delete;
   RegttRun& operator=(RegttRun const&) = delete;
 
@@ -263,11 +232,11 @@ private:
     }
   }
 
-  std::unique_ptr<RegttBuffers<ExecutionSpace>> buffers_ = RegttBuffers<ExecutionSpace>::take();
+  RegttBuffers<ExecutionSpace>* buffers_;
   ExecutionSpace space_;
   Topology topology_;
   Visitor visitor_;
-  Regtt strategy_;
+  RegttWalk strategy_;
   RegttLevels levels_;
   std::int64_t bits_ = 0;
   Index chunk_ = 0;
@@ -284,9 +253,9 @@ private:
 // probed range. Probing stops early once a probe takes over twice the best.
 template <class ExecutionSpace, class Topology, class Visitor>
 int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-                      Regtt const& strategy,
+                      RegttWalk const& strategy,
                       Kokkos::View<Index const*, typename Topology::memory_space> order,
-                      std::size_t budget) {
+                      std::size_t budget, RegttBuffers<ExecutionSpace>& buffers) {
   using memory_space = typename Topology::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::regtt::model");
   Index const items = work_count(visitor, order);  // the order may list a subset
@@ -300,7 +269,7 @@ int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Vis
   double best = std::numeric_limits<double>::infinity();
   for (int depth : regtt_probe_depths(regtt_model_max_depth(Topology::arity, topology.size()))) {
     RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth,
-                                                    sample, budget);
+                                                    sample, budget, buffers);
     RegttTimings warm_up, timed;
     run.run(sample_order, std::min<Index>(sample, 1024), {}, warm_up);
     run.run(sample_order, sample, {}, timed);
@@ -314,53 +283,6 @@ int regtt_model_depth(ExecutionSpace const& space, Topology const& topology, Vis
     return 1;
   return RegttDepthModel(Topology::arity, topology.size(), probes)
       .best_depth(1, probes.back().depth);
-}
-
-template <class ExecutionSpace, class Topology, class Visitor>
-void traverse_regtt(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
-                    Regtt const& strategy,
-                    Kokkos::View<Index const*, typename Topology::memory_space> order,
-                    TraversalMetrics<typename Topology::memory_space> const& metrics) {
-  static_assert(!Visitor::guided || Topology::arity == 2,
-                "REGTT records one preferred child: binary trees");
-  bool const lockstep = strategy.mode == RegttMode::lockstep;
-  if (lockstep && !is_cuda_space_v<ExecutionSpace> &&
-      (strategy.warp_size < 1 || strategy.warp_size > 32))
-    throw std::invalid_argument("REGTT lockstep warp size must be in [1, 32]");
-  if (strategy.depth != Regtt::automatic &&
-      (strategy.depth < 0 || strategy.depth > regtt_max_depth(Topology::arity)))
-    throw InputError("--reorder-depth " + std::to_string(strategy.depth) + " is outside [0, " +
-                     std::to_string(regtt_max_depth(Topology::arity)) + "] for trees of arity " +
-                     std::to_string(Topology::arity));
-  Index const items = work_count(visitor, order);  // the order may list a subset
-  std::size_t const budget =
-      strategy.memory_budget > 0 ? strategy.memory_budget : regtt_default_budget<ExecutionSpace>();
-  RegttTimings timings;
-  Kokkos::Timer timer;
-  int depth = strategy.depth;
-  if (depth == Regtt::automatic) {
-    depth = items > 0 ? regtt_model_depth(space, topology, visitor, strategy, order, budget) : 0;
-    space.fence();
-    timings.model = timer.seconds();
-  }
-  timings.depth = depth;
-  if (depth == 0 || items == 0) {
-    // Nothing above the frontier: the root is every query's frontier.
-    timer.reset();
-    if (lockstep)
-      traverse(space, topology, visitor, Lockstep{strategy.warp_size}, order, metrics);
-    else
-      traverse(space, topology, visitor, Autoropes{}, order, metrics);
-    space.fence();
-    timings.dft = timer.seconds();
-    timings.chunks = 1;
-  } else {
-    RegttRun<ExecutionSpace, Topology, Visitor> run(space, topology, visitor, strategy, depth,
-                                                    items, budget);
-    run.run(order, items, metrics, timings);
-  }
-  if (strategy.timings)
-    *strategy.timings = timings;
 }
 
 } // namespace treetrav::detail

@@ -6,7 +6,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/detail/warp.hpp>
-#include <treetrav/traversal/strategies.hpp>
+#include <treetrav/traversal/workspace.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -420,27 +420,35 @@ struct CudaGroupWalkLaunch {
 // The per-warp stacks: a warp pops up to W nodes at a time and pushes at most
 // arity children for each; every pushed block is deeper than the rest of the
 // block it came from, so at most depth + 1 blocks of arity * W entries pile up.
+// The group walk's options (traversal/strategies/group_walk.hpp).
+struct GroupWalkSettings {
+  int group_size;
+  int warp_size;
+  bool pack_siblings;
+};
+
+// What repeated group walks (an N-body run) keep in their Workspace: the
+// stacks, grown when a walk needs more.
 template <class MemorySpace>
-Kokkos::View<Index*, MemorySpace> group_walk_stacks(GroupWalkWorkspace* workspace,
+struct GroupWalkStacks {
+  Kokkos::View<Index*, MemorySpace> stacks;
+};
+
+template <class MemorySpace>
+Kokkos::View<Index*, MemorySpace> group_walk_stacks(::treetrav::Workspace& workspace,
                                                     std::size_t size) {
-  using Stacks = Kokkos::View<Index*, MemorySpace>;
-  if (workspace != nullptr && workspace->memory_space == MemorySpace::name() &&
-      workspace->size >= size)
-    return *static_cast<Stacks*>(workspace->stacks.get());
-  auto stacks = std::make_shared<Stacks>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::GroupWalk::stacks"), size);
-  if (workspace != nullptr) {
-    workspace->stacks = stacks;
-    workspace->size = size;
-    workspace->memory_space = MemorySpace::name();
-  }
-  return *stacks;
+  auto& kept = workspace.get<GroupWalkStacks<MemorySpace>>();
+  if (kept.stacks.extent(0) < size)
+    kept.stacks = Kokkos::View<Index*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::GroupWalk::stacks"), size);
+  return kept.stacks;
 }
 
 template <class ExecutionSpace, class Topology, class Visitor>
 void traverse_groups(ExecutionSpace const& space, std::string const& label,
-                     Topology const& topology, Visitor const& visitor, GroupWalk const& strategy,
-                     Kokkos::View<Index const*, typename Topology::memory_space> order) {
+                     Topology const& topology, Visitor const& visitor, GroupWalkSettings const& strategy,
+                     Kokkos::View<Index const*, typename Topology::memory_space> order,
+                     ::treetrav::Workspace& workspace) {
   static_assert(Visitor::group_walk,
                 "GroupWalk needs a visitor with the group interface (visitor.hpp)");
   using MemorySpace = typename Topology::memory_space;
@@ -481,7 +489,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
       tables.child_list,
       tables.groups,
       tables.group_end,
-      group_walk_stacks<MemorySpace>(strategy.workspace, std::size_t(teams) * warps_per_team *
+      group_walk_stacks<MemorySpace>(workspace, std::size_t(teams) * warps_per_team *
                                                              std::size_t(stack_capacity)),
       Kokkos::View<Index, MemorySpace>("treetrav::GroupWalk::next_group"),
       tables.group_count,

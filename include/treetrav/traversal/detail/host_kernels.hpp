@@ -1,6 +1,5 @@
 #pragma once
 
-#include <treetrav/traversal/strategies.hpp>
 #include <treetrav/traversal/visitor.hpp>
 
 #include <type_traits>

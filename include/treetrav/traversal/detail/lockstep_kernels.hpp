@@ -3,7 +3,6 @@
 #include <treetrav/traversal/detail/host_kernels.hpp>
 #include <treetrav/traversal/detail/warp.hpp>
 #include <treetrav/traversal/metrics.hpp>
-#include <treetrav/traversal/strategies.hpp>
 
 #include <climits>
 

@@ -8,6 +8,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/schedule/placement.hpp>
+#include <treetrav/traversal/workspace.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -283,19 +284,18 @@ struct MarkSm {
 
 // %smid values need not be 0..SMs-1 (PTX does not promise it): a probe
 // launch over every SM records the ids that occur; SM s of a placement is the
-// s-th of them. Computed once per process.
+// s-th of them. Computed once per Workspace (the caller's, or the call's own).
 struct CudaSmTable {
   Kokkos::View<int*, Kokkos::CudaSpace> sm_of_id;
   int sms = 0;
   cudaDeviceProp properties{};
+  bool ready = false;
 };
 
-inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space) {
-  static std::mutex mutex;
-  static CudaSmTable table;
-  static bool ready = false;
-  std::lock_guard<std::mutex> const lock(mutex);
-  if (ready)
+inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space,
+                                        ::treetrav::Workspace& workspace) {
+  auto& table = workspace.get<CudaSmTable>();
+  if (table.ready)
     return table;
   check_cuda(cudaGetDeviceProperties(&table.properties, space.cuda_device()),
              "cudaGetDeviceProperties");
@@ -307,15 +307,11 @@ inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space) {
                        Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, threads), MarkSm{seen});
   auto host_seen = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, seen);
   Kokkos::View<int*, Kokkos::HostSpace> dense("treetrav::CudaSmTable::sm_of_id", id_limit);
+  table.sms = 0;
   for (int id = 0; id < id_limit; ++id)
     dense(id) = host_seen(id) ? table.sms++ : -1;
   table.sm_of_id = Kokkos::create_mirror_view_and_copy(space, dense);
-  Kokkos::push_finalize_hook([] {
-    std::lock_guard<std::mutex> const hook_lock(mutex);
-    table.sm_of_id = {};
-    ready = false;
-  });
-  ready = true;
+  table.ready = true;
   return table;
 }
 
@@ -343,20 +339,23 @@ int cuda_workers_per_sm(CudaSmTable const& table, int team) {
 // The number of SMs a placement sees on `space`: the GPU's, or the simulated
 // host partitions (one per thread unless the options say).
 template <class ExecutionSpace>
-int hardware_sms(ExecutionSpace const& space, PlacementOptions const& options) {
+int hardware_sms(ExecutionSpace const& space, PlacementOptions const& options,
+                 ::treetrav::Workspace& workspace) {
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    return cuda_sm_table(space).sms;
+    return cuda_sm_table(space, workspace).sms;
 #endif
   }
+  (void)workspace;
   return options.host_sms > 0 ? options.host_sms
                               : std::max(1, static_cast<int>(space.concurrency()));
 }
 
 // The partition [first_sm, first_sm + sms) of the options, checked.
 template <class ExecutionSpace>
-std::pair<int, int> sm_partition(ExecutionSpace const& space, PlacementOptions const& options) {
-  int const total = hardware_sms(space, options);
+std::pair<int, int> sm_partition(ExecutionSpace const& space, PlacementOptions const& options,
+                                 ::treetrav::Workspace& workspace) {
+  int const total = hardware_sms(space, options, workspace);
   int const sms = options.sms > 0 ? options.sms : total - options.first_sm;
   if (options.first_sm < 0 || sms < 1 || options.first_sm + sms > total)
     throw std::invalid_argument("placement: SMs [" + std::to_string(options.first_sm) + ", " +
@@ -388,14 +387,14 @@ int chunk_items(PlacementOptions const& options, int queries_per_item, int large
 template <class ExecutionSpace, class Body, class MemorySpace>
 void launch_workers(ExecutionSpace const& space, std::string const& label, Body const& body,
                     SmCentricPlan<MemorySpace> const& plan, PlacementOptions const& options,
-                    bool persistent) {
-  auto const [first_sm, sms] = sm_partition(space, options);
+                    bool persistent, ::treetrav::Workspace& workspace) {
+  auto const [first_sm, sms] = sm_partition(space, options, workspace);
   if (sms != plan.sms)
     throw std::logic_error("placement: the plan was made for another partition");
   PlacementReport* const report = options.report;
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    auto const& table = cuda_sm_table(space);
+    auto const& table = cuda_sm_table(space, workspace);
     using Functor = CudaWorkers<Body, MemorySpace>;
     // Launched with the functor as a kernel argument: the constant-memory
     // launch Kokkos 3 picks for larger functors waits for the previous
@@ -427,7 +426,7 @@ void launch_workers(ExecutionSpace const& space, std::string const& label, Body 
         persistent
             ? 1u
             : static_cast<unsigned>(options.workers_per_sm > 0 ? options.workers_per_sm : fit);
-    int const total = hardware_sms(space, options);
+    int const total = hardware_sms(space, options, workspace);
     unsigned const launched = persistent ? static_cast<unsigned>(sms)
                               : options.simulated_sms.empty()
                                   ? static_cast<unsigned>(total) * target

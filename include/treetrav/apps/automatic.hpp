@@ -1,10 +1,10 @@
 #pragma once
 
-// --strategy auto: picks brute force or a tree strategy and query order for
-// one search job by timing each on a sample of its queries. Shared by the
-// search subcommands and `treetrav bench`.
-#include "run_app.hpp"
-
+// The Automatic strategy (auto): picks brute force or a tree strategy and
+// query order for one search job by timing each on a sample of its queries.
+// The search subcommands' default; the studies in perf/ compare its pick with
+// the best fixed strategy.
+#include <treetrav/core/backends.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/traversal/strategies.hpp>
 
@@ -17,12 +17,20 @@
 #include <variant>
 #include <vector>
 
-namespace treetrav::cli {
+namespace treetrav {
 
 // One way to run a search: a strategy (never Automatic) and, for trees,
 // whether the queries go in Morton order.
+namespace detail {
+template <class S>
+struct keeps_plan : std::bool_constant<!S::group_walk && !chooses_strategy_v<S>> {};
+} // namespace detail
+
+// What a plan runs: a search strategy that chooses none itself.
+using PlanStrategy = strategies_where<detail::keeps_plan>;
+
 struct SearchPlan {
-  SearchStrategy strategy;
+  PlanStrategy strategy;
   bool sorted = false;
   std::string name() const {
     return std::visit(
@@ -37,15 +45,23 @@ struct SearchChoice {
   double probe_s = 0; // wall-clock seconds the probe took
 };
 
-// Calls f(Strategy{}) for every alternative of the variant (the pointer only names it).
+namespace detail {
+// The tree walks auto compares: those of one query at a time whose answers
+// equal the reference walk's bit for bit (REGTT reorders a query's visits and
+// probes its own depth; the group walk needs the tree's own points).
+template <class S>
+struct keeps_auto_candidate
+    : std::bool_constant<S::walks_tree && !S::group_walk && S::tree_order> {};
+
 template <class F, class... Strategies>
-void for_each_tree_strategy(F const& f, std::variant<Strategies...> const*) {
+void for_each_alternative(F const& f, std::variant<Strategies...> const*) {
   (f(Strategies{}), ...);
 }
+} // namespace detail
 
-// What `auto` may pick on Space: brute force, and when the points fit a tree,
-// every tree strategy that runs there (whatever HostStrategy holds), each in
-// input and in Morton order (hybrid makes its own order).
+// What `auto` may pick on Space: brute force (the strategy that walks no
+// tree), and when the points fit a tree, every candidate walk that runs
+// there, each in input and in Morton order where it takes an order.
 template <class Space>
 std::vector<SearchPlan> candidate_plans(bool trees) {
   std::vector<SearchPlan> plans{{BruteForce{}, false}};
@@ -53,20 +69,23 @@ std::vector<SearchPlan> candidate_plans(bool trees) {
     return plans;
   auto add = [&](auto tag) {
     using Strategy = decltype(tag);
-    if constexpr (strategy_runs_on<Strategy, Space>) {
+    if constexpr (runs_on_v<Strategy, Space>) {
       plans.push_back({tag, false});
-      if constexpr (!std::is_same_v<Strategy, Hybrid>)
+      if constexpr (Strategy::takes_order)
         plans.push_back({tag, true});
     }
   };
-  for_each_tree_strategy(add, static_cast<HostStrategy const*>(nullptr));
+  detail::for_each_alternative(
+      add, static_cast<strategies_where<detail::keeps_auto_candidate> const*>(nullptr));
   return plans;
 }
+
+
 
 namespace detail {
 
 template <class Points, class Rows>
-struct GatherRows {
+struct GatherQueryRows {
   Points from, to;
   Rows rows;
   Index first;
@@ -86,9 +105,9 @@ PointSet<MemorySpace> gather_queries(Space const& space, PointSet<MemorySpace> c
                                      Kokkos::View<Index*, MemorySpace> const& order, Index first,
                                      Index count) {
   auto sample =
-      allocate_points<MemorySpace>("treetrav::cli::probe_sample", count, queries.dimension());
-  Kokkos::parallel_for("treetrav::cli::gather_queries", Kokkos::RangePolicy<Space>(space, 0, count),
-                       detail::GatherRows<typename PointSet<MemorySpace>::coordinates_view,
+      allocate_points<MemorySpace>("treetrav::auto::probe_sample", count, queries.dimension());
+  Kokkos::parallel_for("treetrav::auto::gather_queries", Kokkos::RangePolicy<Space>(space, 0, count),
+                       detail::GatherQueryRows<typename PointSet<MemorySpace>::coordinates_view,
                                           Kokkos::View<Index*, MemorySpace>>{
                            queries.coordinates, sample.coordinates, order, first});
   space.fence();
@@ -115,9 +134,9 @@ std::pair<Index, Index> probe_sizes(Index n_queries) {
 // themselves but not with each other's (perf/results/brute): brute force,
 // trees in input order, trees in Morton order, hybrid (its own order).
 inline int plan_family(SearchPlan const& plan) {
-  if (std::holds_alternative<BruteForce>(plan.strategy))
+  if (!trait_of(plan.strategy, [](auto s) { return decltype(s)::walks_tree; }))
     return 0;
-  if (std::holds_alternative<Hybrid>(plan.strategy))
+  if (!trait_of(plan.strategy, [](auto s) { return decltype(s)::takes_order; }))
     return 3;
   return plan.sorted ? 2 : 1;
 }
@@ -180,7 +199,7 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
     return std::visit(
         [&](auto tag) {
           using Strategy = decltype(tag);
-          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+          if constexpr (!runs_on_v<Strategy, Space>) {
             return 0.0; // never a candidate
           } else {
             run(tag, warm_up);
@@ -208,7 +227,8 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
   std::size_t const fast_path =
       std::find_if(plans.begin(), plans.end(),
                    [](SearchPlan const& p) {
-                     return std::holds_alternative<Autoropes>(p.strategy) && p.sorted;
+                     return p.sorted &&
+                            trait_of(p.strategy, [](auto s) { return decltype(s)::fast_path; });
                    }) -
       plans.begin();
   for (std::size_t i : {std::size_t(0), fast_path})
@@ -269,4 +289,4 @@ SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& qu
   return choice;
 }
 
-} // namespace treetrav::cli
+} // namespace treetrav

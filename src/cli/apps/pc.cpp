@@ -1,0 +1,61 @@
+// pc: point correlation, the count of reference points within the radius of
+// each query, on the kd-tree or by brute force.
+#include "../search_app.hpp"
+
+#include <treetrav/apps/brute_force.hpp>
+#include <treetrav/apps/range_count.hpp>
+#include <treetrav/trees/kd_tree.hpp>
+
+namespace treetrav::cli {
+namespace {
+
+struct PointCorrelation {
+  template <class MemorySpace>
+  using Tree = KdTree<MemorySpace>;
+  static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
+  static constexpr bool brute_force = true;
+  static constexpr bool distributed = true;
+  RangeCountOptions options;
+
+  std::size_t result_bytes() const { return sizeof(std::int64_t); }
+
+  template <class Space, class Target, class Strategy, class Queries, class Order>
+  auto search(Space const& space, Target const& target, Strategy const& strategy,
+              Queries const& queries, QueryOrder order, bool probe, Order const& given) const {
+    RangeCountOptions const run{options.radius, options.exclude_self && !probe, order};
+    return count_within(space, target, queries, run, strategy, given);
+  }
+  template <class Counts>
+  io::QueryResults collect(Counts const& counts) const {
+    io::QueryResults results;
+    results.counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
+    return results;
+  }
+
+#ifdef TREETRAV_ENABLE_MPI
+  template <class Space, class DistributedTree, class Strategy>
+  auto search_distributed(Space const& space, DistributedTree const& tree,
+                          io::HostPointSet const& queries, Index, QueryOrder order,
+                          Strategy const& strategy) const {
+    RangeCountOptions const run{options.radius, options.exclude_self, order};
+    return distributed::count_within(space, tree, queries, run, strategy);
+  }
+  io::QueryResults gather(Kokkos::View<std::int64_t*, Kokkos::HostSpace> const& counts) const {
+    io::QueryResults results;
+    auto const all = distributed::gather(
+        distributed::Communicator{},
+        std::vector<std::int64_t>(counts.data(), counts.data() + counts.extent(0)));
+    results.counts = decltype(results.counts)(counts.label(), all.size());
+    std::copy(all.begin(), all.end(), results.counts.data());
+    return results;
+  }
+#endif
+};
+
+} // namespace
+
+io::QueryResults run_pc(SearchJob const& job) {
+  return run_search(job, PointCorrelation{{job.radius, job.self}});
+}
+
+} // namespace treetrav::cli

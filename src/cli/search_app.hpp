@@ -1,0 +1,326 @@
+#pragma once
+
+// What every search subcommand (pc, radius, nn, knn, vp, bt) shares: its job,
+// the one generic adapter that runs an application under any strategy of the
+// list (tree walks, brute force, auto) on one rank or several, and the
+// streaming of queries and results. An application reaches the CLI by an
+// adapter file in src/cli/apps/ (what it computes, on a tree or on the
+// points, and how its results are stored) and its entry in search.cpp's table.
+#include "run_app.hpp"
+
+#include <treetrav/apps/automatic.hpp>
+#include <treetrav/apps/batch.hpp>
+#include <treetrav/core/progress.hpp>
+#include <treetrav/io/points.hpp>
+#include <treetrav/schedule/sfc_order.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/distributed_search.hpp>
+#endif
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+namespace treetrav::cli {
+
+// What every search starts from, on the host.
+struct SearchInputs {
+  io::HostPointSet reference;
+  // The queries: in memory (--self: the reference points; a search over
+  // several ranks), or else read from `query_file` a chunk at a time.
+  io::HostPointSet queries;
+  std::shared_ptr<io::PointReader const> query_file;
+  int leaf_size;
+  bool sorted;
+  bool self;
+  Index chunk; // --chunk: queries per chunk (0: sized from free device memory)
+
+  Index query_count() const { return query_file ? query_file->size() : queries.size(); }
+  // Host queries [first, first + count).
+  io::HostPointSet load(Index first, Index count) const {
+    if (query_file)
+      return query_file->read(first, count);
+    return count == queries.size() ? queries
+                                   : treetrav::detail::host_rows(queries, first, first + count);
+  }
+};
+
+// Where a streamed search puts what it finds, chunk by chunk (stream_search).
+struct SearchOutput {
+  io::ResultsStream* results;
+  Headline* headline;
+  Progress* progress;
+  RunRecord* record;
+};
+
+// One search subcommand's run: what its adapter needs.
+struct SearchJob {
+  SearchInputs inputs;
+  int k = 1;              // nn, knn, vp, bt
+  Coordinate radius = 0;  // pc, radius
+  bool self = false;      // queries are the reference points: each skips itself
+  SearchStrategy strategy;
+  RunRecord* record;
+  int ranks = 1;
+  SearchOutput output; // one rank: results streamed here
+};
+
+template <template <class> class Tree, class Space>
+struct SearchSetup {
+  bool trees = false; // whether `tree` was built
+  Tree<typename Space::memory_space> tree;
+  PointSet<typename Space::memory_space> reference; // strategies that walk no tree
+};
+
+// What Strategy needs, built where it is used from the reference points
+// moved there once: the tree (for the strategies that walk one, and auto
+// up to the dimensions where it probes trees) and the points (those that
+// walk none). The queries go to the search a chunk at a time.
+template <template <class> class Tree, class Space, class Strategy>
+SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
+  SearchSetup<Tree, Space> setup;
+  auto const reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
+  int const dimension = inputs.reference.dimension();
+  if constexpr (chooses_strategy_v<Strategy>)
+    setup.trees = dimension <=
+                  std::min(max_tree_dimension, probed_tree_dimension(inputs.reference.size()));
+  else
+    setup.trees = Strategy::walks_tree;
+  if (setup.trees)
+    setup.tree = Tree<typename Space::memory_space>(space, reference, inputs.leaf_size);
+  if (!Strategy::walks_tree)
+    setup.reference = reference;
+  return setup;
+}
+
+// One search of `queries` (a chunk, or auto's sample: `probe` drops --self,
+// whose rows a sample does not keep) in the Morton `order` given or,
+// `sorted` without one, sorted inside the search; on the tree or the points,
+// as the strategy walks.
+template <class App, class Space, class Setup, class Strategy, class Queries>
+auto search_once(App const& app, Space const& space, Setup const& setup, Strategy const& strategy,
+                 Queries const& queries, bool sorted, bool probe,
+                 Kokkos::View<Index*, typename Space::memory_space> const& order) {
+  Kokkos::View<Index const*, typename Space::memory_space> const given =
+      sorted ? order : Kokkos::View<Index*, typename Space::memory_space>();
+  QueryOrder const walk = sorted && given.extent(0) == 0 ? QueryOrder::sfc : QueryOrder::none;
+  if constexpr (strategy_t<Strategy>::walks_tree)
+    return app.search(space, setup.tree, strategy, queries, walk, probe, given);
+  else
+    return app.search(space, setup.reference, strategy, queries, walk, probe, given);
+}
+
+// One chunk's search under `strategy`. Under auto the first chunk picks the
+// plan by timing each candidate on a sample of its queries
+// (apps/automatic.hpp); `choice` keeps it for the chunks after.
+template <class App, class Space, class Setup, class Strategy, class Queries>
+auto search_chunk(App const& app, Space const& space, Setup const& setup, Strategy strategy,
+                  Queries const& queries, bool sorted, std::optional<SearchChoice>& choice) {
+  if constexpr (chooses_strategy_v<Strategy>) {
+    Kokkos::View<Index*, typename Space::memory_space> order;
+    if (!choice) {
+      double order_s = 0;
+      if (setup.trees) {
+        Kokkos::Timer timer;
+        order = morton_order(space, queries);
+        space.fence();
+        order_s = timer.seconds();
+      }
+      // (choose_strategy runs only the plans that run on Space.)
+      choice = choose_strategy(space, queries, order, order_s, setup.reference.size(), setup.trees,
+                               [&](auto tag, auto const& sample) {
+                                 tag.workspace = strategy.workspace;
+                                 search_once(app, space, setup, tag, sample, false, true, {});
+                               });
+      if (strategy.choice != nullptr)
+        *strategy.choice = {choice->plan.name(), choice->plan.sorted, choice->reason,
+                            choice->probe_s};
+    }
+    return std::visit(
+        [&](auto tag) {
+          if constexpr (!runs_on_v<decltype(tag), Space>) {
+            throw std::logic_error("auto picked a strategy that does not run here");
+            return search_once(app, space, setup, Autoropes{}, queries, false, false, order);
+          } else {
+            tag.workspace = strategy.workspace;
+            return search_once(app, space, setup, tag, queries, choice->plan.sorted, false, order);
+          }
+        },
+        choice->plan.strategy);
+  } else {
+    return search_once(app, space, setup, strategy, queries, sorted, false, {});
+  }
+}
+
+// Device bytes a chunk needs per query beside its results: the row, its
+// sorted copy, Morton code and order.
+inline std::size_t query_bytes(int dimension) {
+  return 2 * dimension * sizeof(Coordinate) + 2 * sizeof(std::uint64_t);
+}
+
+struct Streamed {};
+
+// The one-rank search: the Application of run_application (run_app.hpp) for
+// the adapter App. The queries go to the device a chunk at a time (sized
+// from its free memory, or --chunk; --self in one chunk, its queries being
+// the reference points, whose own rows they skip), the next chunk read and
+// the last one's results written and summed up on host threads beside the
+// search; a progress line on a terminal.
+template <class App>
+struct StreamedSearch {
+  static constexpr char const* tree_name = App::tree_name;
+  App app;
+  SearchInputs const& inputs;
+  SearchOutput output;
+
+  template <class Space, class Strategy>
+  auto setup(Space const& space, Strategy const&) const {
+    return set_up_search<App::template Tree, Space, Strategy>(space, inputs);
+  }
+
+  template <class Space, class Setup, class Strategy>
+  Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    Index const n = inputs.query_count();
+    Index const chunk =
+        inputs.self ? n
+                    : chunk_size(space, n, BatchOptions{inputs.chunk},
+                                 query_bytes(inputs.reference.dimension()) + app.result_bytes());
+    std::optional<SearchChoice> choice;
+    double read_s = 0, write_s = 0; // each summed on one thread at a time
+    output.progress->begin(0, n);
+    for_each_chunk(
+        space, n, chunk,
+        [&](Index first, Index count) {
+          Kokkos::Timer timer;
+          auto queries = inputs.load(first, count);
+          read_s += timer.seconds();
+          return queries;
+        },
+        [&](auto const& queries) {
+          return app.collect(
+              search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice));
+        },
+        [&](Index first, io::QueryResults const& block) {
+          Kokkos::Timer timer;
+          output.headline->add(block);
+          output.results->write(first, block);
+          write_s += timer.seconds();
+        },
+        [&](Index done, Index) { output.progress->update(done); });
+    output.progress->finish(n);
+    output.record->read_s += read_s;
+    output.record->write_s += write_s;
+    output.record->chunk = chunk;
+    output.record->chunks = (n + chunk - 1) / chunk;
+    return {};
+  }
+
+  io::QueryResults collect(Streamed) const { return {}; }
+};
+
+#ifdef TREETRAV_ENABLE_MPI
+// Several ranks: each holds a spatial piece of the reference points in its
+// own tree and answers for a block of the queries (distributed_search.hpp);
+// rank 0 gathers the results in query order. The Application of
+// run_application for the adapter App; tree strategies only.
+template <class App>
+struct DistributedSearch {
+  static constexpr char const* tree_name = App::tree_name;
+  App app;
+  SearchInputs const& inputs;
+
+  template <class Space>
+  struct Setup {
+    distributed::DistributedTree<typename App::template Tree<typename Space::memory_space>> tree;
+    io::HostPointSet queries; // this rank's block of the queries
+    Index first_query;        // the block's first row
+  };
+
+  template <class Space, class Strategy>
+  Setup<Space> setup(Space const& space, Strategy const&) const {
+    distributed::Communicator const world;
+    auto const block = distributed::block_of(inputs.queries.size(), world.rank(), world.size());
+    auto queries = allocate_points<Kokkos::HostSpace>(
+        "treetrav::cli::queries", Index(block.end - block.begin), inputs.queries.dimension());
+    Kokkos::deep_copy(queries.coordinates,
+                      Kokkos::subview(inputs.queries.coordinates,
+                                      std::make_pair(block.begin, block.end), Kokkos::ALL));
+    return {{space, world,
+             distributed::morton_partition(inputs.reference, world.rank(), world.size()),
+             inputs.leaf_size},
+            queries,
+            Index(block.begin)};
+  }
+  template <class Space, class Strategy>
+  auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
+    return app.search_distributed(space, setup.tree, setup.queries, setup.first_query,
+                                  inputs.sorted ? QueryOrder::sfc : QueryOrder::none, strategy);
+  }
+  template <class Results>
+  io::QueryResults collect(Results const& results) const {
+    return app.gather(results);
+  }
+};
+
+// Rank 0's copy of every rank's rows of `view` (n rows of `width` values), in rank order.
+template <class View>
+auto gather_rows(View const& view, int width) {
+  using Value = typename View::non_const_value_type;
+  std::vector<Value> const mine(view.data(), view.data() + view.extent(0) * width);
+  auto const all = distributed::gather(distributed::Communicator{}, mine);
+  Kokkos::View<typename View::non_const_data_type, typename View::array_layout, Kokkos::HostSpace>
+      gathered(view.label(), width ? all.size() / width : 0, width);
+  std::copy(all.begin(), all.end(), gathered.data());
+  return gathered;
+}
+#endif
+
+// The tree strategy of a job whose strategy walks a tree (radius's, and every
+// distributed search's: the command refuses the others there).
+inline ApplicationStrategy tree_strategy(SearchStrategy const& strategy) {
+  return std::visit(
+      [](auto tag) -> ApplicationStrategy {
+        if constexpr (treetrav::detail::keeps_per_query_walk<decltype(tag)>::value)
+          return tag;
+        else
+          throw std::logic_error("a tree strategy was expected");
+      },
+      strategy);
+}
+
+// Runs `app` as `job` says: on several ranks (App::distributed), or on one,
+// streamed; under the strategies App::Strategies lists.
+template <class App>
+io::QueryResults run_search(SearchJob const& job, App const& app) {
+#ifdef TREETRAV_ENABLE_MPI
+  if constexpr (App::distributed)
+    if (job.ranks > 1)
+      return run_application(DistributedSearch<App>{app, job.inputs}, tree_strategy(job.strategy),
+                             *job.record);
+#endif
+  StreamedSearch<App> const search{app, job.inputs, job.output};
+  if constexpr (App::brute_force)
+    return run_application(search, job.strategy, *job.record);
+  else
+    return run_application(search, tree_strategy(job.strategy), *job.record);
+}
+
+// Host copies of a neighbour search's results (nn, knn, vp, bt).
+template <class Neighbors>
+io::QueryResults neighbor_rows(Neighbors const& neighbors) {
+  io::QueryResults results;
+  results.neighbor_indices =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.indices);
+  results.neighbor_distances =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, neighbors.distances);
+  return results;
+}
+
+// The adapters' entry points (src/cli/apps/), one per row of search.cpp's table.
+io::QueryResults run_pc(SearchJob const& job);
+io::QueryResults run_radius(SearchJob const& job);
+io::QueryResults run_knn(SearchJob const& job); // nn and knn
+io::QueryResults run_vp(SearchJob const& job);
+io::QueryResults run_bt(SearchJob const& job);
+
+} // namespace treetrav::cli
