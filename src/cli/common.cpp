@@ -14,6 +14,30 @@
 
 namespace treetrav::cli {
 
+std::string command_line_message(InputError const& error) {
+  // The library's parameters and the flags that set them.
+  static constexpr std::pair<char const*, char const*> flags[] = {
+      {"k", "-k"},
+      {"radius", "-r"},
+      {"leaf_size", "--leaf-size"},
+      {"strategy", "--strategy"},
+      {"placement", "--placement"},
+      {"regtt_mode", "--regtt-mode"},
+      {"reorder_depth", "--reorder-depth"},
+      {"multipole", "--multipole"},
+      {"opening", "--opening"},
+      {"theta", "--theta"},
+      {"softening", "--softening"},
+      {"chunk", "--chunk"},
+      {"exclude_self", "--self"},
+      {"backend", "--backend"},
+  };
+  for (auto const& [parameter, flag] : flags)
+    if (error.parameter() == parameter)
+      return flag + error.detail();
+  return error.what();
+}
+
 CLI::Validator file_name() {
   return CLI::Validator(
       [](std::string& text) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/error.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -104,6 +105,11 @@ struct RuntimeOptions {
 };
 
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
+
+// The message of a library InputError as the command line says it: the
+// library names an argument by its parameter ("k", "leaf_size"), the
+// command line by the flag that sets it ("-k", "--leaf-size").
+std::string command_line_message(InputError const& error);
 
 // A file a subcommand reads or writes, and the option that names it.
 struct FileOption {

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     return treetrav::cli::exit_bad_input;
   } catch (treetrav::InputError const& e) {
     if (speaks)
-      fmt::print(stderr, "treetrav: error: {}\n", e.what());
+      fmt::print(stderr, "treetrav: error: {}\n", treetrav::cli::command_line_message(e));
     return treetrav::cli::exit_bad_input;
   } catch (std::exception const& e) {
     // A bug may strike one rank alone while the others wait for it: end them all.

@@ -33,7 +33,7 @@ Backend parse_backend(std::string const& name) {
     if (to_string(b) == name) return b;
   std::string known;
   for (Backend b : enabled_backends()) known += (known.empty() ? "" : ", ") + to_string(b);
-  throw InputError("--backend: '" + name + "' is not an enabled backend (enabled: " + known + ")");
+  throw InputError("backend", ": '" + name + "' is not an enabled backend (enabled: " + known + ")");
 }
 
 }  // namespace treetrav

@@ -214,8 +214,8 @@ void check_fresh_directory(std::string const& directory, std::string const& opti
     throw InputError(option + " " + directory + " is not a directory");
   if (!steps_of(directory, "checkpoint").empty())
     throw InputError(option + " " + directory +
-                     " holds checkpoints of an earlier run: continue it with --restart " +
-                     directory + ", or choose another directory");
+                     " holds checkpoints of an earlier run: restart from them, or choose another "
+                     "directory");
   if (!steps_of(directory, "snapshot").empty())
     throw InputError(
         option + " " + directory +

@@ -17,7 +17,7 @@ HostPlacement parse_placement(std::string const& name) {
     return Affinity{};
   if (name == Persistent::name)
     return Persistent{};
-  throw InputError("unknown placement '" + name +
+  throw InputError("placement", ": unknown placement '" + name +
                    "' (known: hardware, smcentric, affinity, persistent)");
 }
 

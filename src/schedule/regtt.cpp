@@ -177,7 +177,7 @@ RegttMode parse_regtt_mode(std::string const& name) {
     return RegttMode::lockstep;
   if (name == "nonlockstep")
     return RegttMode::nonlockstep;
-  throw InputError("unknown REGTT mode '" + name + "' (known: lockstep, nonlockstep)");
+  throw InputError("regtt_mode", ": unknown mode '" + name + "' (known: lockstep, nonlockstep)");
 }
 
 } // namespace treetrav

@@ -42,14 +42,14 @@ inline Multipole parse_multipole(std::string const& name) {
     return Multipole::monopole;
   if (name == "quadrupole")
     return Multipole::quadrupole;
-  throw InputError("--multipole: unknown order '" + name + "' (known: monopole, quadrupole)");
+  throw InputError("multipole", ": unknown order '" + name + "' (known: monopole, quadrupole)");
 }
 inline Opening parse_opening(std::string const& name) {
   if (name == "barnes-hut")
     return Opening::barnes_hut;
   if (name == "com-offset")
     return Opening::com_offset;
-  throw InputError("--opening: unknown criterion '" + name + "' (known: barnes-hut, com-offset)");
+  throw InputError("opening", ": unknown criterion '" + name + "' (known: barnes-hut, com-offset)");
 }
 
 struct BarnesHutOptions {
@@ -377,9 +377,9 @@ void check_barnes_hut_arguments(char const* what, Octree<MemorySpace> const& tre
                                 PointSet<MemorySpace> const& bodies,
                                 BarnesHutOptions const& options) {
   if (!(options.theta >= 0) || !std::isfinite(options.theta))
-    throw InputError("--theta must be >= 0 (got " + std::to_string(options.theta) + ")");
+    throw InputError("theta", " must be >= 0 (got " + std::to_string(options.theta) + ")");
   if (!(options.softening >= 0) || !std::isfinite(options.softening))
-    throw InputError("--softening must be >= 0 (got " + std::to_string(options.softening) + ")");
+    throw InputError("softening", " must be >= 0 (got " + std::to_string(options.softening) + ")");
   if (bodies.size() != tree.points.size() || bodies.dimension() != 3)
     throw InputError(std::string(what) + ": the bodies must be the octree's own 3-D bodies");
   if (options.multipole == Multipole::quadrupole &&

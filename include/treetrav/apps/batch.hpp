@@ -56,7 +56,7 @@ inline PointSet<Kokkos::HostSpace> host_rows(PointSet<Kokkos::HostSpace> const& 
 template <class ExecutionSpace>
 Index chunk_size(ExecutionSpace const& space, Index queries, BatchOptions const& options,
                  std::size_t bytes_per_query) {
-  if (options.chunk < 0) throw InputError("--chunk must be >= 0 (got " + std::to_string(options.chunk) + ")");
+  if (options.chunk < 0) throw InputError("chunk", " must be >= 0 (got " + std::to_string(options.chunk) + ")");
   if (options.chunk > 0) return std::min(options.chunk, std::max<Index>(queries, 1));
   std::size_t const fits = detail::free_bytes(space) / 2 / std::max<std::size_t>(bytes_per_query, 1);
   return static_cast<Index>(std::max<std::size_t>(

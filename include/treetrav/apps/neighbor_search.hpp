@@ -262,20 +262,27 @@ decltype(auto) dispatch_k(int k, F&& f) {
 
 namespace detail {
 
+// k against the reference points available (without the query itself when
+// it is one of them) and the most a search holds (`limit`; a distributed
+// search that skips each query asks for one more).
+inline void check_k(NeighborOptions const& options, Index reference_size, int limit) {
+  Index const available = reference_size - (options.exclude_self ? 1 : 0);
+  if (options.k < 1)
+    throw InputError("k", " must be >= 1 (got " + std::to_string(options.k) + ")");
+  if (options.k > available)
+    throw InputError("k", " " + std::to_string(options.k) + " exceeds the " +
+                              std::to_string(available) + " reference points available");
+  if (options.k > limit)
+    throw InputError("k", " must be <= " + std::to_string(limit) + " (got " +
+                              std::to_string(options.k) + ")");
+}
+
 // What every k-nearest search checks before it runs, whatever its strategy.
 template <class MemorySpace>
 void check_neighbor_arguments(Index reference_size, int reference_dimension,
                               PointSet<MemorySpace> const& queries,
                               NeighborOptions const& options) {
-  Index const available = reference_size - (options.exclude_self ? 1 : 0);
-  if (options.k < 1)
-    throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
-  if (options.k > available)
-    throw InputError("-k " + std::to_string(options.k) + " exceeds the " +
-                     std::to_string(available) + " reference points available");
-  if (options.k > max_neighbors)
-    throw InputError("-k must be <= " + std::to_string(max_neighbors) + " (got " +
-                     std::to_string(options.k) + ")");
+  check_k(options, reference_size, max_neighbors);
   check_queries(reference_size, reference_dimension, queries, options.exclude_self);
 }
 

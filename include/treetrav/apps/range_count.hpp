@@ -125,7 +125,7 @@ void check_range_count_arguments(Index reference_size, int reference_dimension,
                                  PointSet<MemorySpace> const& queries,
                                  RangeCountOptions const& options) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
-    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) +
+    throw InputError("radius", " must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
   check_queries(reference_size, reference_dimension, queries, options.exclude_self);
 }

@@ -176,19 +176,10 @@ NeighborResults<Kokkos::HostSpace>
 find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                PointSet<Kokkos::HostSpace> const& queries, NeighborOptions const& options,
                Strategy strategy, Index first_query = 0) {
-  Index const available = tree.size() - (options.exclude_self ? 1 : 0);
-  if (options.k < 1)
-    throw InputError("-k must be >= 1 (got " + std::to_string(options.k) + ")");
-  if (options.k > available)
-    throw InputError("-k " + std::to_string(options.k) + " exceeds the " +
-                     std::to_string(available) + " reference points available");
   // A query that skips itself asks for one more and drops itself at the end.
+  treetrav::detail::check_k(options, tree.size(),
+                            max_neighbors - (options.exclude_self ? 1 : 0));
   int const wanted = options.k + (options.exclude_self ? 1 : 0);
-  if (wanted > max_neighbors)
-    throw InputError(
-        "-k must be <= " + std::to_string(max_neighbors - (options.exclude_self ? 1 : 0)) +
-        (options.exclude_self ? " with --self on several ranks" : "") + " (got " +
-        std::to_string(options.k) + ")");
   if (queries.dimension() != tree.dimension())
     throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
                      " but the reference points have " + std::to_string(tree.dimension()));
@@ -287,7 +278,7 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
              PointSet<Kokkos::HostSpace> const& queries, RangeCountOptions const& options,
              Strategy strategy) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
-    throw InputError("-r must be a positive finite radius (got " + std::to_string(options.radius) +
+    throw InputError("radius", " must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
   if (queries.dimension() != tree.dimension())
     throw InputError("queries have dimension " + std::to_string(queries.dimension()) +

@@ -179,7 +179,7 @@ class RunLoop {
      if (!measured.now.finite())
        throw InputError(fmt::format(
            "step {} (t = {:g}): the energy or momentum is not finite (bodies at one point "
-           "without --softening, or the integration diverged); nothing written for this step",
+           "without softening, or the integration diverged); nothing written for this step",
            step, simulation_->time()));
      if (initial != nullptr)
        measured.change = drift(*initial, measured.now);

@@ -614,8 +614,8 @@ template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::check_finite(Index non_finite, char const* what) const {
   if (non_finite > 0)
     throw InputError(fmt::format(
-        "step {} (t = {:g}): {} of {} bodies got a non-finite {}; the integration diverged (--dt too large "
-        "for --softening {:g}, or bodies at one point without softening); nothing of this step was written",
+        "step {} (t = {:g}): {} of {} bodies got a non-finite {}; the integration diverged (the time step dt too "
+        "large for softening {:g}, or bodies at one point without softening); nothing of this step was written",
         step_ + 1, configuration_.time_at(step_ + 1), non_finite, total(size()), what,
         configuration_.forces.softening));
 }

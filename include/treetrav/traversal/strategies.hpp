@@ -140,7 +140,8 @@ template <class Variant>
 Variant parse_strategy(std::string const& name) {
   auto const strategy = detail::named<Variant>(name, static_cast<Variant const*>(nullptr));
   if (!strategy)
-    throw InputError("unknown strategy '" + name + "' (known: " + strategy_names<Variant>() + ")");
+    throw InputError("strategy",
+                     ": unknown strategy '" + name + "' (known: " + strategy_names<Variant>() + ")");
   return *strategy;
 }
 

@@ -33,7 +33,7 @@ inline int packed_width(int dimension) {
       return width;
   throw InputError("trees take at most " + std::to_string(max_tree_dimension) +
                    " dimensions (got " + std::to_string(dimension) +
-                   "); use --strategy brute (or auto)");
+                   "); the brute-force strategy (brute, or auto) searches at any dimension");
 }
 
 // Calls f(std::integral_constant<int, W>) with the coordinates W a row of

@@ -20,7 +20,7 @@ void check_queries(Index reference_size, int reference_dimension,
     throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
                      " but the reference points have " + std::to_string(reference_dimension));
   if (exclude_self && queries.size() != reference_size)
-    throw InputError("--self needs the queries to be the reference set");
+    throw InputError("exclude_self", " needs the queries to be the reference set");
 }
 
 // visit() of a keyed search visitor (kNN, radius) in terms of its keyed

@@ -65,9 +65,10 @@ struct Regtt {
     if (lockstep && !is_cuda_space_v<ExecutionSpace> && (warp_size < 1 || warp_size > 32))
       throw std::invalid_argument("REGTT lockstep warp size must be in [1, 32]");
     if (depth != automatic && (depth < 0 || depth > regtt_max_depth(Topology::arity)))
-      throw InputError("REGTT reorder depth " + std::to_string(depth) + " is outside [0, " +
-                       std::to_string(regtt_max_depth(Topology::arity)) +
-                       "] for trees of arity " + std::to_string(Topology::arity));
+      throw InputError("reorder_depth", " " + std::to_string(depth) + " is outside [0, " +
+                                            std::to_string(regtt_max_depth(Topology::arity)) +
+                                            "] for trees of arity " +
+                                            std::to_string(Topology::arity));
     Index const items = detail::work_count(visitor, order); // the order may list a subset
     std::size_t const budget = memory_budget > 0
                                    ? memory_budget

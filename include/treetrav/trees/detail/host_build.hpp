@@ -36,10 +36,12 @@ PointSet<Kokkos::HostSpace> host_points(PointSet<MemorySpace> const& points) {
 
 inline void check_build_arguments(std::string const& tree, Index point_count, int leaf_size, int dimension) {
   if (point_count < 1) throw InputError(tree + ": the reference point set is empty");
-  if (leaf_size < 1) throw InputError(tree + ": --leaf-size must be >= 1 (got " + std::to_string(leaf_size) + ")");
+  if (leaf_size < 1)
+    throw InputError("leaf_size", " must be >= 1 (got " + std::to_string(leaf_size) + ") for the " + tree + " tree");
   if (dimension > max_tree_dimension)
     throw InputError(tree + ": the points have " + std::to_string(dimension) + " dimensions, trees take at most " +
-                     std::to_string(max_tree_dimension) + "; use --strategy brute (or auto)");
+                     std::to_string(max_tree_dimension) +
+                     "; the brute-force strategy (brute, or auto) searches at any dimension");
 }
 
 template <class View>
