@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (the `device` tool), from the repository root,
 # with the CUDA build's binaries carried in .device/brute (bin: treetrav,
-# test_brute_force, bench_brute; lib: shared libraries the image may lack;
+# test_brute_force, bench_brute, and treetrav-studies from the build's perf/;
+# lib: shared libraries the image may lack;
 # brute_torch.py, a copy of perf/brute_torch.py, when the checkout lacks it).
 # Brute force and --strategy auto (issue 15): GPU tests, compute-sanitizer
 # memcheck, a CLI check, the dimension sweep against the trees and PyTorch
-# on the same data, and `treetrav bench` for auto against the best fixed
+# on the same data, and `treetrav-studies bench` for auto against the best fixed
 # strategy. At most 8 files in $OUT (checks.log, sweep.csv, torch.csv, matrix/).
 #   scripts/device/brute-checks.sh [tests] [cli] [sweep] [sanitize] [matrix]
 # Env: BRUTE_DIMENSIONS (the sweep's dimensions, default 8,16,24,32,64,128,784),
@@ -104,9 +105,9 @@ EOF
     rm -rf "$work/data"
     ;;
   matrix)
-    echo "== treetrav bench: search apps, with brute and auto" >>"$log"
+    echo "== treetrav-studies bench: search apps, with brute and auto" >>"$log"
     # Written as it goes, straight into $OUT: a run cut short still returns its rows.
-    timeout "${BRUTE_MATRIX_TIMEOUT:-240}" "$bin/treetrav" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt \
+    timeout "${BRUTE_MATRIX_TIMEOUT:-240}" "$bin/treetrav-studies" bench --n 200000 --repeats 3 --only pc,nn,knn,vp,bt \
       --out "$out/matrix" >>"$log" 2>&1
     echo "matrix: rc=$?" | tee -a "$log"
     rm -f "$out/matrix/depth-sweep.csv"  # no sweep asked for

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (the `device` tool), from the repository root,
 # with binaries built here and carried in .device/ (bin-cuda: the CUDA build,
-# bin-cpu: the OpenMP build, lib: fallback shared libraries). Logs go to $OUT.
+# bin-cpu: the OpenMP build, lib: fallback shared libraries). The matrix step
+# runs treetrav-studies (the build's perf/treetrav-studies). Logs go to $OUT.
 # Env: TREETRAV_TESTS (test binaries to run; default all in bin-cuda),
 # TREETRAV_ONLY (bench apps), TREETRAV_MATRIX_DIR (bench output under $OUT),
 # TREETRAV_SWEEP_DEPTHS, TREETRAV_MATRIX_TIMEOUT, TREETRAV_BENCH_N,
@@ -126,7 +127,7 @@ for step in $steps; do
     # shellcheck disable=SC2086
     dir=$out/${TREETRAV_MATRIX_DIR:-.}
     mkdir -p "$dir"
-    timeout "${TREETRAV_MATRIX_TIMEOUT:-500}" "$cuda/treetrav" bench --n 200000 --bodies 1000000 --repeats 5 \
+    timeout "${TREETRAV_MATRIX_TIMEOUT:-500}" "$cuda/treetrav-studies" bench --n 200000 --bodies 1000000 --repeats 5 \
       ${TREETRAV_ONLY:+--only $TREETRAV_ONLY} --sweep-depths ${TREETRAV_SWEEP_DEPTHS:-1 2 3 4 6 8 10 12} \
       --out "$dir" >"$dir/matrix.log" 2>&1
     echo "matrix ${TREETRAV_ONLY:-}: rc=$?"

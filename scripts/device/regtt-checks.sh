@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # REGTT on the lent GPU machine (the `run` tool), from the repository root,
-# with the CUDA build's binaries carried in .device/regtt/bin (treetrav and
-# whichever of test_regtt, test_search_apps, test_barnes_hut, test_sfc_order
-# were built; the tests step runs those present) and fallback shared
+# with the CUDA build's binaries carried in .device/regtt/bin (treetrav,
+# treetrav-studies from the build's perf/ for the bench step, and whichever
+# of test_regtt, test_search_apps, test_barnes_hut, test_sfc_order were
+# built; the tests step runs those present) and fallback shared
 # libraries in .device/regtt/lib; either may come as DIR.tar.xz (unpacked
 # here first). Logs and results go to $OUT:
 #   gpu-tests.log   the Cuda instances of the REGTT-carrying test suites
 #   sanitizer.log   compute-sanitizer memcheck + racecheck on REGTT's kernels
-#   regtt/          treetrav bench --regtt (regtt.md, regtt.csv, regtt-sweep.csv, bench.log)
+#   regtt/          treetrav-studies bench --regtt (regtt.md, regtt.csv, regtt-sweep.csv, bench.log)
 #   ncu.csv         Nsight Compute: sectors per load request and branch
 #                   uniformity of the autoropes and REGTT kernels (Figure 6;
 #                   perf/regtt_ncu_summary.py makes the table)
@@ -108,7 +109,7 @@ for ((i = 0; i < ${#queue[@]}; ++i)); do
     # Room for the later steps (sanitize, ncu), if any.
     limit=$(($(left) - (later > 0 ? 150 : 10)))
     ((limit > ${REGTT_BENCH_TIMEOUT:-330})) && limit=${REGTT_BENCH_TIMEOUT:-330}
-    timeout "$limit" "$tt" bench --regtt --n 200000 --bodies 1000000 --repeats 3 \
+    timeout "$limit" "$bin/treetrav-studies" bench --regtt --n 200000 --bodies 1000000 --repeats 3 \
       --out "$out/regtt" ${REGTT_BENCH_ARGS:-} >"$out/regtt/bench.log" 2>&1
     echo "bench rc=$?"
     tail -n 2 "$out/regtt/bench.log"

@@ -158,12 +158,10 @@ class KokkosSession {
 // Each subcommand registers itself and its callback on the app.
 void add_info_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
-void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_treefix_commands(CLI::App& app);  // treefix, treefix-generate
 void add_search_commands(CLI::App& app);  // pc, nn, knn, vp, bt
 void add_bh_force_command(CLI::App& app);
 void add_nbody_command(CLI::App& app);
-void add_corun_command(CLI::App& app);  // corun
 
 }  // namespace treetrav::cli

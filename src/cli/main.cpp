@@ -44,13 +44,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TREETRAV_VERSION_STRING);
   treetrav::cli::add_info_command(app);
   treetrav::cli::add_generate_command(app);
-  treetrav::cli::add_bench_command(app);
   treetrav::cli::add_inspect_command(app);
   treetrav::cli::add_treefix_commands(app);
   treetrav::cli::add_search_commands(app);
   treetrav::cli::add_bh_force_command(app);
   treetrav::cli::add_nbody_command(app);
-  treetrav::cli::add_corun_command(app);
   // One exit-code contract (README "Command line"): 0 on success and for --help
   // and --version; 2 for every mistake in the command line or the input files,
   // CLI11's own (conversion, range, missing, unknown, repeated or conflicting

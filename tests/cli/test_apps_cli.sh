@@ -211,14 +211,6 @@ expect_failure "--workers-per-sm with persistent threads" "--workers-per-sm" tt 
   --queries "$work/queries.h5" --placement persistent --workers-per-sm 2 -o "$failures/knn.h5"
 expect_failure "--placement on the serial backend" "--placement" tt knn --reference "$work/ref.h5" \
   --queries "$work/queries.h5" --placement smcentric --backend serial -o "$failures/knn.h5"
-expect_failure "corun on the serial backend" "--backend serial" tt corun --pair knn,bh -n 3000 \
-  --bodies 2000 --backend serial
-# treetrav corun: a pair on two instances, the hardware's and a partition's.
-expect_success "corun knn,bh" tt corun --pair knn,bh -n 3000 --bodies 2000 --runs 2 --backend openmp
-expect_contains "corun reports STP and ANTT" "STP" "$out"
-expect_contains "corun reports the partition" "smcentric SMs" "$out"
-expect_failure "corun: one application" "--pair" tt corun --pair knn
-expect_failure "corun: unknown application" "--pair" tt corun --pair knn,sort
 
 expect_failure "unknown --sort" "--sort" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
   --sort zigzag -o "$failures/knn.h5"

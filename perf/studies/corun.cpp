@@ -1,6 +1,9 @@
-// treetrav corun: two applications sharing one GPU on two streams (Wu et al.
+// treetrav-studies corun: two applications sharing one GPU on two streams (Wu et al.
 // ICS15 §6.1), first with the hardware's scheduling, then with an SM
 // partition between them (SM-centric placement); prints ANTT and STP.
+#include "studies.hpp"
+
+// The CLI's, through treetrav_cli_common.
 #include "common.hpp"
 #include "run_app.hpp"
 

@@ -1,4 +1,4 @@
-// treetrav bench: the papers' comparison matrix on the default execution
+// treetrav-studies bench: the papers' comparison matrix on the default execution
 // space (the GPU in a CUDA build): applications x inputs x {autoropes, lockstep, fsm} x
 // {unsorted, sorted}. Median of --repeats timed runs after one warm-up; one
 // extra run with metrics for nodes visited per warp and idle lanes; hybrid on
@@ -12,6 +12,9 @@
 // model's depth, without reordering (Table III), with the BFS-top layout
 // (octrees), and the exhaustive depth sweep (Figure 5); writes regtt.csv,
 // regtt.md and regtt-sweep.csv.
+#include "studies.hpp"
+
+// The CLI's, through treetrav_cli_common.
 #include "auto_strategy.hpp"
 #include "common.hpp"
 
