@@ -15,7 +15,7 @@
 #include "studies.hpp"
 
 // The CLI's, through treetrav_cli_common.
-#include "auto_strategy.hpp"
+#include <treetrav/apps/automatic.hpp>
 #include "common.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
@@ -91,9 +91,6 @@ struct Settings {
   HostPlacement placement; // every row's (Wu et al.); the plan is made once per input and reused
 };
 
-// Where the hybrid and REGTT strategies report their breakdown during a timed run.
-HybridTimings last_hybrid;
-RegttTimings last_regtt;
 
 // --strategy auto on one search app and input: its pick, that pick's time in
 // the matrix, and the best fixed strategy's.
@@ -129,6 +126,36 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The median phases of a strategy's timed runs into its row (one overload
+// per timings type).
+void add_phases(Row& row, std::vector<HybridTimings> const& phases, std::string const&) {
+  auto phase = [&](double HybridTimings::*member) {
+    std::vector<double> v;
+    for (auto const& p : phases)
+      v.push_back(p.*member * 1e3);
+    return median(v);
+  };
+  row.depth = phases.front().depth;
+  row.profile_ms = phase(&HybridTimings::profile);
+  row.transfer_ms = phase(&HybridTimings::transfer);
+  row.schedule_ms = phase(&HybridTimings::schedule);
+  row.execute_ms = phase(&HybridTimings::execute);
+}
+void add_phases(Row& row, std::vector<RegttTimings> const& phases, std::string const& variant) {
+  auto phase = [&](double RegttTimings::*member) {
+    std::vector<double> v;
+    for (auto const& p : phases)
+      v.push_back(p.*member * 1e3);
+    return median(v);
+  };
+  row.variant = variant;
+  row.depth = phases.front().depth;
+  row.chunks = phases.front().chunks;
+  row.bft_ms = phase(&RegttTimings::bft);
+  row.sort_ms = phase(&RegttTimings::sort);
+  row.dft_ms = phase(&RegttTimings::dft);
+}
+
 // `run_strategy`: a Runner, or any callable taking the same arguments with
 // Strategy's tag in place of a BenchStrategy (auto's pick may be one the
 // matrix does not run).
@@ -138,23 +165,23 @@ Row measure(Settings const& s, std::string const& app, std::string const& input,
             std::vector<double> const& reference, double tolerance,
             std::string const& variant = "") {
   Space space;
-  if constexpr (std::is_same_v<Strategy, Hybrid>)
-    strategy.timings = &last_hybrid;
-  if constexpr (std::is_same_v<Strategy, Regtt>)
-    strategy.timings = &last_regtt;
+  // What the repeats reuse (the placement's plan, REGTT's buffers): made by the warm-up.
+  Workspace workspace;
+  strategy.workspace = &workspace;
+  typename timings_of<Strategy>::type last; // the strategy's breakdown of each timed run
+  if constexpr (has_timings_v<Strategy>)
+    strategy.timings = &last;
   auto run = [&](Order o, Metrics const& m) { return run_strategy(o, m, strategy); };
   run(order, {}); // warm-up
   std::vector<double> times;
-  std::vector<HybridTimings> phases;
-  std::vector<RegttTimings> regtt_phases;
+  std::vector<decltype(last)> phases;
   for (int r = 0; r < s.repeats; ++r) {
     space.fence();
     Kokkos::Timer timer;
     auto result = run(order, {});
     space.fence();
     times.push_back(timer.seconds() * 1e3);
-    phases.push_back(last_hybrid);
-    regtt_phases.push_back(last_regtt);
+    phases.push_back(last);
   }
   Row row{app,
           input,
@@ -167,34 +194,9 @@ Row measure(Settings const& s, std::string const& app, std::string const& input,
           0,
           0,
           true};
-  if constexpr (std::is_same_v<Strategy, Hybrid>) {
-    auto phase = [&](double HybridTimings::*member) {
-      std::vector<double> v;
-      for (auto const& p : phases)
-        v.push_back(p.*member * 1e3);
-      return median(v);
-    };
-    row.depth = phases.front().depth;
-    row.profile_ms = phase(&HybridTimings::profile);
-    row.transfer_ms = phase(&HybridTimings::transfer);
-    row.schedule_ms = phase(&HybridTimings::schedule);
-    row.execute_ms = phase(&HybridTimings::execute);
-  }
-  if constexpr (std::is_same_v<Strategy, Regtt>) {
-    auto phase = [&](double RegttTimings::*member) {
-      std::vector<double> v;
-      for (auto const& p : regtt_phases)
-        v.push_back(p.*member * 1e3);
-      return median(v);
-    };
-    row.variant = variant;
-    row.depth = regtt_phases.front().depth;
-    row.chunks = regtt_phases.front().chunks;
-    row.bft_ms = phase(&RegttTimings::bft);
-    row.sort_ms = phase(&RegttTimings::sort);
-    row.dft_ms = phase(&RegttTimings::dft);
-  }
-  auto metrics = walks_in_warps(strategy)
+  if constexpr (has_timings_v<Strategy>)
+    add_phases(row, phases, variant);
+  auto metrics = strategy.records_metrics()
                      ? allocate_metrics<Memory>(queries, warp_count<Space>(strategy, queries))
                      : Metrics{};
   auto result = run(order, metrics);
@@ -392,7 +394,7 @@ void compare_auto(Settings const& s, std::vector<Row>& rows, std::vector<Row> co
     rows.push_back(std::visit(
         [&](auto strategy) -> Row {
           using Strategy = decltype(strategy);
-          if constexpr (std::is_same_v<Strategy, Automatic> || !strategy_runs_on<Strategy, Space>) {
+          if constexpr (!runs_on_v<Strategy, Space>) {
             throw std::logic_error("auto picked a strategy that cannot run here");
           } else {
             return measure(
@@ -464,10 +466,9 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     auto neighbors = [&](auto const& tree, int k) {
       return [&, k](auto strategy, PointSet<Memory> const& q, Order order, Metrics const& metrics) {
         using Strategy = decltype(strategy);
-        if constexpr (std::is_same_v<Strategy, BruteForce>) {
+        if constexpr (!Strategy::walks_tree) {
           return flatten(find_neighbors(space, reference, q, {k, false}, strategy).indices);
-        } else if constexpr (std::is_same_v<Strategy, Automatic> ||
-                             !strategy_runs_on<Strategy, Space>) {
+        } else if constexpr (!runs_on_v<Strategy, Space>) {
           throw std::logic_error("bench runs concrete strategies");
           return std::vector<double>{};
         } else {
@@ -480,10 +481,9 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     auto counts = [&](auto strategy, PointSet<Memory> const& q, Order order,
                       Metrics const& metrics) {
       using Strategy = decltype(strategy);
-      if constexpr (std::is_same_v<Strategy, BruteForce>) {
+      if constexpr (!Strategy::walks_tree) {
         return flatten(count_within(space, reference, q, {in.radius, false}, strategy));
-      } else if constexpr (std::is_same_v<Strategy, Automatic> ||
-                           !strategy_runs_on<Strategy, Space>) {
+      } else if constexpr (!runs_on_v<Strategy, Space>) {
         throw std::logic_error("bench runs concrete strategies");
         return std::vector<double>{};
       } else {
@@ -495,7 +495,6 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     auto study = [&](std::string const& app, auto const& run_app, Index tree_nodes, bool guided) {
       if (!s.wants(app))
         return;
-      forget_plan(s.placement); // another tree or query set
       Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
         return std::visit([&](auto tag) { return run_app(tag, queries, order, metrics); },
                           strategy);
@@ -537,11 +536,10 @@ void barnes_hut_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Ro
     Octree<Memory> tree(space, bodies, masses, 8);
     // The hand-sorted order for Barnes-Hut: bodies in octree leaf order.
     Order leaf_order = tree.points.original_index;
-    forget_plan(s.placement); // another tree
     Runner const run = [&](Order order, Metrics const& metrics, BenchStrategy const& strategy) {
       return std::visit(
           [&](auto tag) {
-            if constexpr (std::is_same_v<decltype(tag), BruteForce>) {
+            if constexpr (!decltype(tag)::walks_tree) {
               throw std::logic_error("Barnes-Hut has no brute-force strategy");
               return std::vector<double>{};
             } else {

@@ -103,16 +103,6 @@ inline constexpr bool placement_runs_on = std::is_same_v<Placement, Hardware>
 #endif
     ;
 
-// The type a strategy's `timings` receives (none: an empty struct).
-template <class Strategy, class = void>
-struct StrategyTimings {
-  struct type {};
-};
-template <class Strategy>
-struct StrategyTimings<Strategy, std::void_t<typename Strategy::timings_type>> {
-  using type = typename Strategy::timings_type;
-};
-
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
 //   Setup   setup(Space const&, Strategy const&) const;   what the strategy needs, queries moved
@@ -140,16 +130,15 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     space.fence();
     record.build_s = timer.seconds();
     timer.reset();
-    std::optional<typename StrategyTimings<Strategy>::type> timings;
+    typename timings_of<Strategy>::type timings;
     if constexpr (has_timings_v<Strategy>)
-      strategy.timings = &timings.emplace();
+      strategy.timings = &timings;
     if constexpr (chooses_strategy_v<Strategy>)
       strategy.choice = &record.choice;
     auto const output = application.traverse(space, setup, placed(strategy, placement));
     space.fence();
     record.traverse_s = timer.seconds();
-    if constexpr (has_timings_v<Strategy>)
-      timings->record(record.strategy_metadata);
+    timings.record(record.strategy_metadata);
     if constexpr (chooses_strategy_v<Strategy>) {
       record.traverse_s -= record.choice.probe_s; // reported on its own
       record.automatic = true;

@@ -120,6 +120,18 @@ template <class Strategy>
 struct has_timings<Strategy, std::void_t<typename Strategy::timings_type>> : std::true_type {};
 template <class Strategy>
 inline constexpr bool has_timings_v = has_timings<Strategy>::value;
+// The type a strategy's `timings` receives (an empty record without one).
+template <class Strategy, class = void>
+struct timings_of {
+  struct type {
+    template <class Sink>
+    void record(Sink&) const {}
+  };
+};
+template <class Strategy>
+struct timings_of<Strategy, std::void_t<typename Strategy::timings_type>> {
+  using type = typename Strategy::timings_type;
+};
 template <class Strategy, class = void>
 struct chooses_strategy : std::false_type {};
 template <class Strategy>
