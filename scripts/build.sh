@@ -37,6 +37,12 @@ if [[ $config == cuda ]]; then
   esac
   flags+=(-DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="-arch=$sm")
 fi
+# ccache, when the machine has it, makes a rebuild after a small change cheap
+# (CPU builds; nvcc_wrapper is not one ccache knows)
+# (TREETRAV_CCACHE=OFF or CCACHE_DISABLE=1 to measure a cold build).
+if [[ $config == cpu && ${TREETRAV_CCACHE:-ON} != OFF ]] && command -v ccache >/dev/null; then
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 # shellcheck disable=SC2086
 cmake -S "$repo" -B "$build" "${flags[@]}" ${TREETRAV_CMAKE_FLAGS:-} >/dev/null
 # shellcheck disable=SC2086

@@ -174,7 +174,8 @@ SearchStrategy search_strategy_from(RunOptions const& options) {
 HostPlacement placement_from(RunOptions const& options) {
   HostPlacement placement = parse_placement(options.placement);
   bool const has_workers =
-      std::holds_alternative<SmCentric>(placement) || std::holds_alternative<Affinity>(placement);
+      std::visit([](auto const& p) { return std::decay_t<decltype(p)>::sets_workers_per_sm; },
+                 placement);
   if (options.workers_per_sm > 0 && !has_workers)
     throw InputError(fmt::format("--workers-per-sm applies to --placement smcentric or affinity, "
                                  "not {} (persistent threads run one worker per SM)",

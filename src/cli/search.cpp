@@ -165,7 +165,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     record.placement = placement_from(options->run);
     // Placements move a walk's work items onto SMs: under a software placement
     // the default auto becomes autoropes (asked for by name, auto is refused).
-    if (!std::holds_alternative<Hardware>(record.placement) && strategy_option->count() == 0 &&
+    if (placement_name(record.placement) != Hardware::name && strategy_option->count() == 0 &&
         trait_of(strategy, [](auto tag) { return chooses_strategy_v<decltype(tag)>; }))
       strategy = Autoropes{};
     record.application = command.name;

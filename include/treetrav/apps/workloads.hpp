@@ -1,7 +1,7 @@
 #pragma once
 
 // The six applications as repeatable kernels on generated inputs, for
-// placement and co-run measurements (treetrav corun, perf/bench_placement):
+// placement and co-run measurements (treetrav-studies corun, perf/bench_placement):
 // inputs, tree, query order and outputs are made once; each run() is one
 // traversal launched on the instance given and not waited for, so that two
 // workloads can share a GPU on two streams; subset() makes shorter ones.

@@ -72,17 +72,22 @@ struct PlacementOptions {
   PlacementReport* report = nullptr;
 };
 
+// Each placement says whether its workers per SM are the caller's to set
+// (PlacementOptions::workers_per_sm).
 struct Hardware {
   static constexpr char const* name = "hardware";
+  static constexpr bool sets_workers_per_sm = false;
 };
 
 struct SmCentric {
   static constexpr char const* name = "smcentric";
+  static constexpr bool sets_workers_per_sm = true;
   PlacementOptions options;
 };
 
 struct Affinity {
   static constexpr char const* name = "affinity";
+  static constexpr bool sets_workers_per_sm = true;
   PlacementOptions options;
   int depth = 0;           // top-tree depth of the profile; 0: the hybrid profile's automatic depth
   double threshold = 0.05; // no affinity edge below this Jaccard score (§5.2)
@@ -90,7 +95,8 @@ struct Affinity {
 };
 
 struct Persistent {
-  static constexpr char const* name = "persistent";
+  static constexpr char const* name = "persistent"; // one worker per SM
+  static constexpr bool sets_workers_per_sm = false;
   PlacementOptions
       options;          // workers_per_sm is 1; chunk_queries 0: the largest block the kernel allows
   bool affinity = true; // the queue by affinity clusters (else: chunks in order)
