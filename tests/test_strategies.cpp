@@ -1,0 +1,98 @@
+// The list of strategies and what callers ask of them: the variants filtered
+// from the one list by traits, parsing by name with errors in the library's
+// words, the caller's Workspace.
+#include "strategies/reversed.hpp"
+
+#include <treetrav/core/error.hpp>
+#include <treetrav/traversal/strategies.hpp>
+#include <treetrav/traversal/workspace.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+
+namespace treetrav {
+namespace {
+
+template <class Variant, class Strategy>
+constexpr bool holds_type = false;
+template <class... S, class Strategy>
+constexpr bool holds_type<std::variant<S...>, Strategy> = (std::is_same_v<S, Strategy> || ...);
+
+TEST(Strategies, VariantsAreFilteredFromTheListByTraits) {
+  // Searches: every strategy but the group walk, brute force and auto included.
+  EXPECT_EQ(strategy_names<SearchStrategy>(),
+            "recursive, autoropes, lockstep, fsm, hybrid, regtt, brute, auto");
+  // Per-query tree walks (radius lists, distributed searches).
+  EXPECT_EQ(strategy_names<ApplicationStrategy>(),
+            "recursive, autoropes, lockstep, fsm, hybrid, regtt");
+  // Barnes-Hut: every tree walk.
+  EXPECT_EQ(strategy_names<BarnesHutStrategy>(),
+            "recursive, autoropes, lockstep, fsm, hybrid, regtt, group");
+  // N-body restarts switch only between walks with the same forces bit for bit.
+  EXPECT_EQ(strategy_names<ForceStrategy>(), "recursive, autoropes, lockstep, fsm, hybrid, group");
+  static_assert(!holds_type<ForceStrategy, Regtt>);
+  static_assert(holds_type<SearchStrategy, BruteForce>);
+}
+
+// A list of one's own (the tests' strategy beside the library's) filters the same way.
+TEST(Strategies, AListOfOnesOwnTakesANewStrategy) {
+  using Mine = type_list<Autoropes, test::Reversed, GroupWalk>;
+  using Walks = strategies_where<detail::keeps_per_query_walk, Mine>;
+  EXPECT_EQ(strategy_names<Walks>(), "autoropes, reversed");
+  EXPECT_TRUE(std::holds_alternative<test::Reversed>(parse_strategy<Walks>("reversed")));
+}
+
+TEST(Strategies, ParsingNamesTheParameterAndWhatIsAccepted) {
+  EXPECT_TRUE(std::holds_alternative<Regtt>(parse_strategy<SearchStrategy>("regtt")));
+  try {
+    parse_strategy<ForceStrategy>("regtt");
+    ADD_FAILURE() << "regtt is no N-body strategy";
+  } catch (InputError const& e) {
+    EXPECT_EQ(e.parameter(), "strategy");
+    EXPECT_EQ(std::string(e.what()),
+              "strategy: unknown strategy 'regtt' (known: recursive, autoropes, lockstep, fsm, "
+              "hybrid, group)");
+    EXPECT_EQ(e.detail(), ": unknown strategy 'regtt' (known: recursive, autoropes, lockstep, "
+                          "fsm, hybrid, group)");
+  }
+}
+
+TEST(Strategies, TraitsAnswerAtRunTime) {
+  SearchStrategy const brute = BruteForce{};
+  SearchStrategy const regtt = Regtt{};
+  auto const walks = [](auto s) { return decltype(s)::walks_tree; };
+  EXPECT_FALSE(trait_of(brute, walks));
+  EXPECT_TRUE(trait_of(regtt, walks));
+  Regtt lockstep;
+  lockstep.mode = RegttMode::lockstep;
+  EXPECT_FALSE(Regtt{}.records_metrics());
+  EXPECT_TRUE(lockstep.records_metrics());
+}
+
+struct Counted {
+  int value = 7;
+};
+
+TEST(Workspace, KeepsOnePartPerTypeUntilForgotten) {
+  Workspace workspace;
+  workspace.get<Counted>().value = 3;
+  EXPECT_EQ(workspace.get<Counted>().value, 3); // the same part
+  workspace.get<int>() = 5;
+  EXPECT_EQ(workspace.get<Counted>().value, 3);
+  workspace.forget<Counted>();
+  EXPECT_EQ(workspace.get<Counted>().value, 7); // made anew
+  EXPECT_EQ(workspace.get<int>(), 5);
+  workspace.clear();
+  EXPECT_EQ(workspace.get<int>(), 0);
+}
+
+TEST(InputError, WithoutAParameterIsAboutNoOneArgument) {
+  InputError const error("points.h5: no dataset /Points");
+  EXPECT_EQ(error.parameter(), "");
+  EXPECT_EQ(error.detail(), "points.h5: no dataset /Points");
+}
+
+} // namespace
+} // namespace treetrav
