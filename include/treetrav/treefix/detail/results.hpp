@@ -2,7 +2,7 @@
 
 // What both treefix methods do around their kernels: check the weight and
 // result views, find room for the accumulators, and lower them into results.
-#include <treetrav/treefix/detail/workspace.hpp>
+#include <treetrav/core/detail/workspace.hpp>
 
 #include <treetrav/core/config.hpp>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
-#include <treetrav/treefix/detail/workspace.hpp>
+#include <treetrav/core/detail/workspace.hpp>
 
 #include <cstddef>
 #include <iterator>
