@@ -15,7 +15,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/io/snapshot.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
+#include <treetrav/trees/octree.hpp>
 #include <treetrav/treefix/octree.hpp>
 
 #include <CLI/CLI.hpp>

@@ -17,7 +17,7 @@
 // every chunk is counted to have run exactly once.
 #include <treetrav/apps/workloads.hpp>
 #include <treetrav/schedule/corun.hpp>
-#include <treetrav/traversal/detail/sm_centric_launch.hpp>
+#include <treetrav/schedule/detail/sm_centric_launch.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>

@@ -9,7 +9,7 @@
 // d) in that order, each walked depth-first as autoropes does. For sums in
 // floating point (Barnes-Hut) REGTT's results must equal this bit for bit.
 #include <treetrav/core/config.hpp>
-#include <treetrav/traversal/visitor.hpp>
+#include <treetrav/kernels/visitor.hpp>
 
 #include <vector>
 

@@ -8,8 +8,8 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
 #include <treetrav/nbody/potential.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -7,11 +7,11 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/core/error.hpp>
-#include <treetrav/nbody/checkpoint.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
-#include <treetrav/nbody/potential.hpp>
 #include <treetrav/core/progress.hpp>
+#include <treetrav/nbody/checkpoint.hpp>
+#include <treetrav/nbody/potential.hpp>
 #include <treetrav/nbody/simulation.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 
 #include <treetrav/core/error.hpp>
 #include <treetrav/traversal/strategies.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "execution_spaces.hpp"
 
 #include <treetrav/generators/generators.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
+#include <treetrav/trees/octree.hpp>
 #include <treetrav/treefix/octree.hpp>
 
 #include <algorithm>

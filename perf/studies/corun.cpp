@@ -10,7 +10,7 @@
 #include <treetrav/apps/workloads.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/corun.hpp>
-#include <treetrav/traversal/detail/sm_centric_launch.hpp>
+#include <treetrav/schedule/detail/sm_centric_launch.hpp>
 
 #include <fmt/core.h>
 

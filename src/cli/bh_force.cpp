@@ -7,7 +7,7 @@
 #include <treetrav/apps/force_errors.hpp>
 #include <treetrav/io/points.hpp>
 #include <treetrav/io/snapshot.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <cmath>
 #include <limits>

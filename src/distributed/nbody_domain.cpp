@@ -1,5 +1,5 @@
 #include <treetrav/distributed/nbody_domain.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <algorithm>
 #include <climits>

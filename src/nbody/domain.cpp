@@ -1,6 +1,6 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/nbody/domain.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <fmt/core.h>
 

@@ -5,9 +5,9 @@
 // list (test_inputs.hpp's for_each_strategy). It walks like autoropes but
 // serves the work items last to first, so every application's answers must
 // come out as under any other strategy.
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/metrics.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/kernels/metrics.hpp>
+#include <treetrav/core/workspace.hpp>
 
 namespace treetrav::test {
 

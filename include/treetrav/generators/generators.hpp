@@ -1,8 +1,12 @@
 #pragma once
 
 #include <treetrav/core/point_set.hpp>
+#include <treetrav/generators/detail/generators_impl.hpp>
 #include <treetrav/io/snapshot.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,6 +53,94 @@ HostPointSet from_preset(ExecutionSpace const& space, std::string const& name, I
 template <class ExecutionSpace>
 io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed);
 
-}  // namespace treetrav::generators
+namespace detail {
+Preset const& find_preset(std::string const& name);
+}  // namespace detail
 
-#include <treetrav/generators/detail/generators_impl.hpp>
+// The definitions (helpers in detail/generators_impl.hpp).
+
+template <class ExecutionSpace>
+HostPointSet uniform(ExecutionSpace const& space, Index n, int dimension, std::uint64_t seed) {
+  detail::require_host_space<ExecutionSpace>();
+  detail::require_point_count(n);
+  detail::require_dimension(dimension);
+  auto points = allocate_points<Kokkos::HostSpace>("uniform", n, dimension);
+  auto coordinates = points.coordinates;
+  Kokkos::parallel_for(
+      "treetrav::generators::uniform", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      [=](Index i) {
+        detail::RandomStream random(seed, detail::Purpose::point, i);
+        for (int k = 0; k < dimension; ++k) coordinates(i, k) = random.uniform_float();
+      });
+  space.fence();
+  return points;
+}
+
+template <class ExecutionSpace>
+HostPointSet clustered(ExecutionSpace const& space, Index n, int dimension, int clusters,
+                       double width, std::uint64_t seed) {
+  detail::require_host_space<ExecutionSpace>();
+  detail::require_point_count(n);
+  detail::require_dimension(dimension);
+  detail::require_cluster_shape(clusters, width);
+  auto const mixture = detail::draw_mixture(dimension, clusters, width, seed);
+  auto points = allocate_points<Kokkos::HostSpace>("clustered", n, dimension);
+  auto coordinates = points.coordinates;
+  double const* centres = mixture.centres.data();
+  double const* widths = mixture.widths.data();
+  double const* cumulative_begin = mixture.cumulative_weight.data();
+  double const* cumulative_end = cumulative_begin + clusters;
+  Kokkos::parallel_for(
+      "treetrav::generators::clustered", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      [=](Index i) {
+        detail::RandomStream random(seed, detail::Purpose::point, i);
+        // The last cumulative weight is exactly 1, above any uniform draw.
+        std::ptrdiff_t const c =
+            std::upper_bound(cumulative_begin, cumulative_end, random.uniform()) - cumulative_begin;
+        for (int k = 0; k < dimension; ++k)
+          coordinates(i, k) = static_cast<Coordinate>(centres[c * dimension + k] +
+                                                      widths[c] * random.normal());
+      });
+  space.fence();
+  return points;
+}
+
+template <class ExecutionSpace>
+HostPointSet from_preset(ExecutionSpace const& space, std::string const& name, Index n,
+                         std::uint64_t seed) {
+  Preset const& preset = detail::find_preset(name);
+  return clustered(space, n, preset.dimension, preset.clusters, preset.width, seed);
+}
+
+template <class ExecutionSpace>
+io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
+  detail::require_host_space<ExecutionSpace>();
+  detail::require_point_count(n);
+  // Henon units (E = -1/4) from G = M = a = 1: lengths x 3 pi / 16, speeds x sqrt(16 / (3 pi)).
+  double const length_scale = 3.0 * detail::pi / 16.0;
+  double const speed_scale = std::sqrt(16.0 / (3.0 * detail::pi));
+  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
+  snapshot.time = 0.0;
+  snapshot.box_size = 0.0;
+  auto const coordinates = snapshot.coordinates;
+  auto const velocities = snapshot.velocities;
+  auto const masses = snapshot.masses;
+  auto const ids = snapshot.ids;
+  Kokkos::parallel_for(
+      "treetrav::generators::plummer", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      [=](Index i) {
+        detail::RandomStream random(seed, detail::Purpose::body, i);
+        auto const body = detail::sample_plummer_body(random);
+        for (int k = 0; k < 3; ++k) {
+          coordinates(i, k) = length_scale * body.position[k];
+          velocities(i, k) = speed_scale * body.velocity[k];
+        }
+        masses(i) = 1.0 / n;
+        ids(i) = i;
+      });
+  space.fence();
+  detail::remove_mean_motion(space, snapshot);
+  return snapshot;
+}
+
+}  // namespace treetrav::generators

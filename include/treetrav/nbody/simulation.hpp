@@ -5,8 +5,8 @@
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/configuration.hpp>
 #include <treetrav/nbody/domain.hpp>
-#include <treetrav/nbody/morton_octree.hpp>
 #include <treetrav/nbody/potential.hpp>
+#include <treetrav/trees/octree.hpp>
 
 #include <fmt/core.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 
 #include <treetrav/core/backends.hpp>
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/core/workspace.hpp>
 #include <treetrav/trees/implicit_topology.hpp>
 #include <treetrav/trees/radix_topology.hpp>
 #include <treetrav/trees/topology.hpp>

@@ -3,10 +3,10 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/detail/launch.hpp>
-#include <treetrav/traversal/metrics.hpp>
+#include <treetrav/kernels/metrics.hpp>
 #include <treetrav/traversal/strategies.hpp>
-#include <treetrav/traversal/visitor.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/visitor.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <string>
 #include <type_traits>

@@ -17,7 +17,7 @@ namespace treetrav {
 
 namespace detail {
 
-inline constexpr generators::detail::Purpose ill_conditioned_draw{20};
+inline constexpr Purpose ill_conditioned_draw{20};
 
 // For each vertex, where it stands in the order the sums build up: its depth
 // for rootfix, its height above the deepest leaf below it for leaffix.
@@ -68,7 +68,7 @@ ill_conditioned_weights(RootedTree<Kokkos::HostSpace> const& tree, Treefix kind,
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::ill_conditioned_weights"),
       tree.size());
   auto const draw = [&](Index v) {
-    generators::detail::RandomStream random(seed, detail::ill_conditioned_draw, v);
+    detail::RandomStream random(seed, detail::ill_conditioned_draw, v);
     float const mantissa = 0.5f + 0.5f * random.uniform_float();
     if (level[v] <= half) {
       weights(v) = std::ldexp(mantissa, static_cast<int>(std::lround(random.uniform() * bits)));

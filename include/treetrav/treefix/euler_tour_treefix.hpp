@@ -143,8 +143,8 @@ public:
 
 private:
   EulerTour<MemorySpace> tour_;
-  detail::Workspace<MemorySpace> prefixes_;     // leaffix: each vertex's two prefixes
-  detail::Workspace<MemorySpace> scan_storage_; // CUB's temporary storage
+  detail::GrowingBuffer<MemorySpace> prefixes_;     // leaffix: each vertex's two prefixes
+  detail::GrowingBuffer<MemorySpace> scan_storage_; // CUB's temporary storage
 };
 
 } // namespace treetrav

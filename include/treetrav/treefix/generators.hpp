@@ -4,7 +4,7 @@
 // weights. Like the point generators, each takes a host execution space first,
 // fills in parallel there where the shape allows, and returns the same arrays
 // for the same arguments on any host space and thread count.
-#include <treetrav/generators/generators.hpp>
+#include <treetrav/core/detail/random.hpp>
 #include <treetrav/treefix/rooted_tree.hpp>
 
 #include <array>
@@ -73,15 +73,15 @@ inline std::string describe(TreeShape shape) {
 namespace detail {
 
 // Streams of their own, apart from the point generators' purposes.
-inline constexpr generators::detail::Purpose tree_parent_draw{16};
-inline constexpr generators::detail::Purpose tree_root_draw{17};
-inline constexpr generators::detail::Purpose tree_point_draw{18};
-inline constexpr generators::detail::Purpose tree_weight_draw{19};
+inline constexpr Purpose tree_parent_draw{16};
+inline constexpr Purpose tree_root_draw{17};
+inline constexpr Purpose tree_point_draw{18};
+inline constexpr Purpose tree_weight_draw{19};
 
 inline constexpr Index unvisited = -2;
 
 // Uniform in [0, bound) without the rounding up that uniform() * bound risks.
-inline Index uniform_below(generators::detail::RandomStream& random, Index bound) {
+inline Index uniform_below(RandomStream& random, Index bound) {
   return static_cast<Index>((random.next_bits() >> 32) * static_cast<std::uint64_t>(bound) >> 32);
 }
 
@@ -133,7 +133,7 @@ inline HostParents grid_tree(Index n, std::uint64_t seed) {
   std::int64_t side = 1;
   while (side * side * side < n)
     ++side;
-  generators::detail::RandomStream random(seed, tree_root_draw, 0);
+  RandomStream random(seed, tree_root_draw, 0);
   Index const root = uniform_below(random, n);
   return breadth_first_spanning_tree(n, root, [&](Index v, auto const& visit) {
     std::array<std::int64_t, 3> const at{v % side, v / side % side, v / (side * side)};
@@ -154,7 +154,7 @@ inline HostParents grid_tree(Index n, std::uint64_t seed) {
 template <class ExecutionSpace>
 HostParents random_geometric_tree(ExecutionSpace const& space, Index n, std::uint64_t seed) {
   constexpr double mean_degree = 12;
-  double const radius = std::cbrt(3 * mean_degree / (4 * generators::detail::pi * n));
+  double const radius = std::cbrt(3 * mean_degree / (4 * pi * n));
   auto const cells_per_side = std::max<std::int64_t>(1, static_cast<std::int64_t>(1 / radius));
   Kokkos::View<double* [3], Kokkos::HostSpace> points(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::generate_tree::points"), n);
@@ -165,7 +165,7 @@ HostParents random_geometric_tree(ExecutionSpace const& space, Index n, std::uin
   };
   Kokkos::parallel_for("treetrav::generate_tree::points",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), [=](Index v) {
-                         generators::detail::RandomStream random(seed, tree_point_draw, v);
+                         RandomStream random(seed, tree_point_draw, v);
                          for (int k = 0; k < 3; ++k)
                            points(v, k) = random.uniform();
                          cell_of(v) =
@@ -218,7 +218,7 @@ HostParents random_geometric_tree(ExecutionSpace const& space, Index n, std::uin
 template <class ExecutionSpace>
 Kokkos::View<Index*, Kokkos::HostSpace> generate_tree(ExecutionSpace const& space, TreeShape shape,
                                                       Index n, std::uint64_t seed, int arity = 2) {
-  generators::detail::require_host_space<ExecutionSpace>();
+  detail::require_host_space<ExecutionSpace>();
   if (n < 1 || n > max_tree_vertices)
     throw InputError("n must be in [1, " + std::to_string(max_tree_vertices) + "] (got " +
                      std::to_string(n) + ")");
@@ -231,7 +231,7 @@ Kokkos::View<Index*, Kokkos::HostSpace> generate_tree(ExecutionSpace const& spac
     return detail::parents_by_formula(space, n, [](Index v) { return v - 1; });
   case TreeShape::random_recursive:
     return detail::parents_by_formula(space, n, [=](Index v) {
-      generators::detail::RandomStream random(seed, detail::tree_parent_draw, v);
+      detail::RandomStream random(seed, detail::tree_parent_draw, v);
       return detail::uniform_below(random, v);
     });
   case TreeShape::kary:
@@ -249,12 +249,12 @@ template <class T, class ExecutionSpace>
 Kokkos::View<T*, Kokkos::HostSpace> uniform_weights(ExecutionSpace const& space, Index n,
                                                     std::uint64_t seed) {
   static_assert(std::is_floating_point_v<T>, "uniform weights are floating-point");
-  generators::detail::require_host_space<ExecutionSpace>();
+  detail::require_host_space<ExecutionSpace>();
   Kokkos::View<T*, Kokkos::HostSpace> weights(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::uniform_weights"), n);
   Kokkos::parallel_for("treetrav::uniform_weights",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), [=](Index v) {
-                         generators::detail::RandomStream random(seed, detail::tree_weight_draw, v);
+                         detail::RandomStream random(seed, detail::tree_weight_draw, v);
                          if constexpr (std::is_same_v<T, float>)
                            weights(v) = random.uniform_float();
                          else

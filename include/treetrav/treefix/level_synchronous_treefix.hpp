@@ -579,7 +579,7 @@ private:
   Kokkos::View<Index*, MemorySpace> level_begin_device_; // the same, for the narrow-level kernels
   Kokkos::View<Index*, MemorySpace> queue_; // the vertices in traversal order, level after level
   Kokkos::View<Index*, MemorySpace> first_slot_; // per frontier vertex: its children's first slot
-  detail::Workspace<MemorySpace> workspace_;
+  detail::GrowingBuffer<MemorySpace> workspace_;
 };
 
 } // namespace treetrav

@@ -11,9 +11,6 @@
 
 namespace treetrav {
 
-// An octree cell's mass and mass-weighted position, (m, m x, m y, m z).
-using MassMoments = FixedVector<double, 4>;
-
 namespace detail {
 
 // The kernels below (named functors: see rooted_tree.hpp).

@@ -17,6 +17,7 @@
 // the cancellation is inexact; CompensatedSum and WidenedSum carry partial
 // sums in more precision than the weights to take that error back out.
 #include <treetrav/core/config.hpp>
+#include <treetrav/core/fixed_vector.hpp>
 
 #include <type_traits>
 
@@ -52,15 +53,6 @@ struct BitwiseXor : detail::ExactAccumulation<T> {
   KOKKOS_FUNCTION T identity() const { return T(0); }
   KOKKOS_FUNCTION T combine(T a, T b) const { return a ^ b; }
   KOKKOS_FUNCTION T inverse(T a) const { return a; }
-};
-
-// N numbers as one value, usable on the device (a View of Kokkos::Array
-// would be a rank-2 View).
-template <class T, int N>
-struct FixedVector {
-  T component[N];
-  KOKKOS_FUNCTION T& operator[](int i) { return component[i]; }
-  KOKKOS_FUNCTION T const& operator[](int i) const { return component[i]; }
 };
 
 // Componentwise addition of N-vectors: e.g. (m, m x, m y, m z), whose leaffix

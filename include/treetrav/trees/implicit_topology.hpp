@@ -1,7 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
-#include <treetrav/traversal/visitor.hpp>
+#include <treetrav/trees/node_ref.hpp>
 
 #include <cstdint>
 

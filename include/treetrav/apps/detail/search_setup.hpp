@@ -4,7 +4,7 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
-#include <treetrav/traversal/visitor.hpp>
+#include <treetrav/kernels/visitor.hpp>
 #include <treetrav/trees/packed_points.hpp>
 
 #include <string>

@@ -1,5 +1,6 @@
 #pragma once
-// Template implementations of <treetrav/generators/generators.hpp>.
+// What the generators of <treetrav/generators/generators.hpp> are made of:
+// argument checks, the cluster mixture, Plummer sampling, deterministic sums.
 //
 // The fills run as Kokkos::parallel_for over host execution spaces only, with
 // plain C++ lambdas (not KOKKOS_LAMBDA) so a CUDA build compiles them as host
@@ -7,7 +8,10 @@
 // point index): the output is a pure function of the arguments, identical for
 // any host space and thread count.
 
+#include <treetrav/core/detail/random.hpp>
 #include <treetrav/core/error.hpp>
+#include <treetrav/core/point_set.hpp>
+#include <treetrav/io/snapshot.hpp>
 
 #include <algorithm>
 #include <array>
@@ -18,58 +22,10 @@
 namespace treetrav::generators {
 namespace detail {
 
-inline constexpr double pi = 3.14159265358979323846;
-
-template <class ExecutionSpace>
-constexpr void require_host_space() {
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible,
-                "treetrav generators fill host memory: pass a host execution space");
-}
-
-// The SplitMix64 output function: a bijective 64-bit mixer with good avalanche.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Separates the streams of different draws made from one seed.
-enum class Purpose : std::uint64_t { point = 1, cluster = 2, body = 3 };
-
-// Draw k of stream (seed, purpose, index) is mix64(key + (k + 1) * gamma): a
-// SplitMix64 sequence started at a key hashed from the triple, so any point's
-// numbers can be computed without the others'.
-class RandomStream {
- public:
-  RandomStream(std::uint64_t seed, Purpose purpose, std::uint64_t index)
-      : state_(mix64(mix64(seed ^ mix64(static_cast<std::uint64_t>(purpose))) + index)) {}
-
-  std::uint64_t next_bits() { return mix64(state_ += gamma); }
-  // Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(next_bits() >> 11) * 0x1.0p-53; }
-  // Uniform in (0, 1): safe to take the logarithm of.
-  double uniform_open() { return (static_cast<double>(next_bits() >> 11) + 0.5) * 0x1.0p-53; }
-  // Uniform in [0, 1) with 24 random bits: a float that never rounds up to 1.
-  float uniform_float() { return static_cast<float>(next_bits() >> 40) * 0x1.0p-24f; }
-  // Standard normal by Box-Muller; the second variate of each pair is kept for the next call.
-  double normal() {
-    if (has_spare_normal_) {
-      has_spare_normal_ = false;
-      return spare_normal_;
-    }
-    double const radius = std::sqrt(-2.0 * std::log(uniform_open()));
-    double const angle = 2.0 * pi * uniform();
-    spare_normal_ = radius * std::sin(angle);
-    has_spare_normal_ = true;
-    return radius * std::cos(angle);
-  }
-
- private:
-  static constexpr std::uint64_t gamma = 0x9e3779b97f4a7c15ull;  // 2^64 / golden ratio
-  std::uint64_t state_;
-  double spare_normal_ = 0.0;
-  bool has_spare_normal_ = false;
-};
+using treetrav::detail::pi;
+using treetrav::detail::Purpose;
+using treetrav::detail::RandomStream;
+using treetrav::detail::require_host_space;
 
 inline void require_point_count(Index n) {
   if (n < 1) throw InputError("n must be >= 1 (got " + std::to_string(n) + ")");
@@ -117,65 +73,6 @@ inline Mixture draw_mixture(int dimension, int clusters, double width, std::uint
   mixture.cumulative_weight.back() = 1.0;
   return mixture;
 }
-
-Preset const& find_preset(std::string const& name);
-
-}  // namespace detail
-
-template <class ExecutionSpace>
-HostPointSet uniform(ExecutionSpace const& space, Index n, int dimension, std::uint64_t seed) {
-  detail::require_host_space<ExecutionSpace>();
-  detail::require_point_count(n);
-  detail::require_dimension(dimension);
-  auto points = allocate_points<Kokkos::HostSpace>("uniform", n, dimension);
-  auto coordinates = points.coordinates;
-  Kokkos::parallel_for(
-      "treetrav::generators::uniform", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      [=](Index i) {
-        detail::RandomStream random(seed, detail::Purpose::point, i);
-        for (int k = 0; k < dimension; ++k) coordinates(i, k) = random.uniform_float();
-      });
-  space.fence();
-  return points;
-}
-
-template <class ExecutionSpace>
-HostPointSet clustered(ExecutionSpace const& space, Index n, int dimension, int clusters,
-                       double width, std::uint64_t seed) {
-  detail::require_host_space<ExecutionSpace>();
-  detail::require_point_count(n);
-  detail::require_dimension(dimension);
-  detail::require_cluster_shape(clusters, width);
-  auto const mixture = detail::draw_mixture(dimension, clusters, width, seed);
-  auto points = allocate_points<Kokkos::HostSpace>("clustered", n, dimension);
-  auto coordinates = points.coordinates;
-  double const* centres = mixture.centres.data();
-  double const* widths = mixture.widths.data();
-  double const* cumulative_begin = mixture.cumulative_weight.data();
-  double const* cumulative_end = cumulative_begin + clusters;
-  Kokkos::parallel_for(
-      "treetrav::generators::clustered", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      [=](Index i) {
-        detail::RandomStream random(seed, detail::Purpose::point, i);
-        // The last cumulative weight is exactly 1, above any uniform draw.
-        std::ptrdiff_t const c =
-            std::upper_bound(cumulative_begin, cumulative_end, random.uniform()) - cumulative_begin;
-        for (int k = 0; k < dimension; ++k)
-          coordinates(i, k) = static_cast<Coordinate>(centres[c * dimension + k] +
-                                                      widths[c] * random.normal());
-      });
-  space.fence();
-  return points;
-}
-
-template <class ExecutionSpace>
-HostPointSet from_preset(ExecutionSpace const& space, std::string const& name, Index n,
-                         std::uint64_t seed) {
-  Preset const& preset = detail::find_preset(name);
-  return clustered(space, n, preset.dimension, preset.clusters, preset.width, seed);
-}
-
-namespace detail {
 
 // One sampled Plummer body in G = M = a = 1 units.
 struct PlummerBody {
@@ -261,36 +158,5 @@ void remove_mean_motion(ExecutionSpace const& space, io::Snapshot& snapshot) {
 }
 
 }  // namespace detail
-
-template <class ExecutionSpace>
-io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
-  detail::require_host_space<ExecutionSpace>();
-  detail::require_point_count(n);
-  // Henon units (E = -1/4) from G = M = a = 1: lengths x 3 pi / 16, speeds x sqrt(16 / (3 pi)).
-  double const length_scale = 3.0 * detail::pi / 16.0;
-  double const speed_scale = std::sqrt(16.0 / (3.0 * detail::pi));
-  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
-  snapshot.time = 0.0;
-  snapshot.box_size = 0.0;
-  auto const coordinates = snapshot.coordinates;
-  auto const velocities = snapshot.velocities;
-  auto const masses = snapshot.masses;
-  auto const ids = snapshot.ids;
-  Kokkos::parallel_for(
-      "treetrav::generators::plummer", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      [=](Index i) {
-        detail::RandomStream random(seed, detail::Purpose::body, i);
-        auto const body = detail::sample_plummer_body(random);
-        for (int k = 0; k < 3; ++k) {
-          coordinates(i, k) = length_scale * body.position[k];
-          velocities(i, k) = speed_scale * body.velocity[k];
-        }
-        masses(i) = 1.0 / n;
-        ids(i) = i;
-      });
-  space.fence();
-  detail::remove_mean_motion(space, snapshot);
-  return snapshot;
-}
 
 }  // namespace treetrav::generators

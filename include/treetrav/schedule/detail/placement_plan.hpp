@@ -4,8 +4,8 @@
 // contiguous, affinity) and running a traversal kernel's work items under them.
 #include <treetrav/schedule/hybrid.hpp>
 #include <treetrav/schedule/placement.hpp>
-#include <treetrav/traversal/detail/sm_centric_launch.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/schedule/detail/sm_centric_launch.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <functional>
 #include <string>

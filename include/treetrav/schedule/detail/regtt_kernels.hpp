@@ -3,10 +3,10 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/schedule/regtt.hpp>
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/detail/lockstep_kernels.hpp>
-#include <treetrav/traversal/detail/warp.hpp>
-#include <treetrav/traversal/metrics.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/kernels/detail/lockstep_kernels.hpp>
+#include <treetrav/kernels/detail/warp.hpp>
+#include <treetrav/kernels/metrics.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -3,7 +3,7 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/detail/regtt_kernels.hpp>
 #include <treetrav/schedule/regtt.hpp>
-#include <treetrav/treefix/detail/workspace.hpp>
+#include <treetrav/core/detail/growing_buffer.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -47,12 +47,12 @@ struct RegttSample {
 template <class ExecutionSpace>
 struct RegttBuffers {
   using memory_space = typename ExecutionSpace::memory_space;
-  Workspace<memory_space> top_node{"treetrav::RegttRun::top_node"};
-  Workspace<memory_space> keys{"treetrav::RegttRun::keys"};
-  Workspace<memory_space> sorted_keys{"treetrav::RegttRun::sorted_keys"};
-  Workspace<memory_space> states{"treetrav::RegttRun::states"};
-  Workspace<memory_space> sorted_states{"treetrav::RegttRun::sorted_states"};
-  Workspace<memory_space> sorted{"treetrav::RegttRun::sorted"};
+  GrowingBuffer<memory_space> top_node{"treetrav::RegttRun::top_node"};
+  GrowingBuffer<memory_space> keys{"treetrav::RegttRun::keys"};
+  GrowingBuffer<memory_space> sorted_keys{"treetrav::RegttRun::sorted_keys"};
+  GrowingBuffer<memory_space> states{"treetrav::RegttRun::states"};
+  GrowingBuffer<memory_space> sorted_states{"treetrav::RegttRun::sorted_states"};
+  GrowingBuffer<memory_space> sorted{"treetrav::RegttRun::sorted"};
   RegttSorter<ExecutionSpace> sorter;
 };
 
@@ -116,12 +116,12 @@ public:
     // One table, zeroed per chunk: the truncation bits, then (guided
     // visitors) the preferred children, so that a key may span both.
     int const columns = Visitor::guided ? 2 * words : words;
-    auto table = [&](Workspace<memory_space>& workspace) {
+    auto table = [&](GrowingBuffer<memory_space>& workspace) {
       return RegttKeys<memory_space>(
           workspace.template get<RegttWord>(space, std::size_t(chunk_) * columns).data(), chunk_,
           columns);
     };
-    auto list = [&](Workspace<memory_space>& workspace, auto element) {
+    auto list = [&](GrowingBuffer<memory_space>& workspace, auto element) {
       using T = decltype(element);
       return Kokkos::View<T*, memory_space>(workspace.template get<T>(space, chunk_).data(),
                                             chunk_);

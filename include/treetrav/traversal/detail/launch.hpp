@@ -7,10 +7,10 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/schedule/detail/placement_plan.hpp>
 #include <treetrav/schedule/placement.hpp>
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/detail/lockstep_kernels.hpp>
-#include <treetrav/traversal/metrics.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/kernels/detail/lockstep_kernels.hpp>
+#include <treetrav/kernels/metrics.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <string>
 

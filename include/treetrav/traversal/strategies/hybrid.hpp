@@ -1,9 +1,9 @@
 #pragma once
 
 #include <treetrav/schedule/hybrid.hpp>
-#include <treetrav/traversal/metrics.hpp>
+#include <treetrav/kernels/metrics.hpp>
 #include <treetrav/traversal/strategies/fsm.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/core/workspace.hpp>
 
 
 namespace treetrav {

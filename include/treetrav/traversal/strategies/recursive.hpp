@@ -1,8 +1,8 @@
 #pragma once
 
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/metrics.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/kernels/metrics.hpp>
+#include <treetrav/core/workspace.hpp>
 
 namespace treetrav {
 

@@ -3,10 +3,10 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/detail/regtt_traverse.hpp>
 #include <treetrav/schedule/regtt.hpp>
-#include <treetrav/traversal/metrics.hpp>
+#include <treetrav/kernels/metrics.hpp>
 #include <treetrav/traversal/strategies/autoropes.hpp>
 #include <treetrav/traversal/strategies/lockstep.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <cstddef>
 #include <stdexcept>

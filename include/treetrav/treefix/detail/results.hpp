@@ -2,7 +2,7 @@
 
 // What both treefix methods do around their kernels: check the weight and
 // result views, find room for the accumulators, and lower them into results.
-#include <treetrav/treefix/detail/workspace.hpp>
+#include <treetrav/core/detail/growing_buffer.hpp>
 
 #include <treetrav/core/config.hpp>
 
@@ -43,7 +43,7 @@ using AccumulatorView =
 // The results themselves when they can hold the accumulators, else workspace.
 template <class Operation, class ExecutionSpace, class MemorySpace, class Results>
 AccumulatorView<Operation, MemorySpace> accumulators_for(ExecutionSpace const& space,
-                                                         Workspace<MemorySpace>& workspace,
+                                                         GrowingBuffer<MemorySpace>& workspace,
                                                          Results const& results) {
   using Accumulator = typename Operation::accumulator_type;
   if constexpr (std::is_same_v<Accumulator, typename Operation::value_type> &&

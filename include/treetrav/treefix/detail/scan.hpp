@@ -1,7 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
-#include <treetrav/treefix/detail/workspace.hpp>
+#include <treetrav/core/detail/growing_buffer.hpp>
 
 #include <cstddef>
 #include <iterator>
@@ -163,7 +163,7 @@ struct GatherScanPolicy {
 template <class ExecutionSpace, class Operation, class Input, class Output, class MemorySpace>
 void gather_scatter_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
                          Index count, Input const& input, Output const& output,
-                         [[maybe_unused]] Workspace<MemorySpace>& cub_storage) {
+                         [[maybe_unused]] GrowingBuffer<MemorySpace>& cub_storage) {
   using Accumulator = typename Operation::accumulator_type;
   static_assert(std::is_same_v<decltype(input(Index{})), Accumulator>,
                 "the scan's input gives the operation's accumulators");

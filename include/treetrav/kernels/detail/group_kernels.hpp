@@ -4,9 +4,9 @@
 // in scratch memory. See strategies.hpp for the idea and visitor.hpp for the
 // group interface a visitor provides.
 #include <treetrav/core/backends.hpp>
-#include <treetrav/traversal/detail/host_kernels.hpp>
-#include <treetrav/traversal/detail/warp.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/kernels/detail/host_kernels.hpp>
+#include <treetrav/kernels/detail/warp.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <algorithm>
 #include <cstddef>

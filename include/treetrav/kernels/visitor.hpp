@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/trees/node_ref.hpp>
 
 namespace treetrav {
 
@@ -36,15 +37,7 @@ namespace treetrav {
 // node on its key without reading it, and pushes only surviving children;
 // visit() stays what every other kernel calls.
 
-// A node as a keyed walk carries it: an inner node by its id (count < 0), a
-// leaf by the range of tree points it holds, [first, first + count).
-struct NodeRef {
-  Index index;  // inner: node id; leaf: first point
-  Index count;  // inner: -1; leaf: number of points (0: an empty leaf)
-  KOKKOS_FORCEINLINE_FUNCTION bool is_leaf() const { return count >= 0; }
-  KOKKOS_FORCEINLINE_FUNCTION static NodeRef inner(Index node) { return {node, -1}; }
-  KOKKOS_FORCEINLINE_FUNCTION static NodeRef leaf(Index first, Index count) { return {first, count}; }
-};
+// (NodeRef, a node as a keyed walk carries it: trees/node_ref.hpp.)
 // The group interface (GroupWalk), for visitors whose queries are the tree's
 // own points and whose per-node work splits into a test and interactions:
 //

@@ -8,7 +8,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/schedule/placement.hpp>
-#include <treetrav/traversal/workspace.hpp>
+#include <treetrav/core/workspace.hpp>
 
 #include <algorithm>
 #include <cstdint>

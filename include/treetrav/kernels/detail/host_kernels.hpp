@@ -1,6 +1,6 @@
 #pragma once
 
-#include <treetrav/traversal/visitor.hpp>
+#include <treetrav/kernels/visitor.hpp>
 
 #include <type_traits>
 

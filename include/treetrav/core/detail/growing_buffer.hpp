@@ -10,15 +10,16 @@
 namespace treetrav::detail {
 
 // Scratch memory kept between calls and viewed as whatever element type a call
-// needs, so that repeated treefix calls allocate nothing (a 2n-element scan
-// buffer costs a cudaMalloc otherwise). It grows to the largest request.
+// needs, so that repeated calls (treefix methods, RegTT runs) allocate nothing
+// (a 2n-element scan buffer costs a cudaMalloc otherwise). It grows to the
+// largest request.
 template <class MemorySpace>
-class Workspace {
+class GrowingBuffer {
 public:
   template <class T>
   using view = Kokkos::View<T*, MemorySpace, Kokkos::MemoryUnmanaged>;
 
-  explicit Workspace(std::string label) : label_(std::move(label)) {}
+  explicit GrowingBuffer(std::string label) : label_(std::move(label)) {}
 
   // `count` uninitialised elements, valid until the next call of get().
   template <class T, class ExecutionSpace>
