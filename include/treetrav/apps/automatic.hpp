@@ -145,9 +145,9 @@ inline int plan_family(SearchPlan const& plan) {
 // log2 n_reference. A kd-tree of n points splits each coordinate about
 // log2(n) / d times on a root-to-leaf path; with few splits a query visits
 // most leaves, and a single tree query then takes as long as brute force's
-// whole job. On the H100 with 1M uniform points (perf/results/brute) the
-// trees were 6x faster than brute force at d = 8 and 20x slower at d = 16;
-// the margin up to 0.75 log2 n (14 there) leaves room for clustered data.
+// whole job: on uniform points the trees won at d = 8 and lost by far at
+// d = 16 (perf/results/brute); the margin up to 0.75 log2 n leaves room for
+// clustered data.
 inline int probed_tree_dimension(Index n_reference) {
   return static_cast<int>(0.75 * std::log2(std::max<double>(n_reference, 2)));
 }
@@ -161,12 +161,11 @@ inline int probed_tree_dimension(Index n_reference) {
 // best estimate, brute force, and the search engine's fast path (autoropes in
 // Morton order), which a small Morton window misjudges most. Brute force and
 // the fast path are timed first; with the fast path over ten times brute
-// force, the other trees are not probed (strategies differ by less: lockstep
-// walks a ball tree 4x faster than autoropes, perf/results/brute); with brute
-// force over 100x the fast path on its small sample (its cost per query does
-// not depend on the window; the margin covers a small sample's underfilled
-// GPU), it is not timed again (at 10M points that took 9.6 s of a 13 s
-// probe, perf/results/search). No tree is probed beyond
+// force, the other trees are not probed (strategies differ by less than
+// that); with brute force over 100x the fast path on its small sample (its
+// cost per query does not depend on the window; the margin covers a small
+// sample's underfilled GPU), it is not timed again (at 10M points it would
+// take most of the probe). No tree is probed beyond
 // probed_tree_dimension(n_reference).
 template <class Space, class MemorySpace, class Run>
 SearchChoice choose_strategy(Space const& space, PointSet<MemorySpace> const& queries,

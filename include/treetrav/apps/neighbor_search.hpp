@@ -54,8 +54,8 @@ struct KBest {
       // With after[j] = key < old[j] (true from key's place on), entry j
       // takes old[j - 1] where after[j - 1], key where only after[j], else
       // keeps old[j]: one 64-bit comparison per entry (two 32-bit ones on
-      // the GPU) against two in the min/max form below; the kNN kernel on
-      // the H100 took 1.12 ms against 1.17 (h100-insert/).
+      // the GPU) against two in the min/max form below, which the GPU's
+      // kNN kernel felt (perf/results/search/README.md).
       bool after[KMax];
 #pragma unroll
       for (int j = 0; j < KMax; ++j)
@@ -135,9 +135,8 @@ struct NeighborSearchVisitor {
   // the first distance is used (past the leaf's end, its last row again,
   // ignored); candidates are then offered in point order, each against the
   // bound the previous ones left, exactly as one at a time. One row at a time
-  // exposed every load's latency: four took the sorted 1M x 1M kNN kernel on
-  // the H100 from 1.40 to 1.31 ms, input order from 1.90 to 1.73 (two: 1.37,
-  // eight: 1.43). Wider rows keep one (more registers per row, not measured).
+  // exposed every load's latency; four beat two and eight (more registers)
+  // in the search results. Wider rows keep one (more registers per row).
   static constexpr int batch = row_stride(W) == 4 ? 4 : 1;
 
   // A candidate at tree position `position`, kept if it beats the k-th best.
@@ -161,8 +160,8 @@ struct NeighborSearchVisitor {
 #if defined(__CUDA_ARCH__)
       // The batch's candidates go through one insertion site, in point
       // order: with a site per row, a warp ran each row's insertion for the
-      // few lanes that had a candidate there (six of 32 on average under
-      // ncu); one site took the H100 kernel from 1.12 to 1.09 ms (h100-insert/).
+      // few lanes that had a candidate there (a fifth of the warp on
+      // average under ncu).
       unsigned pending = 0;
 #pragma unroll
       for (int j = 0; j < batch; ++j)

@@ -243,10 +243,10 @@ profile_top_tree(ExecutionSpace const& space, Topology const& topology, Visitor 
 }
 
 // Top-tree depth when the caller gives none: one depth for every binary tree,
-// as the paper found. In the H100 sweeps (perf/README.md) depth 8 came within
-// 15% of the best depth for 13 of the 15 binary-tree pairs and 41% for the
-// last; deeper, the bit matrix of unguided profiles (2^depth columns) costs
-// more than it saves. Octrees widen eight-fold per level: fewer levels.
+// as the paper found, and depth 8 came close to the best depth of most
+// inputs of the GPU sweeps (perf/README.md); deeper, the bit matrix of
+// unguided profiles (2^depth columns) costs more than it saves. Octrees widen
+// eight-fold per level: fewer levels.
 inline int automatic_profile_depth(int arity) {
   return arity == 2 ? 8 : 3;
 }

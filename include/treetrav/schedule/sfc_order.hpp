@@ -28,9 +28,8 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space,
   Kokkos::Profiling::pushRegion("treetrav::morton_order");
   // About four queries to a cell of the curve: finer cells order no better
   // (a warp's 32 queries are neighbours either way), coarser ones leave them
-  // in input order within a cell. On the H100, kNN and radius counts of 1M
-  // and 10M sphere queries ran fastest at 6 and 7 bits per dimension (1-7%
-  // faster than at 8). At most 24 bits: three radix-sort passes.
+  // in input order within a cell (perf/results/search/README.md). At most 24
+  // bits: three radix-sort passes.
   int const bits =
       std::clamp(static_cast<int>(std::lround(std::log2(std::max(points.size() / 4.0, 2.0)) /
                                               points.dimension())),

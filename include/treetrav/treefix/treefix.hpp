@@ -26,12 +26,10 @@ inline std::string to_string(TreefixMethod method) {
 }
 
 // Below this many vertices per level on average, the level-synchronous method
-// pays more per level than it saves in work. On an H100 (bench_treefix, float,
-// perf/results/treefix) a level costs bfs 0.3 us (rootfix) to 0.7 us (leaffix)
-// in its one-team runs of narrow levels and a few kernel launches otherwise;
-// euler beat bfs on every tree but the star's rootfix, where they tie (2^24
-// vertices: 0.177 ms by bfs, 0.175 by euler) and bfs has no cancellation
-// error. Leaffix by bfs was 3.5 times slower than by euler even on the star.
+// pays more per level than it saves in work: each level costs bfs a launch
+// (or a team's pass over a narrow level), and euler beat bfs on every tree of
+// the GPU runs but the star's rootfix, where they tie and bfs has no
+// cancellation error (perf/results/treefix/).
 inline constexpr Index min_average_level_width = Index{1} << 20;
 
 // The method for a treefix of a tree: bfs for the rootfix of very wide,

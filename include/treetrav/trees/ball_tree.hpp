@@ -12,7 +12,7 @@ namespace detail {
 inline constexpr Coordinate bound_slack = 1e-5f;
 
 // Rounded without an FMA, so that every backend builds the same bounds (the
-// H100 built other vp shells and ball radii than the host, in the last bit).
+// GPU built other vp shells and ball radii than the host, in the last bit).
 KOKKOS_FORCEINLINE_FUNCTION Coordinate round_up_radius(Coordinate r) {
   return multiply_then_add(r, 1 + bound_slack, bound_slack);
 }

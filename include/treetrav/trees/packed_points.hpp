@@ -12,8 +12,7 @@ namespace treetrav {
 // rows of the smallest width that holds it, padded with zeros. A row of 4
 // floats holds up to 3 coordinates: one 16-byte load, and kernels compare the
 // 3 coordinates alone (a register and a term per distance less than with the
-// padding; with the kNN capacity of 10 the 3-D kNN kernel went from 1.65 to
-// 1.37 ms on the H100, each change alone 4-5%). Padding adds exact
+// padding). Padding adds exact
 // zeros to every sum, so distances are bit-identical to distance2() over the
 // d real coordinates.
 inline constexpr int packed_widths[] = {4, 8, 16};
@@ -128,9 +127,8 @@ KOKKOS_FORCEINLINE_FUNCTION void load_query(Coordinates const& x, Index i, Coord
 } // namespace detail
 
 // The search trees' (kd, ball, vp) leaf size unless the caller names one: the
-// fastest 1M x 1M kNN on the H100 (40 and 48 within 1%; 24: 7% slower, 64:
-// 10%, perf/results/search/h100-insert/) and on 16 host cores (40 beside 32,
-// perf/results/search/h100-sort/leaf-32-40/).
+// fastest kNN of the leaf-size sweeps on the GPU and on host cores
+// (perf/results/search/README.md).
 inline constexpr int default_leaf_size = 40;
 
 // A tree's own copy of its points, in tree order, one zero-padded row of
@@ -148,9 +146,7 @@ struct PackedPoints {
   KOKKOS_FUNCTION int width() const { return static_cast<int>(rows.extent(1)); }
 
   // Rows are row_stride(W) apart (W: what dispatch_width() gave for width()):
-  // the compile-time stride saves the 64-bit multiply by the View's stride
-  // (a kNN kernel on the H100 went from 1.23 to 1.17 ms with this and
-  // row_distance2's first square, perf/results/search/h100-insert/).
+  // the compile-time stride saves the 64-bit multiply by the View's stride.
   template <int W>
   KOKKOS_FORCEINLINE_FUNCTION Coordinate distance2(Index p, Coordinate const (&q)[W]) const {
     Coordinate row[W];

@@ -23,9 +23,8 @@ inline void check_cuda(cudaError_t status, char const* what) {
 }
 
 // Temporaries carved out of one device allocation, each part 256-byte
-// aligned: a Kokkos allocation and its release take about 14 us of host time
-// on the H100 machine, against 0.8 us for cudaMallocAsync and cudaFreeAsync
-// (perf/results/search/h100-sort/lab-sort-breakdown.txt).
+// aligned: a Kokkos allocation and its release cost far more host time than
+// cudaMallocAsync and cudaFreeAsync (perf/results/search/h100-sort/).
 template <class MemorySpace, std::size_t Parts>
 class Scratch {
 public:
@@ -71,8 +70,7 @@ struct Iota {
 // digit counts, one scan over (digit, block), a scatter in input order within
 // each block), so equal keys keep their index order like CUB's. It replaced
 // sorted (key, index) pairs and a tree of pairwise merges whose last merges ran
-// on one or two threads behind serial fill and copy loops: the Morton order of
-// 1M queries took 30 ms on 16 threads, now 9 (perf/results/search/cpu-knn-2threads.md).
+// on one or two threads behind serial fill and copy loops.
 template <class ExecutionSpace, class MemorySpace, class Key>
 void radix_sort_on_host(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys,
                         int key_bits, std::string const& label,

@@ -457,8 +457,8 @@ struct RegttGatherWord {
 // position i, the first `items` rows of `keys` as `bits`-bit integers, ties in
 // item order. CUDA: one stable CUB radix sort per key word from the least
 // significant (only the bits in use), for keys of up to 16 words; longer
-// keys, a Thrust merge sort comparing rows word by word (on the H100, 8.6 ms
-// for 10-word keys of 1M queries, where a radix pass costs well under 1 ms).
+// keys, a Thrust merge sort comparing rows word by word (an order of
+// magnitude slower than the radix passes, so only where they would be many).
 // Host spaces: std::stable_sort with the same comparison. Its scratch memory
 // grows to the largest request and is kept.
 template <class ExecutionSpace>

@@ -42,8 +42,7 @@ struct RegttSample {
 
 // The memory REGTT works in, kept in the caller's Workspace between calls: a
 // benchmark's repeats or an N-body run's steps would otherwise pay a
-// cudaMalloc and a cudaFree per buffer (more than the sort for 1M queries on
-// the H100).
+// cudaMalloc and a cudaFree per buffer, which cost more than the sort.
 template <class ExecutionSpace>
 struct RegttBuffers {
   using memory_space = typename ExecutionSpace::memory_space;

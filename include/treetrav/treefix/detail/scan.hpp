@@ -134,10 +134,8 @@ using ScatterIterator = PositionIterator<Scatter<Value, Output>>;
 // Hopper policy of the fused treefix scans: 256 threads x 16 items (scaled
 // down for wider accumulators). CUB's tuned Hopper policy for sums of 4-byte
 // values (128 x 24, which its dispatch keeps for its own operators; our
-// combine otherwise falls back to 15 items) was slower on the H100 at 2^24
-// vertices: Euler rootfix 0.185 / 0.182 ms (star / caterpillar) against
-// 0.155-0.166, leaffix 5% (the float-float variants lose 1-5%; see
-// perf/results/treefix/euler-scan-policy-256x16.md). Each item costs a
+// combine otherwise falls back to 15 items) was slower on Hopper at 2^24
+// vertices (perf/results/treefix/). Each item costs a
 // dependent gather; smaller tiles keep more of them in flight per SM. Blocked
 // (direct) loads or stores, 128 x 32, and chunks of 2 or 4 steps per item
 // loaded as int2 / int4 were all slower.

@@ -216,9 +216,8 @@ morton_code_kernel(MortonEncoder<MemorySpace> encode,
 // it receives the codes in that order. Key: std::uint32_t for codes of up to
 // 32 bits (fewer radix passes), else std::uint64_t.
 //   Cuda: one scratch allocation, the box and the codes in a kernel each, and
-//   CUB's radix sort: 143 us for 1M queries on the H100, of which CUB's passes
-//   take 67; a Kokkos array reduction, Kokkos kernels and four allocations
-//   took 270 (perf/results/search/h100-sort/lab-sort-breakdown.txt). Host
+//   CUB's radix sort, about half the time a Kokkos array reduction, Kokkos
+//   kernels and four allocations took (perf/results/search/h100-sort/). Host
 //   spaces: the same steps as Kokkos kernels.
 template <class Key, class ExecutionSpace, class MemorySpace>
 Kokkos::View<Index*, MemorySpace>
