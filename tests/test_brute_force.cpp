@@ -355,7 +355,7 @@ TYPED_TEST(BruteForceSearch, TreesRefuseMoreDimensionsThanTheirLimit) {
   } catch (InputError const& error) {
     std::string const message = error.what();
     EXPECT_NE(message.find(std::to_string(max_tree_dimension)), std::string::npos) << message;
-    EXPECT_NE(message.find("--strategy brute"), std::string::npos) << message;
+    EXPECT_NE(message.find("the brute-force strategy (brute"), std::string::npos) << message;
   }
 }
 

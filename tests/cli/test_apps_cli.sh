@@ -367,7 +367,7 @@ expect_contains "auto picks brute beyond the trees' dimensions" "picked brute" "
 expect_same_dataset "130-D: auto equals brute" "$work/knn130-brute.h5" "$work/knn130-auto.h5" /Results
 expect_success "pc --strategy brute, 130-D" tt pc "${wide[@]}" -r 2 --strategy brute -o "$work/pc130.h5"
 expect_shape "$work/pc130.h5" /Results/Counts "{40}"
-expect_failure "a tree beyond its dimensions" "--strategy brute" tt knn "${wide[@]}" --strategy fsm \
+expect_failure "a tree beyond its dimensions" "brute-force strategy (brute" tt knn "${wide[@]}" --strategy fsm \
   -o "$failures/out.h5"
 expect_contains "the tree's error names its limit" "at most 16" "$err"
 
