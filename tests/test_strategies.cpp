@@ -15,10 +15,12 @@
 namespace treetrav {
 namespace {
 
-template <class Variant, class Strategy>
-constexpr bool holds_type = false;
-template <class... S, class Strategy>
-constexpr bool holds_type<std::variant<S...>, Strategy> = (std::is_same_v<S, Strategy> || ...);
+// The name of the strategy a variant holds.
+template <class Variant>
+std::string name_of(Variant const& strategy) {
+  return std::visit([](auto const& s) { return std::string(std::decay_t<decltype(s)>::name); },
+                    strategy);
+}
 
 TEST(Strategies, VariantsAreFilteredFromTheListByTraits) {
   // Searches: every strategy but the group walk, brute force and auto included.
@@ -32,8 +34,6 @@ TEST(Strategies, VariantsAreFilteredFromTheListByTraits) {
             "recursive, autoropes, lockstep, fsm, hybrid, regtt, group");
   // N-body restarts switch only between walks with the same forces bit for bit.
   EXPECT_EQ(strategy_names<ForceStrategy>(), "recursive, autoropes, lockstep, fsm, hybrid, group");
-  static_assert(!holds_type<ForceStrategy, Regtt>);
-  static_assert(holds_type<SearchStrategy, BruteForce>);
 }
 
 // A list of one's own (the tests' strategy beside the library's) filters the same way.
@@ -41,11 +41,11 @@ TEST(Strategies, AListOfOnesOwnTakesANewStrategy) {
   using Mine = type_list<Autoropes, test::Reversed, GroupWalk>;
   using Walks = strategies_where<detail::keeps_per_query_walk, Mine>;
   EXPECT_EQ(strategy_names<Walks>(), "autoropes, reversed");
-  EXPECT_TRUE(std::holds_alternative<test::Reversed>(parse_strategy<Walks>("reversed")));
+  EXPECT_EQ(name_of(parse_strategy<Walks>("reversed")), "reversed");
 }
 
 TEST(Strategies, ParsingNamesTheParameterAndWhatIsAccepted) {
-  EXPECT_TRUE(std::holds_alternative<Regtt>(parse_strategy<SearchStrategy>("regtt")));
+  EXPECT_EQ(name_of(parse_strategy<SearchStrategy>("regtt")), "regtt");
   try {
     parse_strategy<ForceStrategy>("regtt");
     ADD_FAILURE() << "regtt is no N-body strategy";
