@@ -14,7 +14,6 @@
 
 #include <fmt/core.h>
 
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
