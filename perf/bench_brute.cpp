@@ -18,7 +18,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -187,12 +187,12 @@ void run_dimension(Settings const& s, int d, std::vector<Result>& results) {
   bool const time_trees = d <= std::min(s.max_tree_dimension, max_tree_dimension);
   bool const trees =
       time_trees || d <= std::min(probed_tree_dimension(s.n_reference), max_tree_dimension);
-  KdTree<Memory> tree;
+  Bvh<Memory> tree;
   Kokkos::View<Index*, Memory> morton;
   double build_ms = 0, morton_s = 0;
   if (trees) {
     Kokkos::Timer build_timer;
-    tree = KdTree<Memory>(space, host_reference, 8);
+    tree = Bvh<Memory>(space, host_reference, 8);
     space.fence();
     build_ms = build_timer.seconds() * 1e3;
     Kokkos::Timer morton_timer;

@@ -9,7 +9,7 @@
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
 #include <benchmark/benchmark.h>
@@ -52,16 +52,16 @@ void register_all(std::string const& input, PointSet<Memory> reference, PointSet
     })->Unit(benchmark::kMillisecond)->UseRealTime();
   };
   add("pc", [=] {
-    KdTree<Memory> tree(space, reference, 8);
+    Bvh<Memory> tree(space, reference, 8);
     Coordinate const radius = reference.dimension() == 7 ? 0.2f : 0.02f;
     return std::function<void()>([=] { count_within(space, tree, queries, {radius, false}, Strategy{}); });
   });
   add("nn", [=] {
-    KdTree<Memory> tree(space, reference, 8);
+    Bvh<Memory> tree(space, reference, 8);
     return std::function<void()>([=] { find_neighbors(space, tree, queries, {1, false}, Strategy{}); });
   });
   add("knn", [=] {
-    KdTree<Memory> tree(space, reference, 8);
+    Bvh<Memory> tree(space, reference, 8);
     return std::function<void()>([=] { find_neighbors(space, tree, queries, {8, false}, Strategy{}); });
   });
   add("vp", [=] {

@@ -47,7 +47,7 @@ struct Settings {
   std::string out = "perf/results/placement";
 };
 
-double median_ms(Space const& space, Workload<Space> const& w, HostPlacement const& placement,
+double median_ms(Space const& space, Workload<Space> const& w, AnyPlacement const& placement,
                  int repeats) {
   return time_alone<Space>(
       space, [&](Space const& instance) { w.run(instance, placement); }, repeats);
@@ -61,7 +61,7 @@ double geomean(std::vector<double> const& v) {
 }
 
 template <class Placement>
-HostPlacement with_workers(Placement placement, int workers) {
+AnyPlacement with_workers(Placement placement, int workers) {
   placement.options.workers_per_sm = workers;
   return placement;
 }
@@ -75,7 +75,7 @@ struct Check {
   double plan_ms = 0;
 };
 
-Check check(Space const& space, Workload<Space> const& w, HostPlacement placement,
+Check check(Space const& space, Workload<Space> const& w, AnyPlacement placement,
             std::vector<double> const& reference) {
   PlacementReport report;
   report.count_chunks = true;
@@ -136,7 +136,7 @@ std::map<std::string, double> single_kernels(Settings const& s,
         &trace);
     for (auto const& [workers, ms] : trace)
       climb << fmt::format("{},{},{:.4f}\n", app, workers, ms);
-    HostPlacement const tuned = with_workers(affinity, best);
+    AnyPlacement const tuned = with_workers(affinity, best);
     double const aff = median_ms(space, w, tuned, s.repeats);
     Persistent persistent;
     persistent.options.steal = s.steal;
@@ -241,7 +241,7 @@ void coruns(Settings const& s, std::map<std::string, Workload<Space>>& workloads
                        pair, config, split, wa, wb, qa, qb, r.alone_a, r.alone_b, r.together_a,
                        r.together_b, r.runs_a, r.runs_b, r.stp(), r.antt());
   };
-  auto kernel = [](Workload<Space> const& w, HostPlacement const& placement) -> CorunKernel<Space> {
+  auto kernel = [](Workload<Space> const& w, AnyPlacement const& placement) -> CorunKernel<Space> {
     return [&w, placement](Space const& instance) { w.run(instance, placement); };
   };
   for (std::size_t i = 0; i < s.apps.size(); ++i)

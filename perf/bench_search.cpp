@@ -7,7 +7,7 @@
 //
 // Inputs are raw little-endian float32, row-major (n x d), as numpy's tofile()
 // writes them, or treetrav HDF5 point files. Phases:
-//   build            KdTree construction from points already in device memory
+//   build            Bvh construction from points already in device memory
 //   sort             Morton order of the queries (device radix sort)
 //   knn_sorted       sort + kNN (the sort inside the call, counted)
 //   knn_presorted    kNN alone, queries in a Morton order computed beforehand
@@ -22,7 +22,7 @@
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/backends.hpp>
 #include <treetrav/io/points.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -123,10 +123,10 @@ void run(CLI::App const&, std::string const& reference_path, std::string const& 
     fmt::print("{:<24} {:9.3f} ms\n", phase, 1e3 * timing.median());
   };
 
-  KdTree<Memory> tree(space, reference, leaf_size);
+  Bvh<Memory> tree(space, reference, leaf_size);
   if (wanted("build"))
     record("build",
-           time_phase(warmup, repeats, [&] { KdTree<Memory> fresh(space, reference, leaf_size); }));
+           time_phase(warmup, repeats, [&] { Bvh<Memory> fresh(space, reference, leaf_size); }));
   Kokkos::View<Index*, Memory> order;
   if (wanted("sort"))
     record("sort", time_phase(warmup, repeats, [&] { order = morton_order(space, queries); }));
@@ -148,7 +148,7 @@ void run(CLI::App const&, std::string const& reference_path, std::string const& 
            }));
   if (wanted("end_to_end"))
     record("end_to_end", time_phase(warmup, repeats, [&] {
-             KdTree<Memory> fresh(space, reference, leaf_size);
+             Bvh<Memory> fresh(space, reference, leaf_size);
              neighbors = find_neighbors(space, fresh, queries, sorted, Strategy{});
            }));
   Kokkos::View<std::int64_t*, Memory> counts;

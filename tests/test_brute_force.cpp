@@ -10,7 +10,7 @@
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 #include <algorithm>
 #include <numeric>
@@ -104,7 +104,7 @@ TYPED_TEST(BruteForceSearch, EqualsTheTreeStrategies) {
   TypeParam space;
   using Memory = typename TypeParam::memory_space;
   for (auto const& c : test::search_cases()) {
-    KdTree<Memory> tree(space, c.reference, c.leaf_size);
+    Bvh<Memory> tree(space, c.reference, c.leaf_size);
     auto const reference = copy_points(space, c.reference, "test::reference");
     auto const queries = copy_points(space, c.queries, "test::queries");
     int const k = std::min<Index>(8, c.reference.size());
@@ -147,7 +147,7 @@ TYPED_TEST(BruteForceSearch, SquaredDistancesEqualTheTrees) {
   TypeParam space;
   using Memory = typename TypeParam::memory_space;
   for (auto const& c : test::search_cases()) {
-    KdTree<Memory> tree(space, c.reference, c.leaf_size);
+    Bvh<Memory> tree(space, c.reference, c.leaf_size);
     auto const queries = copy_points(space, c.queries, "test::queries");
     NeighborOptions const options{std::min<Index>(8, c.reference.size()), false, QueryOrder::none,
                                   true};
@@ -282,12 +282,12 @@ TYPED_TEST(BruteForceSearch, HighDimensionalSetsEqualTheOracleAndTheTrees) {
       auto const fifth = test::brute_force_neighbors(reference, queries, 5, false).distances[4];
       expect_counts_exact(space, label, reference, queries, fifth, false, BruteForce{});
       if (d <= max_tree_dimension) {
-        KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+        Bvh<typename TypeParam::memory_space> tree(space, reference, 8);
         auto const expected = test::brute_force_neighbors(reference, queries, 10, false);
         auto const results =
             find_neighbors(space, tree, copy_points(space, queries, "test::queries"),
                            NeighborOptions{10, false}, Autoropes{});
-        test::expect_equal_to_brute_force(results, expected, label + " kd-tree");
+        test::expect_equal_to_brute_force(results, expected, label + " bvh");
       }
     }
   }
@@ -350,8 +350,8 @@ TYPED_TEST(BruteForceSearch, TreesRefuseMoreDimensionsThanTheirLimit) {
   auto const wide =
       generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 20, max_tree_dimension + 1, 5);
   try {
-    KdTree<typename TypeParam::memory_space> tree(space, wide, 8);
-    ADD_FAILURE() << "a kd-tree took " << wide.dimension() << " dimensions";
+    Bvh<typename TypeParam::memory_space> tree(space, wide, 8);
+    ADD_FAILURE() << "a BVH took " << wide.dimension() << " dimensions";
   } catch (InputError const& error) {
     std::string const message = error.what();
     EXPECT_NE(message.find(std::to_string(max_tree_dimension)), std::string::npos) << message;

@@ -3,7 +3,7 @@
 // once, and each rank's answers for its block of the queries equal brute
 // force over all the reference points (ties by row) for kNN on kd, ball and
 // vp trees (with and without self-exclusion) and PC, for every strategy on
-// the kd-tree. The inputs are those of the single-tree tests: one point
+// the BVH. The inputs are those of the single-tree tests: one point
 // (ranks without points), a leaf's worth, duplicates, identical points.
 #include "execution_spaces.hpp"
 #include "neighbor_checks.hpp"
@@ -11,7 +11,7 @@
 
 #include <treetrav/distributed/distributed_search.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
 #include <gtest/gtest.h>
@@ -85,8 +85,8 @@ TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
   for (auto const& c : test::search_cases())
     for (bool self : {false, true}) {
       test::for_each_strategy<TypeParam>(
-          [&](auto strategy) { check_neighbors<KdTree<Memory>>(space, c, 8, self, strategy); });
-      check_neighbors<KdTree<Memory>>(space, c, 1, self, Autoropes{});
+          [&](auto strategy) { check_neighbors<Bvh<Memory>>(space, c, 8, self, strategy); });
+      check_neighbors<Bvh<Memory>>(space, c, 1, self, Autoropes{});
       check_neighbors<VpTree<Memory>>(space, c, 1, self, Autoropes{});
       check_neighbors<BallTree<Memory>>(space, c, 20, self, Autoropes{});
     }
@@ -97,7 +97,7 @@ TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
   TypeParam space;
   distributed::Communicator const world;
   for (auto const& c : test::search_cases()) {
-    distributed::DistributedTree<KdTree<Memory>> tree(
+    distributed::DistributedTree<Bvh<Memory>> tree(
         space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
         c.leaf_size);
     for (bool self : {false, true}) {

@@ -4,7 +4,7 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/schedule/hybrid.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/octree.hpp>
 
 #include <gtest/gtest.h>
@@ -256,7 +256,7 @@ void number_top_leaves(Topology const& topology, Index node, int depth, std::vec
 // top_tree_columns equals the recursive numbering on a radix tree (whose node
 // ids do not list parents first) and on an octree.
 TEST(TopTreeColumns, NumberTopLeavesInPreOrder) {
-  KdTree<Kokkos::HostSpace> const kd(host(), test::plummer_positions(2000, 1), 4);
+  Bvh<Kokkos::HostSpace> const kd(host(), test::plummer_positions(2000, 1), 4);
   auto const bodies = test::plummer_positions(2000, 1);
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("masses", bodies.size());
   Kokkos::deep_copy(masses, Coordinate(1));
@@ -279,8 +279,8 @@ TEST(TopTreeColumns, NumberTopLeavesInPreOrder) {
 // A tree's top-tree column map is computed once per depth and found again by
 // the tree's node arrays; another tree or depth gets its own.
 TEST(TopTreeColumnCache, ComputesAMapOncePerTreeAndDepth) {
-  KdTree<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
-  KdTree<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
+  Bvh<Kokkos::HostSpace> const tree(host(), test::plummer_positions(2000, 1), 4);
+  Bvh<Kokkos::HostSpace> const other(host(), test::plummer_positions(2000, 2), 4);
   detail::TopTreeColumnCache<decltype(tree.topology)> cache;
   int columns = 0, again = 0;
   auto const map = cache.get(host(), tree.topology, 3, columns);

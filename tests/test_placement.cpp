@@ -12,7 +12,7 @@
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/traverse.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
 #include <numeric>
@@ -326,10 +326,11 @@ TYPED_TEST(Placement, IdenticalResultsEveryPlacementAndStrategy) {
   for (int which : {0, 2}) { // uniform 3-D, clustered 7-D
     auto const& c = cases[which];
     auto queries = copy_points(space, c.queries, "test::queries");
-    KdTree<Memory> kd(space, c.reference, c.leaf_size);
+    Bvh<Memory> kd(space, c.reference, c.leaf_size);
     VpTree<Memory> vp(space, c.reference, c.leaf_size);
     test::for_each_strategy<TypeParam>([&](auto strategy) {
-      if constexpr (placement_applies_v<decltype(strategy), SmCentric>) {
+      if constexpr (placement_applies_v<decltype(strategy), SmCentric> &&
+                    placement_runs_on_v<SmCentric, TypeParam>) {
         auto const knn = to_host(find_neighbors(space, kd, queries, {8, false}, strategy).indices);
         auto const nn = to_host(find_neighbors(space, vp, queries, {1, false}, strategy).distances);
         auto const pc = to_host(count_within(space, kd, queries, {c.radius, false}, strategy));
@@ -359,7 +360,8 @@ TYPED_TEST(Placement, IdenticalResultsEveryPlacementAndStrategy) {
   Kokkos::deep_copy(masses, Coordinate(1) / bodies_host.size());
   Octree<Memory> tree(space, bodies, masses, 8);
   test::for_each_strategy<TypeParam, 8>([&](auto strategy) {
-    if constexpr (placement_applies_v<decltype(strategy), SmCentric>) {
+    if constexpr (placement_applies_v<decltype(strategy), SmCentric> &&
+                  placement_runs_on_v<SmCentric, TypeParam>) {
       auto const expected =
           to_host(barnes_hut_accelerations(space, tree, bodies, {0.5f, 0.01f, 1.0f}, strategy));
       for_each_placement(space, [&](auto const& placement, std::string const& name,

@@ -14,7 +14,7 @@
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/schedule/regtt.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/octree.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
@@ -126,8 +126,8 @@ TYPED_TEST(RegttParts, TopNodesFollowTheHeapNumbering) {
   // Deeper than the trees: leaves end every path (the radix tree's point
   // nodes and ranges, the implicit tree's last level).
   auto const points = generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 300, 3, 5);
-  expect_heap_numbering(space, KdTree<Memory>(space, points, 8), 7);
-  expect_heap_numbering(space, KdTree<Memory>(space, points, 1), 12);
+  expect_heap_numbering(space, Bvh<Memory>(space, points, 8), 7);
+  expect_heap_numbering(space, Bvh<Memory>(space, points, 1), 12);
   expect_heap_numbering(space, BallTree<Memory>(space, points, 8), 7);
   expect_heap_numbering(space, VpTree<Memory>(space, points, 8), 8);
 }
@@ -207,7 +207,7 @@ void expect_reference_order(Space const& space) {
 
 // Every backend builds the same tree, so the host's reference walk is the device's.
 TYPED_TEST(RegttParts, EachQueryWalksInTheReferenceOrder) {
-  expect_reference_order<KdTree>(TypeParam{});
+  expect_reference_order<Bvh>(TypeParam{});
   expect_reference_order<BallTree>(TypeParam{});
   expect_reference_order<VpTree>(TypeParam{});
 }
@@ -248,7 +248,7 @@ TYPED_TEST(RegttParts, LockstepVisitsEqualTheLockstepKernels) {
   using Memory = typename TypeParam::memory_space;
   Kokkos::DefaultHostExecutionSpace host;
   auto queries = copy_points(space, generators::uniform(host, 1000, 3, 3), "test::queries");
-  KdTree<Memory> tree(space, generators::uniform(host, 5000, 3, 4), 8);
+  Bvh<Memory> tree(space, generators::uniform(host, 5000, 3, 4), 8);
   auto bodies_host = test::plummer_positions(2000, 5);
   auto bodies = copy_points(space, bodies_host, "test::bodies");
   Kokkos::View<Coordinate*, Memory> masses("test::masses", 2000);
@@ -278,7 +278,7 @@ TYPED_TEST(RegttParts, ChunksGiveTheSameResults) {
   Kokkos::DefaultHostExecutionSpace host;
   auto reference = generators::uniform(host, 3000, 3, 11);
   auto queries = generators::uniform(host, 1000, 3, 12);
-  KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+  Bvh<typename TypeParam::memory_space> tree(space, reference, 8);
   auto device_queries = copy_points(space, queries, "test::queries");
   auto expected_knn = test::brute_force_neighbors(reference, queries, 8, false);
   auto expected_counts = test::brute_force_counts(reference, queries, 0.08f, false);
@@ -313,7 +313,7 @@ TYPED_TEST(RegttParts, AutomaticDepthComesFromTheModelsRange) {
   Kokkos::DefaultHostExecutionSpace host;
   auto reference = generators::clustered(host, 20000, 2, 30, 0.02, 13);
   auto queries = generators::clustered(host, 20000, 2, 30, 0.02, 14);
-  KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+  Bvh<typename TypeParam::memory_space> tree(space, reference, 8);
   auto device_queries = copy_points(space, queries, "test::queries");
   auto expected = test::brute_force_counts(reference, queries, 0.01f, false);
   for (auto mode : {RegttMode::lockstep, RegttMode::nonlockstep}) {
@@ -367,7 +367,7 @@ TYPED_TEST(RegttParts, BadArgumentsAreErrors) {
   Kokkos::DefaultHostExecutionSpace host;
   auto reference = generators::uniform(host, 500, 3, 1);
   auto queries = copy_points(space, generators::uniform(host, 100, 3, 2), "test::queries");
-  KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+  Bvh<typename TypeParam::memory_space> tree(space, reference, 8);
   auto bodies = copy_points(space, test::plummer_positions(100, 3), "test::bodies");
   Kokkos::View<Coordinate*, typename TypeParam::memory_space> masses("test::masses", 100);
   Octree<typename TypeParam::memory_space> octree(space, bodies, masses, 8);

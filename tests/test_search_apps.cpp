@@ -1,5 +1,5 @@
 // One query suite over every tree type and strategy, with brute force as the
-// reference: NN, kNN (kd-tree), VP (vantage-point tree), BT (ball tree), PC.
+// reference: NN, kNN (BVH), VP (vantage-point tree), BT (ball tree), PC.
 #include "execution_spaces.hpp"
 #include "neighbor_checks.hpp"
 #include "oracles.hpp"
@@ -10,7 +10,7 @@
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
 namespace {
@@ -47,10 +47,10 @@ TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
   TypeParam space;
   for (auto const& c : test::search_cases())
     for (bool self : {false, true}) {
-      check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, 1, self); // NN
+      check_neighbors<Bvh<typename TypeParam::memory_space>>(space, c, 1, self); // NN
       check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self); // VP
       for (int k : {8, 10, 20}) { // capacities 8 and 10 exactly; 20 in 32 (autoropes)
-        check_neighbors<KdTree<typename TypeParam::memory_space>>(space, c, k, self);   // kNN
+        check_neighbors<Bvh<typename TypeParam::memory_space>>(space, c, k, self);   // kNN
         check_neighbors<BallTree<typename TypeParam::memory_space>>(space, c, k, self); // BT
       }
     }
@@ -63,7 +63,7 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
       HostPoints const& queries = self ? c.reference : c.queries;
       for (Coordinate radius : {c.radius, 2 * c.radius}) {
         auto expected = test::brute_force_counts(c.reference, queries, radius, self);
-        KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+        Bvh<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
         auto device_queries = copy_points(space, queries, "test::queries");
         test::for_each_strategy<TypeParam>([&](auto strategy) {
           auto counts = Kokkos::create_mirror_view_and_copy(
@@ -87,7 +87,7 @@ TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
     for (bool self : {false, true}) {
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
-      KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+      Bvh<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
       auto device_queries = copy_points(space, queries, "test::queries");
       test::for_each_strategy<TypeParam>([&](auto strategy) {
         for (Index capacity : {0, 1, 3}) {
@@ -122,7 +122,7 @@ TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
 TYPED_TEST(SearchApps, ChunkedBatchesEqualOneCall) {
   TypeParam space;
   auto const c = test::search_cases()[2];  // clustered 7-D
-  KdTree<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
+  Bvh<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
   NeighborOptions const options{5, false, QueryOrder::sfc};
   auto whole = find_neighbors(space, tree, copy_points(space, c.queries, "test::queries"), options, Autoropes{});
   auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, whole.indices);
@@ -160,7 +160,7 @@ TYPED_TEST(SearchApps, BadArgumentsAreInputErrors) {
       copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 2, 2), "q2");
   auto queries =
       copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5, 3, 2), "q3");
-  KdTree<typename TypeParam::memory_space> tree(space, reference, 8);
+  Bvh<typename TypeParam::memory_space> tree(space, reference, 8);
   EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{0, false}, Autoropes{}),
                InputError);
   EXPECT_THROW(find_neighbors(space, tree, queries, NeighborOptions{51, false}, Autoropes{}),
@@ -177,8 +177,8 @@ TYPED_TEST(SearchApps, BadArgumentsAreInputErrors) {
       count_within(space, tree, queries, RangeCountOptions{std::nanf(""), false}, Autoropes{}),
       InputError);
   HostPoints empty(HostPoints::coordinates_view("empty", 0, 3));
-  EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, empty, 8)), InputError);
-  EXPECT_THROW((KdTree<typename TypeParam::memory_space>(space, reference, 0)), InputError);
+  EXPECT_THROW((Bvh<typename TypeParam::memory_space>(space, empty, 8)), InputError);
+  EXPECT_THROW((Bvh<typename TypeParam::memory_space>(space, reference, 0)), InputError);
 }
 
 } // namespace

@@ -7,7 +7,7 @@
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 #include <set>
 
@@ -31,7 +31,7 @@ TYPED_TEST(SfcOrder, IsAPermutationInMortonOrderAndKeepsResults) {
   auto reference_order = morton_order(Kokkos::DefaultHostExecutionSpace{}, host_queries);
   for (Index i = 0; i < 3000; ++i) ASSERT_EQ(order(i), reference_order(i)) << i;
   // Sorting changes which lane serves which query, never the answers.
-  KdTree<typename TypeParam::memory_space> tree(
+  Bvh<typename TypeParam::memory_space> tree(
       space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 4000, 7, 10), 8);
   auto device_order = Kokkos::create_mirror_view_and_copy(space, order);
   test::for_each_strategy<TypeParam>([&](auto strategy) {
@@ -50,7 +50,7 @@ TYPED_TEST(SfcOrder, LockstepMetricsCountEachLanesOwnVisits) {
   TypeParam space;
   auto host_queries = generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 1000, 3, 3);
   auto queries = copy_points(space, host_queries, "test::queries");
-  KdTree<typename TypeParam::memory_space> tree(
+  Bvh<typename TypeParam::memory_space> tree(
       space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 5000, 3, 4), 8);
   using Memory = typename TypeParam::memory_space;
   // Unguided PC: both lockstep kernels visit exactly each query's own nodes.

@@ -5,7 +5,7 @@
 
 #include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/octree.hpp>
 #include <treetrav/trees/relayout.hpp>
 #include <treetrav/trees/vp_tree.hpp>
@@ -182,7 +182,7 @@ TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
   TypeParam space;
   for (auto const& c : test::search_cases()) {
     Index const n = c.reference.size();
-    KdTree<Kokkos::HostSpace> kd(space, c.reference, c.leaf_size);
+    Bvh<Kokkos::HostSpace> kd(space, c.reference, c.leaf_size);
     BallTree<Kokkos::HostSpace> ball(space, c.reference, c.leaf_size);
     VpTree<Kokkos::HostSpace> vp(space, c.reference, c.leaf_size);
     expect_valid_radix(kd.topology, n, c.leaf_size, c.name + " kd");
@@ -201,11 +201,11 @@ TYPED_TEST(Trees, BinaryTreesAreValidAndBoundTheirPoints) {
         EXPECT_LE(vp.shells(2 * node + 2, 1), vp.shells(2 * node + 3, 1))
             << c.name << " vp node " << node;
   }
-  // Leaf size 1: a vantage-point tree with empty leaves, a kd-tree down to points.
+  // Leaf size 1: a vantage-point tree with empty leaves, a BVH down to points.
   auto reference = test::search_cases().front().reference;
   VpTree<Kokkos::HostSpace> fine_vp(space, reference, 1);
   expect_valid_implicit(fine_vp.topology, reference.size(), 1, "vp leaf 1");
-  KdTree<Kokkos::HostSpace> fine_kd(space, reference, 1);
+  Bvh<Kokkos::HostSpace> fine_kd(space, reference, 1);
   expect_valid_radix(fine_kd.topology, reference.size(), 1, "kd leaf 1");
 }
 
@@ -230,8 +230,8 @@ TYPED_TEST(TreeBuilds, EveryBackendBuildsTheSameTree) {
   Kokkos::Serial serial;
   for (auto const& c : test::search_cases()) {
     auto points = copy_points(space, c.reference, "test::reference");
-    EXPECT_EQ(tree_bytes(KdTree<Memory>(space, points, c.leaf_size)),
-              tree_bytes(KdTree<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))
+    EXPECT_EQ(tree_bytes(Bvh<Memory>(space, points, c.leaf_size)),
+              tree_bytes(Bvh<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))
         << c.name << " kd";
     EXPECT_EQ(tree_bytes(BallTree<Memory>(space, points, c.leaf_size)),
               tree_bytes(BallTree<Kokkos::HostSpace>(serial, c.reference, c.leaf_size)))

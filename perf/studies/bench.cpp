@@ -27,7 +27,7 @@
 #include <treetrav/schedule/regtt.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/relayout.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
@@ -88,7 +88,7 @@ struct Settings {
   bool wants_input(std::string const& input) const {
     return inputs.empty() || std::find(inputs.begin(), inputs.end(), input) != inputs.end();
   }
-  HostPlacement placement; // every row's (Wu et al.); the plan is made once per input and reused
+  AnyPlacement placement; // every row's (Wu et al.); the plan is made once per input and reused
 };
 
 
@@ -111,7 +111,8 @@ template <class Tag, class F>
 auto with_placement(Settings const& s, Tag const& tag, F const& f) {
   return std::visit(
       [&](auto const& placement) {
-        if constexpr (placement_applies_v<Tag, std::decay_t<decltype(placement)>>) {
+        if constexpr (placement_applies_v<Tag, std::decay_t<decltype(placement)>> &&
+                      placement_runs_on_v<std::decay_t<decltype(placement)>, Space>) {
           return f(placed(tag, placement));
         } else {
           throw std::logic_error(std::string("bench: no placement for ") + Tag::name);
@@ -459,7 +460,7 @@ void search_inputs(Settings const& s, std::vector<Row>& rows, std::vector<Row>& 
     double const sort_ms = sort_times[sort_times.size() / 2];
     auto const morton = morton_order(space, queries);
     auto const reference = copy_points(space, in.reference, "bench::reference");
-    KdTree<Memory> kd(space, in.reference, 8);
+    Bvh<Memory> kd(space, in.reference, 8);
     VpTree<Memory> vp(space, in.reference, 8);
     BallTree<Memory> ball(space, in.reference, 8);
     // One app as a function of the strategy tag: its results on `q`, flattened.

@@ -29,7 +29,7 @@ struct CorunOptions {
 
 template <class Space>
 void run_corun(Space const& space, CorunOptions const& options) {
-  if constexpr (!placement_runs_on<SmCentric, Space>) {
+  if constexpr (!placement_runs_on_v<SmCentric, Space>) {
     throw InputError("corun partitions a parallel backend's SMs or threads; --backend serial "
                      "runs one thread");
   } else {
@@ -48,7 +48,7 @@ void run_corun(Space const& space, CorunOptions const& options) {
       throw InputError(fmt::format("--split must be below the {} SMs of {} (got {})", sms,
                                    Space::name(), split));
     auto kernel = [](Workload<Space> const& w,
-                     HostPlacement const& placement) -> CorunKernel<Space> {
+                     AnyPlacement const& placement) -> CorunKernel<Space> {
       return [&w, placement](Space const& instance) { w.run(instance, placement); };
     };
     double const alone_a = time_alone<Space>(space, kernel(a, Hardware{}));

@@ -161,7 +161,7 @@ PY
     done 2>&1 | tee "$out/kernels.txt"
     ;;
   build-kernels)
-    # Every kernel of the kd-tree build with its duration, 1M and 10M uniform
+    # Every kernel of the BVH build with its duration, 1M and 10M uniform
     # points in a box (the phase where ArborX leads at 10M).
     python3 - "$work" <<'PY'
 import sys, numpy as np

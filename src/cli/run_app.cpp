@@ -171,8 +171,8 @@ SearchStrategy search_strategy_from(RunOptions const& options) {
   return configured(parse_strategy<SearchStrategy>(options.strategy), options);
 }
 
-HostPlacement placement_from(RunOptions const& options) {
-  HostPlacement placement = parse_placement(options.placement);
+AnyPlacement placement_from(RunOptions const& options) {
+  AnyPlacement placement = parse_placement(options.placement);
   bool const has_workers =
       std::visit([](auto const& p) { return std::decay_t<decltype(p)>::sets_workers_per_sm; },
                  placement);

@@ -63,7 +63,7 @@ ApplicationStrategy strategy_from(RunOptions const& options);
 SearchStrategy search_strategy_from(RunOptions const& options);
 BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size);
 // The --placement tag, with --workers-per-sm applied.
-HostPlacement placement_from(RunOptions const& options);
+AnyPlacement placement_from(RunOptions const& options);
 
 // What a run did and how long each stage took; it becomes the results file's
 // metadata and the summary. Fields marked (dispatch) are set by run_application.
@@ -71,7 +71,7 @@ struct RunRecord {
   std::string application; // the subcommand: pc, nn, knn, vp, bt, bh
   std::string tree;        // (dispatch) "none" for brute force
   std::string strategy;    // (dispatch) the one that ran: auto's pick under auto
-  HostPlacement placement; // which SM runs which queries
+  AnyPlacement placement; // which SM runs which queries
   Backend backend = Backend::serial;
   int threads = 0; // (dispatch) the execution space's concurrency
   int leaf_size = 0;
@@ -92,16 +92,6 @@ struct RunRecord {
   AutomaticChoice choice;
 };
 
-// Whether Placement can run on execution space Space. A software placement
-// spreads a kernel's work items over SMs (on the host: over threads); the
-// serial backend has one thread, so there it is refused, not compiled.
-template <class Placement, class Space>
-inline constexpr bool placement_runs_on = std::is_same_v<Placement, Hardware>
-#ifdef KOKKOS_ENABLE_SERIAL
-                                          || !std::is_same_v<Space, Kokkos::Serial>
-#endif
-    ;
-
 // An Application provides, for every execution space Space and strategy tag:
 //   static constexpr char const* tree_name;
 //   Setup   setup(Space const&, Strategy const&) const;   what the strategy needs, queries moved
@@ -114,7 +104,7 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
     throw InputError(
         fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
                     Placement::name, Strategy::name));
-  } else if constexpr (!placement_runs_on<Placement, Space>) {
+  } else if constexpr (!placement_runs_on_v<Placement, Space>) {
     throw InputError(fmt::format("--placement {} needs a parallel backend, not --backend {} (one "
                                  "thread; use --placement hardware)",
                                  Placement::name, to_string(record.backend)));

@@ -32,19 +32,19 @@ constexpr char const* neighbor_rows_layout =
     "nearest first, ties broken by index.";
 
 constexpr SearchCommand search_commands[] = {
-    {"pc", "Point correlation: count the reference points within radius -r of each query (kd-tree)",
+    {"pc", "Point correlation: count the reference points within radius -r of each query (BVH)",
      Parameter::radius, true, true, "/Results/Counts (n_queries).", run_pc},
     {"radius",
      "Radius search: list the reference points within radius -r of each query, nearest first "
-     "(kd-tree)",
+     "(BVH)",
      Parameter::radius, false, false,
      "/Results/ListOffsets (n_queries + 1), ListIndices and ListDistances: query q's neighbours "
      "are entries [ListOffsets[q], ListOffsets[q + 1]), rows of the reference set, nearest first, "
      "ties broken by index.",
      run_radius},
-    {"nn", "Nearest reference point of each query (kd-tree)", Parameter::none, true, true,
+    {"nn", "Nearest reference point of each query (BVH)", Parameter::none, true, true,
      neighbor_rows_layout, run_knn},
-    {"knn", "k nearest reference points of each query (kd-tree)", Parameter::k, true, true,
+    {"knn", "k nearest reference points of each query (BVH)", Parameter::k, true, true,
      neighbor_rows_layout, run_knn},
     {"vp", "Nearest reference point of each query (vantage-point tree)", Parameter::none, true,
      true, neighbor_rows_layout, run_vp},

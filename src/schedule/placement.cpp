@@ -8,7 +8,7 @@
 
 namespace treetrav {
 
-HostPlacement parse_placement(std::string const& name) {
+AnyPlacement parse_placement(std::string const& name) {
   if (name == Hardware::name)
     return Hardware{};
   if (name == SmCentric::name)
@@ -21,12 +21,12 @@ HostPlacement parse_placement(std::string const& name) {
                    "' (known: hardware, smcentric, affinity, persistent)");
 }
 
-std::string placement_name(HostPlacement const& placement) {
+std::string placement_name(AnyPlacement const& placement) {
   return std::visit([](auto const& p) { return std::string(std::decay_t<decltype(p)>::name); },
                     placement);
 }
 
-PlacementOptions& placement_options(HostPlacement& placement) {
+PlacementOptions& placement_options(AnyPlacement& placement) {
   return std::visit(
       [](auto& p) -> PlacementOptions& {
         if constexpr (std::is_same_v<std::decay_t<decltype(p)>, Hardware>)

@@ -216,7 +216,7 @@ expect_failure "unknown --sort" "--sort" tt knn --reference "$work/ref.h5" --que
   --sort zigzag -o "$failures/knn.h5"
 expect_attributes "$work/pc-autoropes.h5" radius
 run h5dump -A -g /RunMetadata "$work/knn-autoropes.h5"
-expect_contains "knn records the kd tree" '"kd"' "$out"
+expect_contains "knn records the BVH" '"bvh"' "$out"
 
 expect_success "knn on the serial backend, 1 thread" tt knn --reference "$work/ref.h5" --queries "$work/queries.h5" \
   -k 5 --backend serial --threads 1 -o "$work/knn-serial.h5"

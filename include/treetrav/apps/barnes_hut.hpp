@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
 #include <treetrav/core/point_set.hpp>
@@ -395,21 +396,17 @@ template <class MemorySpace, Multipole Order = Multipole::monopole>
 using BarnesHutVisitor =
     detail::BarnesHutWalk<MemorySpace, detail::Acceleration<MemorySpace>, Order>;
 
-// Writes the accelerations (bodies, 3) of the bodies the octree was built
-// over, given in the caller's order in `bodies`, into `accelerations`: of
-// every body, or of those `active_bodies` marks (bodies; empty: all), whose
-// work items `order` lists (per-body strategies) or whose tree positions it
-// maps (GroupWalk; see traverse()). Other rows are left as they are.
+namespace detail {
+
+// The Barnes-Hut sums, instantiated here (compiled.hpp).
 template <class ExecutionSpace, class MemorySpace, class Strategy>
-void compute_barnes_hut_accelerations(
+void compute_barnes_hut_accelerations_with(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree,
     PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
-    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Octree<MemorySpace>::memory_space>
-        accelerations,
-    Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {},
-    Kokkos::View<std::uint8_t const*, typename Octree<MemorySpace>::memory_space> active_bodies =
-        {},
-    TraversalMetrics<typename Octree<MemorySpace>::memory_space> const& metrics = {}) {
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
+    Kokkos::View<Index const*, MemorySpace> order,
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies,
+    TraversalMetrics<MemorySpace> const& metrics) {
   detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
   if (accelerations.extent(0) != std::size_t(bodies.size()) || accelerations.extent(1) != 3)
     throw std::invalid_argument("Barnes-Hut: accelerations must be (bodies, 3)");
@@ -426,15 +423,13 @@ void compute_barnes_hut_accelerations(
                                                           interaction, active_bodies));
 }
 
-// compute_barnes_hut_accelerations that also writes each walked body's number
-// of interactions into `costs` (bodies).
 template <class ExecutionSpace, class MemorySpace, class Strategy>
-void compute_barnes_hut_accelerations_and_costs(
+void compute_barnes_hut_accelerations_and_costs_with(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree,
     PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
     Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
-    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies) {
   detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
   if (accelerations.extent(0) != std::size_t(bodies.size()) || accelerations.extent(1) != 3 ||
       costs.extent(0) != std::size_t(bodies.size()))
@@ -448,6 +443,77 @@ void compute_barnes_hut_accelerations_and_costs(
   else
     run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
                                                           interaction, active_bodies));
+}
+
+// The Barnes-Hut sums on the backends treetrav::searches compiles
+// (compiled.hpp); their definitions are there (src/searches/).
+template <class ExecutionSpace>
+struct CompiledBarnesHut {
+  using memory_space = typename ExecutionSpace::memory_space;
+  static void accelerations(ExecutionSpace const& space, Octree<memory_space> const& tree,
+                            PointSet<memory_space> const& bodies, BarnesHutOptions const& options,
+                            CompiledForceStrategy const& strategy,
+                            Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> accelerations,
+                            Kokkos::View<Index const*, memory_space> order,
+                            Kokkos::View<std::uint8_t const*, memory_space> active_bodies,
+                            TraversalMetrics<memory_space> const& metrics);
+  static void accelerations_and_costs(
+      ExecutionSpace const& space, Octree<memory_space> const& tree,
+      PointSet<memory_space> const& bodies, BarnesHutOptions const& options,
+      CompiledForceStrategy const& strategy,
+      Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> accelerations,
+      Kokkos::View<Index*, memory_space> costs, Kokkos::View<Index const*, memory_space> order,
+      Kokkos::View<std::uint8_t const*, memory_space> active_bodies);
+};
+
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+inline constexpr bool compiled_barnes_hut_v =
+    compiled_search_v<ExecutionSpace,
+                      std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>, Strategy,
+                      BarnesHutStrategy>;
+
+} // namespace detail
+
+// Writes the accelerations (bodies, 3) of the bodies the octree was built
+// over, given in the caller's order in `bodies`, into `accelerations`: of
+// every body, or of those `active_bodies` marks (bodies; empty: all), whose
+// work items `order` lists (per-body strategies) or whose tree positions it
+// maps (GroupWalk; see traverse()). Other rows are left as they are.
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+void compute_barnes_hut_accelerations(
+    ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+    PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Octree<MemorySpace>::memory_space>
+        accelerations,
+    Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {},
+    Kokkos::View<std::uint8_t const*, typename Octree<MemorySpace>::memory_space> active_bodies =
+        {},
+    TraversalMetrics<typename Octree<MemorySpace>::memory_space> const& metrics = {}) {
+  if constexpr (detail::compiled_barnes_hut_v<ExecutionSpace, MemorySpace, Strategy>)
+    detail::CompiledBarnesHut<ExecutionSpace>::accelerations(
+        space, tree, bodies, options, detail::compiled_strategy<BarnesHutStrategy>(strategy),
+        accelerations, order, active_bodies, metrics);
+  else
+    detail::compute_barnes_hut_accelerations_with(space, tree, bodies, options, strategy,
+                                                  accelerations, order, active_bodies, metrics);
+}
+
+// compute_barnes_hut_accelerations that also writes each walked body's number
+// of interactions into `costs` (bodies).
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+void compute_barnes_hut_accelerations_and_costs(
+    ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+    PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
+    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
+    Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
+  if constexpr (detail::compiled_barnes_hut_v<ExecutionSpace, MemorySpace, Strategy>)
+    detail::CompiledBarnesHut<ExecutionSpace>::accelerations_and_costs(
+        space, tree, bodies, options, detail::compiled_strategy<BarnesHutStrategy>(strategy),
+        accelerations, costs, order, active_bodies);
+  else
+    detail::compute_barnes_hut_accelerations_and_costs_with(
+        space, tree, bodies, options, strategy, accelerations, costs, order, active_bodies);
 }
 
 // Accelerations (bodies, 3) of the bodies the octree was built over, given in

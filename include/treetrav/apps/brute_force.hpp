@@ -13,21 +13,18 @@
 // and per-query state, sized from BruteForce::tile_bytes or the free memory,
 // never n_queries x n_reference.
 #include <treetrav/apps/detail/brute_force.hpp>
+#include <treetrav/apps/detail/compiled.hpp>
 
 namespace treetrav {
 
-// The k nearest reference points of every query, ties broken by index. The
-// searches take an `order` where the tree walks do, and ignore it (as
-// options.order): tiles of the distance matrix need no query order.
+namespace detail {
+
+// The brute-force searches, instantiated here (compiled.hpp).
 template <class ExecutionSpace, class MemorySpace>
 NeighborResults<MemorySpace>
-find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
-               PointSet<MemorySpace> const& queries, NeighborOptions const& options,
-               BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "first argument: a Kokkos execution space");
-  static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
-                "the points must live in the execution space's memory space");
+find_neighbors_brute(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+                     PointSet<MemorySpace> const& queries, NeighborOptions const& options,
+                     BruteForce const& strategy) {
   detail::check_neighbor_arguments(reference.size(), reference.dimension(), queries, options);
   Kokkos::Profiling::pushRegion("treetrav::BruteForce::find_neighbors");
   NeighborResults<MemorySpace> results;
@@ -46,16 +43,11 @@ find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& referen
   return results;
 }
 
-// Per query, the number of reference points within options.radius (inclusive).
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<std::int64_t*, MemorySpace>
-count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
-             PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
-             BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "first argument: a Kokkos execution space");
-  static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
-                "the points must live in the execution space's memory space");
+count_within_brute(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+                   PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
+                   BruteForce const& strategy) {
   detail::check_range_count_arguments(reference.size(), reference.dimension(), queries, options);
   Kokkos::Profiling::pushRegion("treetrav::BruteForce::count_within");
   Kokkos::View<std::int64_t*, MemorySpace> counts(
@@ -65,6 +57,63 @@ count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference
                              counts);
   Kokkos::Profiling::popRegion();
   return counts;
+}
+
+// The brute-force searches on the backends treetrav::searches compiles
+// (compiled.hpp); their definitions are there (src/searches/).
+template <class ExecutionSpace>
+struct CompiledBruteForce {
+  using memory_space = typename ExecutionSpace::memory_space;
+  static NeighborResults<memory_space> neighbors(ExecutionSpace const& space,
+                                                 PointSet<memory_space> const& reference,
+                                                 PointSet<memory_space> const& queries,
+                                                 NeighborOptions const& options,
+                                                 BruteForce const& strategy);
+  static Kokkos::View<std::int64_t*, memory_space> counts(ExecutionSpace const& space,
+                                                          PointSet<memory_space> const& reference,
+                                                          PointSet<memory_space> const& queries,
+                                                          RangeCountOptions const& options,
+                                                          BruteForce const& strategy);
+};
+
+template <class ExecutionSpace, class MemorySpace>
+void check_brute_force_spaces() {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "first argument: a Kokkos execution space");
+  static_assert(std::is_same_v<MemorySpace, typename ExecutionSpace::memory_space>,
+                "the points must live in the execution space's memory space");
+}
+
+} // namespace detail
+
+// The k nearest reference points of every query, ties broken by index. The
+// searches take an `order` where the tree walks do, and ignore it (as
+// options.order): tiles of the distance matrix need no query order.
+template <class ExecutionSpace, class MemorySpace>
+NeighborResults<MemorySpace>
+find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+               PointSet<MemorySpace> const& queries, NeighborOptions const& options,
+               BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
+  detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
+  if constexpr (detail::compiled_space_v<ExecutionSpace>)
+    return detail::CompiledBruteForce<ExecutionSpace>::neighbors(space, reference, queries, options,
+                                                                 strategy);
+  else
+    return detail::find_neighbors_brute(space, reference, queries, options, strategy);
+}
+
+// Per query, the number of reference points within options.radius (inclusive).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<std::int64_t*, MemorySpace>
+count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference,
+             PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
+             BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
+  detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
+  if constexpr (detail::compiled_space_v<ExecutionSpace>)
+    return detail::CompiledBruteForce<ExecutionSpace>::counts(space, reference, queries, options,
+                                                              strategy);
+  else
+    return detail::count_within_brute(space, reference, queries, options, strategy);
 }
 
 } // namespace treetrav

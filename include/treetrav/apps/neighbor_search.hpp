@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
@@ -97,7 +98,7 @@ struct KBest {
 } // namespace detail
 
 // k-nearest-neighbour search over any tree that bounds the distance from a
-// query to a node's points (kd: NN, kNN; vp: VP; ball: BT). Guided and keyed:
+// query to a node's points (BVH: NN, kNN; vp: VP; ball: BT). Guided and keyed:
 // the nearer child goes first and each child's bound is kept with it, so a
 // node whose bound exceeds the current k-th best is dropped without being read
 // again. A node is pruned only when its bound is strictly larger, so results
@@ -287,16 +288,16 @@ void check_neighbor_arguments(Index reference_size, int reference_dimension,
 
 } // namespace detail
 
-// The k nearest reference points of every query, ties broken by index.
-// `order` (optional) is a query permutation given by the caller; otherwise
-// options.order decides (sfc: a Morton sort on the device, counted here).
+namespace detail {
+
+// find_neighbors, instantiated here (compiled.hpp).
 template <class ExecutionSpace, class Tree, class Strategy>
 NeighborResults<typename Tree::memory_space>
-find_neighbors(ExecutionSpace const& space, Tree const& tree,
+find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
                PointSet<typename Tree::memory_space> const& queries, NeighborOptions const& options,
                Strategy strategy,
-               Kokkos::View<Index const*, typename Tree::memory_space> order = {},
-               TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+               Kokkos::View<Index const*, typename Tree::memory_space> order,
+               TraversalMetrics<typename Tree::memory_space> const& metrics) {
   detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
   using MemorySpace = typename Tree::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::find_neighbors");
@@ -325,6 +326,39 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
   });
   Kokkos::Profiling::popRegion();
   return results;
+}
+
+// find_neighbors of the trees, backends and strategies that treetrav::searches
+// compiles (compiled.hpp); its definition is there (src/searches/).
+template <class ExecutionSpace, class Tree>
+struct CompiledNeighbors {
+  using memory_space = typename Tree::memory_space;
+  static NeighborResults<memory_space>
+  run(ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
+      NeighborOptions const& options, CompiledStrategy const& strategy,
+      Kokkos::View<Index const*, memory_space> order,
+      TraversalMetrics<memory_space> const& metrics);
+};
+
+} // namespace detail
+
+// The k nearest reference points of every query, ties broken by index.
+// `order` (optional) is a query permutation given by the caller; otherwise
+// options.order decides (sfc: a Morton sort on the device, counted here).
+template <class ExecutionSpace, class Tree, class Strategy>
+NeighborResults<typename Tree::memory_space>
+find_neighbors(ExecutionSpace const& space, Tree const& tree,
+               PointSet<typename Tree::memory_space> const& queries, NeighborOptions const& options,
+               Strategy strategy,
+               Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+               TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+  using MemorySpace = typename Tree::memory_space;
+  if constexpr (detail::compiled_search_v<ExecutionSpace,
+                                          detail::neighbor_tree_v<Tree, MemorySpace>, Strategy>)
+    return detail::CompiledNeighbors<ExecutionSpace, Tree>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics);
+  else
+    return detail::find_neighbors_with(space, tree, queries, options, strategy, order, metrics);
 }
 
 } // namespace treetrav

@@ -101,17 +101,13 @@ struct UnpackNeighbors {
 
 } // namespace detail
 
-// Radius search (scipy's query_ball_point): every reference point within
-// distance r of each query (inclusive), as CSR lists. One walk writes up to
-// `capacity` neighbours per query into fixed slots; queries with more are
-// walked again on their own, writing straight into their CSR range, where a
-// segmented sort orders them. Lists that fit their slots are ordered by rank
-// as they are copied out: every list by (distance, index).
+namespace detail {
+
 template <class ExecutionSpace, class Tree, class Strategy>
 RadiusResults<typename Tree::memory_space>
-find_within(ExecutionSpace const& space, Tree const& tree,
-            PointSet<typename Tree::memory_space> const& queries,
-            RadiusSearchOptions const& options, Strategy strategy) {
+find_within_with(ExecutionSpace const& space, Tree const& tree,
+                 PointSet<typename Tree::memory_space> const& queries,
+                 RadiusSearchOptions const& options, Strategy strategy) {
   detail::check_radius_search(tree, queries, options.radius);
   if (options.capacity < 0)
     throw InputError("radius search capacity must be >= 0");
@@ -171,6 +167,39 @@ find_within(ExecutionSpace const& space, Tree const& tree,
                        detail::UnpackNeighbors<MemorySpace>{counts, slots, sorted_keys, results});
   Kokkos::Profiling::popRegion();
   return results;
+}
+
+// find_within of the trees, backends and strategies that treetrav::searches
+// compiles (compiled.hpp); its definition is there (src/searches/).
+template <class ExecutionSpace, class Tree>
+struct CompiledRadiusLists {
+  using memory_space = typename Tree::memory_space;
+  static RadiusResults<memory_space> run(ExecutionSpace const& space, Tree const& tree,
+                                         PointSet<memory_space> const& queries,
+                                         RadiusSearchOptions const& options,
+                                         CompiledStrategy const& strategy);
+};
+
+} // namespace detail
+
+// Radius search (scipy's query_ball_point): every reference point within
+// distance r of each query (inclusive), as CSR lists. One walk writes up to
+// `capacity` neighbours per query into fixed slots; queries with more are
+// walked again on their own, writing straight into their CSR range, where a
+// segmented sort orders them. Lists that fit their slots are ordered by rank
+// as they are copied out: every list by (distance, index).
+template <class ExecutionSpace, class Tree, class Strategy>
+RadiusResults<typename Tree::memory_space>
+find_within(ExecutionSpace const& space, Tree const& tree,
+            PointSet<typename Tree::memory_space> const& queries,
+            RadiusSearchOptions const& options, Strategy strategy) {
+  using MemorySpace = typename Tree::memory_space;
+  if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
+                                          Strategy>)
+    return detail::CompiledRadiusLists<ExecutionSpace, Tree>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy));
+  else
+    return detail::find_within_with(space, tree, queries, options, strategy);
 }
 
 } // namespace treetrav

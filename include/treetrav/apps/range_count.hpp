@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
@@ -155,15 +156,16 @@ void radius_walk(ExecutionSpace const& space, Tree const& tree,
 
 } // namespace detail
 
-// Point correlation (PC): per query, the number of reference points within
-// distance r (inclusive). r is squared once here; the oracle compares
-// distance2 <= r * r in float too.
+namespace detail {
+
+// count_within, instantiated here (compiled.hpp).
 template <class ExecutionSpace, class Tree, class Strategy>
 Kokkos::View<std::int64_t*, typename Tree::memory_space>
-count_within(ExecutionSpace const& space, Tree const& tree,
-             PointSet<typename Tree::memory_space> const& queries, RangeCountOptions const& options,
-             Strategy strategy, Kokkos::View<Index const*, typename Tree::memory_space> order = {},
-             TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+count_within_with(ExecutionSpace const& space, Tree const& tree,
+                  PointSet<typename Tree::memory_space> const& queries,
+                  RangeCountOptions const& options, Strategy strategy,
+                  Kokkos::View<Index const*, typename Tree::memory_space> order,
+                  TraversalMetrics<typename Tree::memory_space> const& metrics) {
   detail::check_radius_search(tree, queries, options);
   using MemorySpace = typename Tree::memory_space;
   Kokkos::Profiling::pushRegion("treetrav::count_within");
@@ -176,6 +178,38 @@ count_within(ExecutionSpace const& space, Tree const& tree,
                       metrics);
   Kokkos::Profiling::popRegion();
   return counts;
+}
+
+// count_within of the trees, backends and strategies that treetrav::searches
+// compiles (compiled.hpp); its definition is there (src/searches/).
+template <class ExecutionSpace, class Tree>
+struct CompiledRangeCount {
+  using memory_space = typename Tree::memory_space;
+  static Kokkos::View<std::int64_t*, memory_space>
+  run(ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
+      RangeCountOptions const& options, CompiledStrategy const& strategy,
+      Kokkos::View<Index const*, memory_space> order,
+      TraversalMetrics<memory_space> const& metrics);
+};
+
+} // namespace detail
+
+// Point correlation (PC): per query, the number of reference points within
+// distance r (inclusive). r is squared once here; the oracle compares
+// distance2 <= r * r in float too.
+template <class ExecutionSpace, class Tree, class Strategy>
+Kokkos::View<std::int64_t*, typename Tree::memory_space>
+count_within(ExecutionSpace const& space, Tree const& tree,
+             PointSet<typename Tree::memory_space> const& queries, RangeCountOptions const& options,
+             Strategy strategy, Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+             TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+  using MemorySpace = typename Tree::memory_space;
+  if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
+                                          Strategy>)
+    return detail::CompiledRangeCount<ExecutionSpace, Tree>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics);
+  else
+    return detail::count_within_with(space, tree, queries, options, strategy, order, metrics);
 }
 
 } // namespace treetrav

@@ -13,7 +13,7 @@
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/ball_tree.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
 #include <functional>
@@ -29,7 +29,7 @@ struct Workload {
   std::string app;
   Index queries = 0; // queries run() walks
   // One traversal (autoropes) of the queries under `placement`, on `instance`.
-  std::function<void(ExecutionSpace const& instance, HostPlacement const& placement)> run;
+  std::function<void(ExecutionSpace const& instance, AnyPlacement const& placement)> run;
   // The last run's results on the host, flattened (to check placements agree).
   std::function<std::vector<double>()> results;
   // The same workload (tree, points, outputs shared) walking `count` of its
@@ -37,7 +37,7 @@ struct Workload {
   std::function<Workload(Index count)> subset;
 };
 
-// The applications make_workload knows: PC, NN and kNN (kd-tree), VP
+// The applications make_workload knows: PC, NN and kNN (BVH), VP
 // (vantage-point tree), BT (ball tree), BH (octree).
 inline std::vector<std::string> const& workload_names() {
   static std::vector<std::string> const names{"pc", "nn", "knn", "vp", "bt", "bh"};
@@ -72,7 +72,7 @@ workload_over(ExecutionSpace const& space, std::string const& app,
               Walk const& walk, Results const& results) {
   using Memory = typename ExecutionSpace::memory_space;
   Workload<ExecutionSpace> workload{app, static_cast<Index>(order.extent(0)), {}, results, {}};
-  workload.run = [walk, order](ExecutionSpace const& instance, HostPlacement const& placement) {
+  workload.run = [walk, order](ExecutionSpace const& instance, AnyPlacement const& placement) {
     walk(instance, placement, order);
   };
   workload.subset = [=](Index count) {
@@ -109,36 +109,34 @@ Workload<ExecutionSpace> search_workload(ExecutionSpace const& space, std::strin
   auto const workspace = std::make_shared<::treetrav::Workspace>();
   if (k == 0) { // point correlation
     Kokkos::View<std::int64_t*, Memory> counts("treetrav::Workload::counts", n);
-    auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
+    auto walk = [=](ExecutionSpace const& instance, AnyPlacement const& placement,
                     Order const& walked) {
-      std::visit(
-          [&](auto const& p) {
-            dispatch_width(tree->width(), [&](auto width) {
-              RadiusVisitor<Tree, decltype(width)::value, CountOnly> visitor{
-                  *tree, queries->coordinates, radius * radius, false, CountOnly{}, counts};
-              traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p), walked);
-            });
-          },
-          placement);
+      with_placement_on<ExecutionSpace>(placement, [&](auto const& p) {
+        dispatch_width(tree->width(), [&](auto width) {
+          RadiusVisitor<Tree, decltype(width)::value, CountOnly> visitor{
+              *tree, queries->coordinates, radius * radius, false, CountOnly{}, counts};
+          traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p),
+                   walked);
+        });
+      });
     };
     return workload_over(space, app, order, walk, [counts] { return flatten_to_host(counts); });
   }
   Kokkos::View<Index**, Kokkos::LayoutRight, Memory> indices("treetrav::Workload::indices", n, k);
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, Memory> distances("treetrav::Workload::distances",
                                                                     n, k);
-  auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
+  auto walk = [=](ExecutionSpace const& instance, AnyPlacement const& placement,
                   Order const& walked) {
-    std::visit(
-        [&](auto const& p) {
-          dispatch_k<Autoropes>(k, [&](auto k_max) {
-            dispatch_width(tree->width(), [&](auto width) {
-              NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
-                  *tree, queries->coordinates, k, false, indices, distances};
-              traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p), walked);
-            });
-          });
-        },
-        placement);
+    with_placement_on<ExecutionSpace>(placement, [&](auto const& p) {
+      dispatch_k<Autoropes>(k, [&](auto k_max) {
+        dispatch_width(tree->width(), [&](auto width) {
+          NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
+              *tree, queries->coordinates, k, false, indices, distances};
+          traverse(instance, tree->topology, visitor, placed(Autoropes{workspace.get()}, p),
+                   walked);
+        });
+      });
+    });
   };
   return workload_over(space, app, order, walk, [indices] { return flatten_to_host(indices); });
 }
@@ -153,11 +151,11 @@ Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string 
   using Memory = typename ExecutionSpace::memory_space;
   using Order = Kokkos::View<Index const*, Memory>;
   if (app == "pc")
-    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 0, 0.05f);
+    return detail::search_workload<ExecutionSpace, Bvh<Memory>>(space, app, n, seed, 0, 0.05f);
   if (app == "nn")
-    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 1, 0);
+    return detail::search_workload<ExecutionSpace, Bvh<Memory>>(space, app, n, seed, 1, 0);
   if (app == "knn")
-    return detail::search_workload<ExecutionSpace, KdTree<Memory>>(space, app, n, seed, 8, 0);
+    return detail::search_workload<ExecutionSpace, Bvh<Memory>>(space, app, n, seed, 8, 0);
   if (app == "vp")
     return detail::search_workload<ExecutionSpace, VpTree<Memory>>(space, app, n, seed, 1, 0);
   if (app == "bt")
@@ -179,14 +177,13 @@ Workload<ExecutionSpace> make_workload(ExecutionSpace const& space, std::string 
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations(
       "treetrav::Workload::accelerations", n, 3);
   auto const workspace = std::make_shared<::treetrav::Workspace>();
-  auto walk = [=](ExecutionSpace const& instance, HostPlacement const& placement,
+  auto walk = [=](ExecutionSpace const& instance, AnyPlacement const& placement,
                   Order const& walked) {
-    std::visit(
-        [&](auto const& p) {
-          compute_barnes_hut_accelerations(instance, *tree, *bodies, {0.5f, 0.01f, 1.0f},
-                                           placed(Autoropes{workspace.get()}, p), accelerations, walked);
-        },
-        placement);
+    with_placement_on<ExecutionSpace>(placement, [&](auto const& p) {
+      compute_barnes_hut_accelerations(instance, *tree, *bodies, {0.5f, 0.01f, 1.0f},
+                                       placed(Autoropes{workspace.get()}, p), accelerations,
+                                       walked);
+    });
   };
   // Bodies walk in the octree's leaf order.
   return detail::workload_over(space, app, Order(tree->points.original_index), walk,

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/core/error.hpp>
+
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -110,12 +113,12 @@ inline constexpr bool is_software_placement_v =
     std::is_same_v<Placement, SmCentric> || std::is_same_v<Placement, Affinity> ||
     std::is_same_v<Placement, Persistent>;
 
-using HostPlacement = std::variant<Hardware, SmCentric, Affinity, Persistent>;
+using AnyPlacement = std::variant<Hardware, SmCentric, Affinity, Persistent>;
 
 // Throws InputError naming the value when unknown.
-HostPlacement parse_placement(std::string const& name);
-std::string placement_name(HostPlacement const& placement);
-PlacementOptions& placement_options(HostPlacement& placement); // throws for Hardware
+AnyPlacement parse_placement(std::string const& name);
+std::string placement_name(AnyPlacement const& placement);
+PlacementOptions& placement_options(AnyPlacement& placement); // throws for Hardware
 
 // A strategy under a placement: what the apps pass to traverse() as their
 // strategy, so every application takes placements without a new parameter.
@@ -140,6 +143,33 @@ auto placed(Strategy const& strategy, Placement const& placement) {
 template <class Strategy, class Placement>
 inline constexpr bool placement_applies_v =
     std::is_same_v<Placement, Hardware> || Strategy::placeable;
+
+// Whether Placement runs on ExecutionSpace. A software placement spreads a
+// kernel's work items over SMs (on the host: over threads); the serial
+// backend has one thread, so there it is refused, and not compiled.
+template <class Placement, class ExecutionSpace>
+inline constexpr bool placement_runs_on_v = std::is_same_v<Placement, Hardware>
+#ifdef KOKKOS_ENABLE_SERIAL
+                                            || !std::is_same_v<ExecutionSpace, Kokkos::Serial>
+#endif
+    ;
+
+// f(placement) with its own type where it runs on ExecutionSpace; else an
+// InputError naming the placement.
+template <class ExecutionSpace, class F>
+void with_placement_on(AnyPlacement const& placement, F const& f) {
+  std::visit(
+      [&](auto const& p) {
+        using Placement = std::decay_t<decltype(p)>;
+        if constexpr (placement_runs_on_v<Placement, ExecutionSpace>)
+          f(p);
+        else
+          throw InputError("placement", std::string(" ") + Placement::name +
+                                            " needs a parallel backend (the serial one runs "
+                                            "one thread)");
+      },
+      placement);
+}
 
 template <class T>
 struct is_placed : std::false_type {};

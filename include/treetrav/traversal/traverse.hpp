@@ -51,6 +51,8 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
                 "this strategy runs on host execution spaces only");
   static_assert(placement_applies_v<Tag, Placement>,
                 "this strategy runs under the hardware placement only");
+  static_assert(placement_runs_on_v<Placement, ExecutionSpace>,
+                "software placements need a parallel backend");
   auto const& tag = strategy_of(strategy);
   Workspace own;
   Workspace& workspace = tag.workspace != nullptr ? *tag.workspace : own;

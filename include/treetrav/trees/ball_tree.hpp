@@ -59,7 +59,7 @@ struct BallOfChildren {
 
 } // namespace detail
 
-// Ball tree for BT (kNN): the kd-tree's skeleton (a binary radix tree over
+// Ball tree for BT (kNN): the BVH's skeleton (a binary radix tree over
 // Morton-sorted points), each internal node bounded by a ball instead of a
 // box. Built in the execution space that uses it, the same on every backend.
 template <class MemorySpace>

@@ -126,7 +126,7 @@ KOKKOS_FORCEINLINE_FUNCTION void load_query(Coordinates const& x, Index i, Coord
 
 } // namespace detail
 
-// The search trees' (kd, ball, vp) leaf size unless the caller names one: the
+// The search trees' (BVH, ball, vp) leaf size unless the caller names one: the
 // fastest kNN of the leaf-size sweeps on the GPU and on host cores
 // (perf/results/search/README.md).
 inline constexpr int default_leaf_size = 40;

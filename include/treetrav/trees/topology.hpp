@@ -7,7 +7,7 @@
 namespace treetrav {
 
 // The shape of any tree, as flattened SoA node arrays (no pointers), so one
-// traversal driver walks kd, vp, ball trees and octrees alike.
+// traversal driver walks BVHs, vp and ball trees and octrees alike.
 //   children(node, slot): child node index or -1; present children fill the
 //       first slots, so a node is a leaf iff children(node, 0) < 0.
 //   point_begin/point_end: the node's subtree owns the tree's (permuted)

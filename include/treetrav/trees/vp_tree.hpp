@@ -112,7 +112,7 @@ struct Shells {
 
 // Vantage-point tree for VP: each internal node picks a vantage point and
 // splits its points at the median distance to it (slot 0: the nearer half),
-// over the same implicit complete binary shape as the kd-tree. A child knows
+// over the same implicit complete binary shape as the BVH. A child knows
 // the shell [min, max] of distances from its parent's vantage point to its
 // own points, which bounds the distance from any query. Built level by level
 // in the execution space that uses it (one sort per level), the same on every

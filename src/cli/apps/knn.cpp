@@ -1,12 +1,12 @@
-// nn and knn: the neighbour search on the kd-tree (neighbors.hpp).
+// nn and knn: the neighbour search on the BVH (neighbors.hpp).
 #include "neighbors.hpp"
 
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 namespace treetrav::cli {
 
 io::QueryResults run_knn(SearchJob const& job) {
-  return run_search(job, NeighborSearch<KdTree>(job));
+  return run_search(job, NeighborSearch<Bvh>(job));
 }
 
 } // namespace treetrav::cli

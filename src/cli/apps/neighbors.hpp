@@ -1,7 +1,7 @@
 #pragma once
 
 // nn, knn, vp, bt: the k nearest reference points of each query, through the
-// tree Tree (kd-tree, vantage-point tree, ball tree) or by brute force. One
+// tree Tree (BVH, vantage-point tree, ball tree) or by brute force. One
 // adapter; knn.cpp, vp.cpp and bt.cpp each compile it for their tree.
 #include "../search_app.hpp"
 

@@ -1,17 +1,17 @@
 // pc: point correlation, the count of reference points within the radius of
-// each query, on the kd-tree or by brute force.
+// each query, on the BVH or by brute force.
 #include "../search_app.hpp"
 
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/range_count.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 namespace treetrav::cli {
 namespace {
 
 struct PointCorrelation {
   template <class MemorySpace>
-  using Tree = KdTree<MemorySpace>;
+  using Tree = Bvh<MemorySpace>;
   static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
   static constexpr bool brute_force = true;
   static constexpr bool distributed = true;

@@ -1,17 +1,17 @@
 // radius: the reference points within the radius of each query, as lists
-// nearest first, on the kd-tree (tree strategies only: brute force lists no
+// nearest first, on the BVH (tree strategies only: brute force lists no
 // neighbours yet; one rank).
 #include "../search_app.hpp"
 
 #include <treetrav/apps/radius_search.hpp>
-#include <treetrav/trees/kd_tree.hpp>
+#include <treetrav/trees/bvh.hpp>
 
 namespace treetrav::cli {
 namespace {
 
 struct RadiusSearch {
   template <class MemorySpace>
-  using Tree = KdTree<MemorySpace>;
+  using Tree = Bvh<MemorySpace>;
   static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
   static constexpr bool brute_force = false;
   static constexpr bool distributed = false;

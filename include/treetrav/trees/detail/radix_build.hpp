@@ -149,7 +149,7 @@ struct UnionOfChildren {
   }
 };
 
-// What the kd-tree and the ball tree share: the points sorted along the
+// What the BVH and the ball tree share: the points sorted along the
 // Morton curve of their bounding box, the binary radix tree over them and a
 // tight box per internal node. Built entirely in `space` by the same code on
 // every backend, and deterministic (ties sorted by index; Karras' nodes

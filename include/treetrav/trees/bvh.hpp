@@ -71,19 +71,20 @@ struct PackChildRecords {
 
 } // namespace detail
 
-// kd-tree for PC, NN, kNN and radius searches: a binary radix tree over the
-// reference points sorted along a Morton curve (Karras 2012), so every split
-// is a spatial midpoint along one axis, each node bounded by the tight box of
-// its points; nodes of at most `leaf_size` points are leaves. Built in the
+// Linear bounding-volume hierarchy (LBVH) for PC, NN, kNN and radius
+// searches: a binary radix tree over the reference points sorted along a
+// Morton curve (Karras 2012), each node bounded by the tight box of its
+// points (a kd-tree's spatial midpoint splits, with boxes that fit the
+// points); nodes of at most `leaf_size` points are leaves. Built in the
 // execution space that uses it (on the GPU in CUDA runs, in well under a
 // millisecond per million points) by the same code on every backend, so every
 // backend builds the same tree. An expansion reads one row: the boxes and references
 // of both children.
 template <class MemorySpace>
-struct KdTree {
-  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "KdTree needs a Kokkos memory space");
+struct Bvh {
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "Bvh needs a Kokkos memory space");
   using memory_space = MemorySpace;
-  static constexpr char const* name = "kd";
+  static constexpr char const* name = "bvh";
 
   RadixTopology<MemorySpace> topology;
   PackedPoints<MemorySpace> points;
@@ -91,15 +92,15 @@ struct KdTree {
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>
       records; // ChildRecord of each internal node
 
-  KdTree() = default;
+  Bvh() = default;
   template <class ExecutionSpace, class PointMemorySpace>
-  KdTree(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
+  Bvh(ExecutionSpace const& space, PointSet<PointMemorySpace> const& reference,
          int leaf_size = default_leaf_size) {
     static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                   "the tree lives in the execution space's memory space");
-    Kokkos::Profiling::pushRegion("treetrav::KdTree::build");
-    std::string const label = "treetrav::KdTree";
-    auto skeleton = detail::build_radix_skeleton(space, reference, leaf_size, "kd-tree", label);
+    Kokkos::Profiling::pushRegion("treetrav::Bvh::build");
+    std::string const label = "treetrav::Bvh";
+    auto skeleton = detail::build_radix_skeleton(space, reference, leaf_size, "bvh", label);
     topology = skeleton.topology;
     points = skeleton.points;
     boxes = skeleton.boxes;
