@@ -17,6 +17,7 @@
 #include <treetrav/distributed/distributed_search.hpp>
 #endif
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -180,12 +181,24 @@ struct StreamedSearch {
 
   template <class Space, class Setup, class Strategy>
   Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
+    std::optional<SearchChoice> choice;
+    stream(space, [&](PointSet<typename Space::memory_space> const& queries) {
+      return app.collect(search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice));
+    });
+    return {};
+  }
+
+  // The chunks' loop around `search` (one chunk's results), compiled once a
+  // backend rather than once more for every strategy and placement.
+  template <class Space>
+  void stream(Space const& space,
+              std::function<io::QueryResults(PointSet<typename Space::memory_space> const&)> const&
+                  search) const {
     Index const n = inputs.query_count();
     Index const chunk =
         inputs.self ? n
                     : chunk_size(space, n, BatchOptions{inputs.chunk},
                                  query_bytes(inputs.reference.dimension()) + app.result_bytes());
-    std::optional<SearchChoice> choice;
     double read_s = 0, write_s = 0; // each summed on one thread at a time
     output.progress->begin(0, n);
     for_each_chunk(
@@ -196,10 +209,7 @@ struct StreamedSearch {
           read_s += timer.seconds();
           return queries;
         },
-        [&](auto const& queries) {
-          return app.collect(
-              search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice));
-        },
+        search,
         [&](Index first, io::QueryResults const& block) {
           Kokkos::Timer timer;
           output.headline->add(block);
@@ -212,7 +222,6 @@ struct StreamedSearch {
     output.record->write_s += write_s;
     output.record->chunk = chunk;
     output.record->chunks = (n + chunk - 1) / chunk;
-    return {};
   }
 
   io::QueryResults collect(Streamed) const { return {}; }

@@ -12,36 +12,36 @@
 
 namespace treetrav::detail {
 
-template <class ExecutionSpace, class Tree>
-NeighborResults<typename Tree::memory_space> CompiledNeighbors<ExecutionSpace, Tree>::run(
+template <class ExecutionSpace, class Tree, int Part>
+NeighborResults<typename Tree::memory_space> CompiledNeighbors<ExecutionSpace, Tree, Part>::run(
     ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
     NeighborOptions const& options, CompiledStrategy const& strategy,
     Kokkos::View<Index const*, memory_space> order, TraversalMetrics<memory_space> const& metrics) {
-  return visit_compiled<ExecutionSpace, NeighborResults<memory_space>>(
+  return visit_compiled<ExecutionSpace, NeighborResults<memory_space>, Part>(
       strategy, [&](auto const& tag) {
         return find_neighbors_with(space, tree, queries, options, tag, order, metrics);
       });
 }
 
-template <class ExecutionSpace, class Tree>
+template <class ExecutionSpace, class Tree, int Part>
 Kokkos::View<std::int64_t*, typename Tree::memory_space>
-CompiledRangeCount<ExecutionSpace, Tree>::run(ExecutionSpace const& space, Tree const& tree,
+CompiledRangeCount<ExecutionSpace, Tree, Part>::run(ExecutionSpace const& space, Tree const& tree,
                                               PointSet<memory_space> const& queries,
                                               RangeCountOptions const& options,
                                               CompiledStrategy const& strategy,
                                               Kokkos::View<Index const*, memory_space> order,
                                               TraversalMetrics<memory_space> const& metrics) {
-  return visit_compiled<ExecutionSpace, Kokkos::View<std::int64_t*, memory_space>>(
+  return visit_compiled<ExecutionSpace, Kokkos::View<std::int64_t*, memory_space>, Part>(
       strategy, [&](auto const& tag) {
         return count_within_with(space, tree, queries, options, tag, order, metrics);
       });
 }
 
-template <class ExecutionSpace, class Tree>
-RadiusResults<typename Tree::memory_space> CompiledRadiusLists<ExecutionSpace, Tree>::run(
+template <class ExecutionSpace, class Tree, int Part>
+RadiusResults<typename Tree::memory_space> CompiledRadiusLists<ExecutionSpace, Tree, Part>::run(
     ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
     RadiusSearchOptions const& options, CompiledStrategy const& strategy) {
-  return visit_compiled<ExecutionSpace, RadiusResults<memory_space>>(
+  return visit_compiled<ExecutionSpace, RadiusResults<memory_space>, Part>(
       strategy, [&](auto const& tag) {
         return find_within_with(space, tree, queries, options, tag);
       });
@@ -65,8 +65,8 @@ CompiledBruteForce<ExecutionSpace>::counts(ExecutionSpace const& space,
   return count_within_brute(space, reference, queries, options, strategy);
 }
 
-template <class ExecutionSpace>
-void CompiledBarnesHut<ExecutionSpace>::accelerations(
+template <class ExecutionSpace, int Part>
+void CompiledBarnesHut<ExecutionSpace, Part>::accelerations(
     ExecutionSpace const& space, Octree<memory_space> const& tree,
     PointSet<memory_space> const& bodies, BarnesHutOptions const& options,
     CompiledForceStrategy const& strategy,
@@ -74,21 +74,21 @@ void CompiledBarnesHut<ExecutionSpace>::accelerations(
     Kokkos::View<Index const*, memory_space> order,
     Kokkos::View<std::uint8_t const*, memory_space> active_bodies,
     TraversalMetrics<memory_space> const& metrics) {
-  visit_compiled<ExecutionSpace, void>(strategy, [&](auto const& tag) {
+  visit_compiled<ExecutionSpace, void, Part>(strategy, [&](auto const& tag) {
     compute_barnes_hut_accelerations_with(space, tree, bodies, options, tag, accelerations, order,
                                           active_bodies, metrics);
   });
 }
 
-template <class ExecutionSpace>
-void CompiledBarnesHut<ExecutionSpace>::accelerations_and_costs(
+template <class ExecutionSpace, int Part>
+void CompiledBarnesHut<ExecutionSpace, Part>::accelerations_and_costs(
     ExecutionSpace const& space, Octree<memory_space> const& tree,
     PointSet<memory_space> const& bodies, BarnesHutOptions const& options,
     CompiledForceStrategy const& strategy,
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> accelerations,
     Kokkos::View<Index*, memory_space> costs, Kokkos::View<Index const*, memory_space> order,
     Kokkos::View<std::uint8_t const*, memory_space> active_bodies) {
-  visit_compiled<ExecutionSpace, void>(strategy, [&](auto const& tag) {
+  visit_compiled<ExecutionSpace, void, Part>(strategy, [&](auto const& tag) {
     compute_barnes_hut_accelerations_and_costs_with(space, tree, bodies, options, tag,
                                                     accelerations, costs, order, active_bodies);
   });

@@ -447,7 +447,7 @@ void compute_barnes_hut_accelerations_and_costs_with(
 
 // The Barnes-Hut sums on the backends treetrav::searches compiles
 // (compiled.hpp); their definitions are there (src/searches/).
-template <class ExecutionSpace>
+template <class ExecutionSpace, int Part>
 struct CompiledBarnesHut {
   using memory_space = typename ExecutionSpace::memory_space;
   static void accelerations(ExecutionSpace const& space, Octree<memory_space> const& tree,
@@ -490,7 +490,9 @@ void compute_barnes_hut_accelerations(
         {},
     TraversalMetrics<typename Octree<MemorySpace>::memory_space> const& metrics = {}) {
   if constexpr (detail::compiled_barnes_hut_v<ExecutionSpace, MemorySpace, Strategy>)
-    detail::CompiledBarnesHut<ExecutionSpace>::accelerations(
+    detail::CompiledBarnesHut<ExecutionSpace, detail::compiled_part_v<ExecutionSpace, Strategy,
+                                                                      BarnesHutStrategy>>::
+        accelerations(
         space, tree, bodies, options, detail::compiled_strategy<BarnesHutStrategy>(strategy),
         accelerations, order, active_bodies, metrics);
   else
@@ -508,7 +510,9 @@ void compute_barnes_hut_accelerations_and_costs(
     Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
     Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
   if constexpr (detail::compiled_barnes_hut_v<ExecutionSpace, MemorySpace, Strategy>)
-    detail::CompiledBarnesHut<ExecutionSpace>::accelerations_and_costs(
+    detail::CompiledBarnesHut<ExecutionSpace, detail::compiled_part_v<ExecutionSpace, Strategy,
+                                                                      BarnesHutStrategy>>::
+        accelerations_and_costs(
         space, tree, bodies, options, detail::compiled_strategy<BarnesHutStrategy>(strategy),
         accelerations, costs, order, active_bodies);
   else

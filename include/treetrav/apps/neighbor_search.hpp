@@ -330,7 +330,7 @@ find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
 
 // find_neighbors of the trees, backends and strategies that treetrav::searches
 // compiles (compiled.hpp); its definition is there (src/searches/).
-template <class ExecutionSpace, class Tree>
+template <class ExecutionSpace, class Tree, int Part>
 struct CompiledNeighbors {
   using memory_space = typename Tree::memory_space;
   static NeighborResults<memory_space>
@@ -355,7 +355,8 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
   using MemorySpace = typename Tree::memory_space;
   if constexpr (detail::compiled_search_v<ExecutionSpace,
                                           detail::neighbor_tree_v<Tree, MemorySpace>, Strategy>)
-    return detail::CompiledNeighbors<ExecutionSpace, Tree>::run(
+    return detail::CompiledNeighbors<ExecutionSpace, Tree,
+                                     detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
         space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics);
   else
     return detail::find_neighbors_with(space, tree, queries, options, strategy, order, metrics);

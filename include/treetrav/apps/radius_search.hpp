@@ -171,7 +171,7 @@ find_within_with(ExecutionSpace const& space, Tree const& tree,
 
 // find_within of the trees, backends and strategies that treetrav::searches
 // compiles (compiled.hpp); its definition is there (src/searches/).
-template <class ExecutionSpace, class Tree>
+template <class ExecutionSpace, class Tree, int Part>
 struct CompiledRadiusLists {
   using memory_space = typename Tree::memory_space;
   static RadiusResults<memory_space> run(ExecutionSpace const& space, Tree const& tree,
@@ -196,7 +196,8 @@ find_within(ExecutionSpace const& space, Tree const& tree,
   using MemorySpace = typename Tree::memory_space;
   if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
                                           Strategy>)
-    return detail::CompiledRadiusLists<ExecutionSpace, Tree>::run(
+    return detail::CompiledRadiusLists<ExecutionSpace, Tree,
+                                       detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
         space, tree, queries, options, detail::compiled_strategy(strategy));
   else
     return detail::find_within_with(space, tree, queries, options, strategy);

@@ -182,7 +182,7 @@ count_within_with(ExecutionSpace const& space, Tree const& tree,
 
 // count_within of the trees, backends and strategies that treetrav::searches
 // compiles (compiled.hpp); its definition is there (src/searches/).
-template <class ExecutionSpace, class Tree>
+template <class ExecutionSpace, class Tree, int Part>
 struct CompiledRangeCount {
   using memory_space = typename Tree::memory_space;
   static Kokkos::View<std::int64_t*, memory_space>
@@ -206,7 +206,8 @@ count_within(ExecutionSpace const& space, Tree const& tree,
   using MemorySpace = typename Tree::memory_space;
   if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
                                           Strategy>)
-    return detail::CompiledRangeCount<ExecutionSpace, Tree>::run(
+    return detail::CompiledRangeCount<ExecutionSpace, Tree,
+                                      detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
         space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics);
   else
     return detail::count_within_with(space, tree, queries, options, strategy, order, metrics);

@@ -17,6 +17,7 @@
 #include <treetrav/trees/detail/host_build.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -161,21 +162,24 @@ inline std::vector<int> ranks_by_distance(std::vector<RankBox> const& boxes,
 
 } // namespace detail
 
-// The k nearest reference points (over all ranks) of this rank's `queries`,
-// ties broken by global row: the results of find_neighbors on one tree over
-// all the points, in the caller's query order. Collective. With
-// options.exclude_self the queries are rows [first_query, first_query + m)
-// of the reference set and each skips its own row.
-// Two rounds: each query first asks the nearest ranks (by box) that hold k
-// points between them, whose answers bound its k-th distance; then every
-// other rank whose box lies within that bound. A rank answers with its local
-// k best (squared distances and global rows), merged here by the packed
-// (distance, row) key, the order every single-tree search uses.
-template <class ExecutionSpace, class Tree, class Strategy>
+namespace detail {
+
+// The search on this rank's tree, as the exchanges call it: the rounds and
+// merges below are compiled once per backend and tree, not once more for
+// every strategy.
+template <class Tree>
+using LocalNeighbors = std::function<NeighborResults<typename Tree::memory_space>(
+    PointSet<typename Tree::memory_space> const&, NeighborOptions const&)>;
+template <class Tree>
+using LocalCounts = std::function<Kokkos::View<std::int64_t*, typename Tree::memory_space>(
+    PointSet<typename Tree::memory_space> const&, RangeCountOptions const&)>;
+
+template <class ExecutionSpace, class Tree>
 NeighborResults<Kokkos::HostSpace>
-find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
-               PointSet<Kokkos::HostSpace> const& queries, NeighborOptions const& options,
-               Strategy strategy, Index first_query = 0) {
+find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+                          PointSet<Kokkos::HostSpace> const& queries,
+                          NeighborOptions const& options, Index first_query,
+                          LocalNeighbors<Tree> const& local_search) {
   // A query that skips itself asks for one more and drops itself at the end.
   treetrav::detail::check_k(options, tree.size(),
                             max_neighbors - (options.exclude_self ? 1 : 0));
@@ -198,8 +202,7 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
     local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
     local.exclude_self = false;
     local.squared_distances = true;
-    auto const found =
-        treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
+    auto const found = local_search(received, local);
     auto const indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.indices);
     auto const distances2 =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.distances);
@@ -266,17 +269,37 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
   return results;
 }
 
-// Point correlation over all ranks: per query of this rank, the number of
-// reference points within distance r (inclusive), as count_within on one
-// tree over all the points. Collective. Each query goes to every rank whose
-// box lies within r and the counts add up; with options.exclude_self (the
-// queries are reference points) each query's own point, counted once by the
-// rank holding it, is taken off.
+} // namespace detail
+
+// The k nearest reference points (over all ranks) of this rank's `queries`,
+// ties broken by global row: the results of find_neighbors on one tree over
+// all the points, in the caller's query order. Collective. With
+// options.exclude_self the queries are rows [first_query, first_query + m)
+// of the reference set and each skips its own row.
+// Two rounds: each query first asks the nearest ranks (by box) that hold k
+// points between them, whose answers bound its k-th distance; then every
+// other rank whose box lies within that bound. A rank answers with its local
+// k best (squared distances and global rows), merged here by the packed
+// (distance, row) key, the order every single-tree search uses.
 template <class ExecutionSpace, class Tree, class Strategy>
+NeighborResults<Kokkos::HostSpace>
+find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+               PointSet<Kokkos::HostSpace> const& queries, NeighborOptions const& options,
+               Strategy strategy, Index first_query = 0) {
+  return detail::find_neighbors_over_ranks(
+      space, tree, queries, options, first_query,
+      detail::LocalNeighbors<Tree>([&](auto const& received, NeighborOptions const& local) {
+        return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
+      }));
+}
+
+namespace detail {
+
+template <class ExecutionSpace, class Tree>
 Kokkos::View<std::int64_t*, Kokkos::HostSpace>
-count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
-             PointSet<Kokkos::HostSpace> const& queries, RangeCountOptions const& options,
-             Strategy strategy) {
+count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+                        PointSet<Kokkos::HostSpace> const& queries,
+                        RangeCountOptions const& options, LocalCounts<Tree> const& local_count) {
   if (!(options.radius > 0) || !std::isfinite(options.radius))
     throw InputError("radius", " must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
@@ -299,9 +322,8 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
   auto answer = [&](PointSet<typename Tree::memory_space> const& received) {
     RangeCountOptions local = options;
     local.exclude_self = false;
-    auto const found = Kokkos::create_mirror_view_and_copy(
-        Kokkos::HostSpace{},
-        treetrav::count_within(space, tree.local_tree(), received, local, strategy));
+    auto const found =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local_count(received, local));
     return std::vector<std::int64_t>(found.data(), found.data() + found.extent(0));
   };
   detail::route_queries<std::int64_t>(
@@ -312,6 +334,26 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       --counts(q);
   Kokkos::Profiling::popRegion();
   return counts;
+}
+
+} // namespace detail
+
+// Point correlation over all ranks: per query of this rank, the number of
+// reference points within distance r (inclusive), as count_within on one
+// tree over all the points. Collective. Each query goes to every rank whose
+// box lies within r and the counts add up; with options.exclude_self (the
+// queries are reference points) each query's own point, counted once by the
+// rank holding it, is taken off.
+template <class ExecutionSpace, class Tree, class Strategy>
+Kokkos::View<std::int64_t*, Kokkos::HostSpace>
+count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+             PointSet<Kokkos::HostSpace> const& queries, RangeCountOptions const& options,
+             Strategy strategy) {
+  return detail::count_within_over_ranks(
+      space, tree, queries, options,
+      detail::LocalCounts<Tree>([&](auto const& received, RangeCountOptions const& local) {
+        return treetrav::count_within(space, tree.local_tree(), received, local, strategy);
+      }));
 }
 
 } // namespace treetrav::distributed

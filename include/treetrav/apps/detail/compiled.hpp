@@ -12,6 +12,7 @@
 // TREETRAV_COMPILED_SEARCHES is set by linking treetrav::searches. Without it
 // (the headers alone, or another backend, tree or strategy: the tests' own
 // strategy, say) the search is instantiated where it is called, as before.
+#include <treetrav/core/backends.hpp>
 #include <treetrav/schedule/placement.hpp>
 #include <treetrav/traversal/strategies.hpp>
 
@@ -48,6 +49,35 @@ template <class T, class Variant>
 struct is_alternative : std::false_type {};
 template <class T, class... A>
 struct is_alternative<T, std::variant<A...>> : std::bool_constant<(std::is_same_v<T, A> || ...)> {};
+
+// The position of T among the alternatives of Variant.
+template <class T, class Variant>
+struct alternative_index;
+template <class T, class First, class... Rest>
+struct alternative_index<T, std::variant<First, Rest...>>
+    : std::integral_constant<int, std::is_same_v<T, First>
+                                      ? 0
+                                      : 1 + alternative_index<T, std::variant<Rest...>>::value> {};
+template <class T>
+struct alternative_index<T, std::variant<>> : std::integral_constant<int, 0> {};
+
+// How many translation units share one compiled search on ExecutionSpace.
+// ptxas takes seconds to minutes a kernel, and one search's GPU kernels (its
+// strategies x placements x capacities x row widths) kept one unit busy for
+// over a quarter of an hour: on Cuda, the strategies are dealt to
+// TREETRAV_CUDA_SEARCH_PARTS units (set by treetrav::searches) by their
+// position in the strategy variant.
+template <class ExecutionSpace>
+inline constexpr int compiled_parts_v =
+#ifdef TREETRAV_CUDA_SEARCH_PARTS
+    is_cuda_space_v<ExecutionSpace> ? TREETRAV_CUDA_SEARCH_PARTS :
+#endif
+                                    1;
+
+// The part that compiles Strategy's tag among the strategies of Variant.
+template <class ExecutionSpace, class Strategy, class Variant = ApplicationStrategy>
+inline constexpr int compiled_part_v =
+    alternative_index<strategy_t<Strategy>, Variant>::value % compiled_parts_v<ExecutionSpace>;
 
 // Whether treetrav::searches holds the searches for ExecutionSpace.
 template <class ExecutionSpace>
@@ -95,15 +125,16 @@ CompiledStrategyOf<Variant> compiled_strategy(Strategy const& strategy) {
 }
 
 // In the compiled searches: f(the strategy, placed) with its own types, for
-// the combinations traverse() takes on ExecutionSpace (the callers' templates
-// reject the others before any call).
-template <class ExecutionSpace, class Result, class Variant, class F>
+// the strategies of part Part and the combinations traverse() takes on
+// ExecutionSpace (the callers' templates reject the others before any call).
+template <class ExecutionSpace, class Result, int Part, class Variant, class F>
 Result visit_compiled(CompiledStrategyOf<Variant> const& compiled, F const& f) {
   return std::visit(
       [&](auto const& tag, auto const& placement) -> Result {
         using Tag = std::decay_t<decltype(tag)>;
         using Placement = std::decay_t<decltype(placement)>;
-        if constexpr (runs_on_v<Tag, ExecutionSpace> && placement_applies_v<Tag, Placement> &&
+        if constexpr (compiled_part_v<ExecutionSpace, Tag, Variant> == Part &&
+                      runs_on_v<Tag, ExecutionSpace> && placement_applies_v<Tag, Placement> &&
                       placement_runs_on_v<Placement, ExecutionSpace>)
           return f(placed(tag, placement));
         else

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Issue 31's checks on the lent GPU machine (the `device` tool), run from the
+# repository root. The machine has nvcc, CMake, ninja, GCC 12 and the
+# libraries treetrav builds against (Ubuntu's HDF5, GoogleTest, CLI11, fmt,
+# nlohmann-json) but no Kokkos: .device/ carries what scripts/bootstrap-kokkos.sh
+# and scripts/bootstrap-kokkos-kernels.sh installed here (kokkos-cuda, kk-cuda,
+# kokkos-cpu, kk-cpu), Debian's Google Benchmark (bm/usr, which perf/ builds
+# against) and, for the A/B, the tree before the redesign (old/: `git archive`).
+# Everything is built there, on its 16 cores, in build-device/ (ignored: kept
+# between the calls of one warm machine).
+#   scripts/device/redesign-ab.sh build [SECONDS]  configure, start the builds, wait up to SECONDS
+#   scripts/device/redesign-ab.sh wait [SECONDS]   wait for them
+#   scripts/device/redesign-ab.sh tests            every GoogleTest case on Cuda
+#   scripts/device/redesign-ab.sh sanitize         compute-sanitizer memcheck on the GPU searches and forces
+#   scripts/device/redesign-ab.sh ab               bench_search (1M box / 1M ball, k = 10) and the
+#                                                  1M-body step, old and new alternately; host kNN too
+set -u
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+root=$PWD
+build=$root/build-device
+cache=/root/.cache/treetrav
+export PATH=/usr/local/cuda/bin:$PATH NVCC_WRAPPER_DEFAULT_COMPILER=g++-12
+export OMP_PROC_BIND=spread OMP_PLACES=threads
+
+link_kokkos() {
+  # The carried prefixes at the paths their CMake files name.
+  mkdir -p "$cache"
+  ln -sfn "$root/.device/kokkos-cuda" "$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90"
+  ln -sfn "$root/.device/kk-cuda" "$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90"
+  ln -sfn "$root/.device/kokkos-cpu" "$cache/kokkos-3.4.1-e3e389ae-cpu"
+  ln -sfn "$root/.device/kk-cpu" "$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cpu"
+  # Kokkos names the CUDA libraries where this machine's toolkit had them
+  # (lib/, lib64/); the image keeps them in targets/x86_64-linux/lib.
+  local lib=/usr/local/cuda/targets/x86_64-linux/lib
+  mkdir -p /usr/local/cuda/lib/stubs /usr/local/cuda/lib64
+  [[ -e /usr/local/cuda/lib/libcudart.so ]] || ln -sfn $lib/libcudart.so /usr/local/cuda/lib/libcudart.so
+  [[ -e /usr/local/cuda/lib/stubs/libcuda.so ]] || ln -sfn $lib/stubs/libcuda.so /usr/local/cuda/lib/stubs/libcuda.so
+  [[ -e /usr/local/cuda/lib64/libcublas.so ]] || ln -sfn $lib/libcublas.so /usr/local/cuda/lib64/libcublas.so
+}
+
+configure() { # source dir, build dir, cuda|cpu
+  local kokkos=$cache/kokkos-3.4.1-e3e389ae-$3 kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-$3
+  [[ $3 == cuda ]] && kokkos=$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90 &&
+    kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90
+  local flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kk"
+    -DTREETRAV_ENABLE_MPI=OFF -Dbenchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark")
+  if [[ $3 == cuda ]]; then
+    flags+=(-DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_90)
+  else
+    flags+=(-DCMAKE_CXX_COMPILER=g++-12 -DCMAKE_C_COMPILER=gcc-12)
+  fi
+  cmake -S "$1" -B "$2" "${flags[@]}" >"$2.configure.log" 2>&1 || {
+    echo "configure $2 failed"
+    tail -n 30 "$2.configure.log"
+  }
+}
+
+start() { # build dir, jobs, targets...
+  local dir=$1 jobs=$2
+  shift 2
+  rm -f "$dir.rc"
+  setsid nohup bash -c "start=\$SECONDS; ninja -C '$dir' -j $jobs $* >'$dir.log' 2>&1; echo \$? >'$dir.rc'; echo \$((SECONDS - start)) >'$dir.seconds'" \
+    >/dev/null 2>&1 </dev/null &
+}
+
+wait_builds() { # seconds
+  local deadline=$((SECONDS + $1)) dir done
+  while :; do
+    done=1
+    for dir in "$build"/new "$build"/old "$build"/new-cpu "$build"/old-cpu; do
+      [[ -d $dir ]] && [[ ! -f $dir.rc ]] && done=0
+    done
+    ((done)) && break
+    ((SECONDS >= deadline)) && break
+    sleep 10
+  done
+  for dir in "$build"/new "$build"/old "$build"/new-cpu "$build"/old-cpu; do
+    [[ -d $dir ]] || continue
+    echo "== $(basename "$dir"): rc=$(cat "$dir.rc" 2>/dev/null || echo running) seconds=$(cat "$dir.seconds" 2>/dev/null)"
+    grep -E "error|FAILED" "$dir.log" | head -n 20
+    tail -n 2 "$dir.log"
+    cp "$dir.log" "$out/build-$(basename "$dir").log" 2>/dev/null
+  done
+}
+
+step=${1:-}
+case $step in
+build)
+  nvidia-smi -L
+  link_kokkos
+  mkdir -p "$build"
+  configure "$root" "$build/new" cuda
+  configure "$root/.device/old" "$build/old" cuda
+  if [[ -n ${TREETRAV_AB_CPU:-} ]]; then
+    configure "$root" "$build/new-cpu" cpu
+    configure "$root/.device/old" "$build/old-cpu" cpu
+  fi
+  tests=$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')
+  start "$build/new" 14 treetrav_cli bench_search bench_nbody "$tests"
+  start "$build/old" 2 bench_search bench_nbody
+  if [[ -n ${TREETRAV_AB_CPU:-} ]]; then
+    start "$build/new-cpu" 1 bench_search
+    start "$build/old-cpu" 1 bench_search
+  fi
+  wait_builds "${2:-500}"
+  ;;
+wait)
+  link_kokkos
+  wait_builds "${2:-500}"
+  ;;
+tests)
+  for t in "$build"/new/tests/test_*; do
+    [[ -x $t && -f $t ]] || continue
+    echo "== $(basename "$t") (Cuda)"
+    timeout 300 "$t" --gtest_filter='*Cuda*' --gtest_brief=1 2>&1 | tail -n 15
+    echo "rc=${PIPESTATUS[0]}"
+  done >"$out/gpu-tests.log" 2>&1
+  grep -E "^== |PASSED|FAILED|rc=" "$out/gpu-tests.log"
+  ;;
+sanitize)
+  for run in ${TREETRAV_SANITIZE_RUNS:-test_search_apps:'*Cuda*' test_brute_force:'*Cuda*' \
+    test_placement:'*Cuda*' test_barnes_hut:'*Cuda*' test_group_walk:'*Cuda*' test_trees:'*Cuda*'}; do
+    IFS=: read -r test filter <<<"$run"
+    echo "== compute-sanitizer memcheck $test $filter"
+    timeout ${TREETRAV_SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --error-exitcode 9 \
+      "$build/new/tests/$test" --gtest_filter="$filter" --gtest_brief=1 2>&1 | tail -n 6
+    echo "rc=${PIPESTATUS[0]}"
+  done >"$out/sanitizer.log" 2>&1
+  grep -E "^== |ERROR SUMMARY|PASSED|FAILED|rc=" "$out/sanitizer.log"
+  ;;
+ab)
+  work=$(mktemp -d)
+  # perf/peers/compare.py's shape at 1M: the box [0, 100)^3 and its inscribed ball.
+  python3 - "$work" <<'PY'
+import sys, numpy as np
+n, rng = 1000000, np.random.default_rng(1)
+a = n ** (1 / 3)
+(rng.random((n, 3)) * a).astype(np.float32).tofile(sys.argv[1] + "/r.f32")
+v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
+r = (a / 2) * rng.random(n) ** (1 / 3)
+(a / 2 + v * r[:, None]).astype(np.float32).tofile(sys.argv[1] + "/q.f32")
+PY
+  {
+    for round in 1 2; do
+      for tree in old new; do
+        echo "== bench_search $tree round $round (Cuda)"
+        "$build/$tree/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 \
+          --radius 1.3365 --warmup 5 --repeats 30 --json "$out/search-$tree-$round.json"
+      done
+    done
+    for round in 1 2; do
+      for tree in old new; do
+        echo "== bench_nbody $tree round $round (Cuda)"
+        "$build/$tree/perf/bench_nbody" --plummer 1000000 --walks group --multipoles quadrupole \
+          --thetas 0.5 --repeats 10 --sample 1000 --label "$tree" --out "$out/nbody-ab.csv" | tail -n 3
+      done
+    done
+    for tree in old new; do
+      [[ -x $build/$tree-cpu/perf/bench_search ]] || continue
+      echo "== bench_search $tree (OpenMP, $(nproc) threads)"
+      "$build/$tree-cpu/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 \
+        --radius 1.3365 --warmup 1 --repeats 5 --phases knn_unsorted knn_sorted \
+        --json "$out/search-$tree-cpu.json"
+    done
+  } 2>&1 | tee "$out/ab.log"
+  ;;
+*)
+  echo "usage: $0 build|wait|tests|sanitize|ab" >&2
+  exit 2
+  ;;
+esac
