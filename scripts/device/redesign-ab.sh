@@ -90,18 +90,24 @@ build)
   nvidia-smi -L
   link_kokkos
   mkdir -p "$build"
-  configure "$root" "$build/new" cuda
-  configure "$root/.device/old" "$build/old" cuda
+  if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
+    configure "$root" "$build/new" cuda
+    configure "$root/.device/old" "$build/old" cuda
+  fi
   if [[ -n ${TREETRAV_AB_CPU:-} ]]; then
     configure "$root" "$build/new-cpu" cpu
     configure "$root/.device/old" "$build/old-cpu" cpu
   fi
   tests=$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')
-  start "$build/new" 14 treetrav_cli bench_search bench_nbody "$tests"
-  start "$build/old" 2 bench_search bench_nbody
+  if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
+    start "$build/new" 14 treetrav_cli bench_search bench_nbody "$tests"
+    start "$build/old" 2 bench_search bench_nbody
+  else
+    rm -rf "$build/new" "$build/old"
+  fi
   if [[ -n ${TREETRAV_AB_CPU:-} ]]; then
-    start "$build/new-cpu" 1 bench_search
-    start "$build/old-cpu" 1 bench_search
+    start "$build/new-cpu" ${TREETRAV_AB_CPU} bench_search
+    start "$build/old-cpu" ${TREETRAV_AB_CPU} bench_search
   fi
   wait_builds "${2:-500}"
   ;;
@@ -144,6 +150,7 @@ PY
   {
     for round in 1 2; do
       for tree in old new; do
+        [[ -x $build/$tree/perf/bench_search ]] || continue
         echo "== bench_search $tree round $round (Cuda)"
         "$build/$tree/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 \
           --radius 1.3365 --warmup 5 --repeats 30 --json "$out/search-$tree-$round.json"
@@ -151,17 +158,20 @@ PY
     done
     for round in 1 2; do
       for tree in old new; do
+        [[ -x $build/$tree/perf/bench_nbody ]] || continue
         echo "== bench_nbody $tree round $round (Cuda)"
         "$build/$tree/perf/bench_nbody" --plummer 1000000 --walks group --multipoles quadrupole \
           --thetas 0.5 --repeats 10 --sample 1000 --label "$tree" --out "$out/nbody-ab.csv" | tail -n 3
       done
     done
-    for tree in old new; do
-      [[ -x $build/$tree-cpu/perf/bench_search ]] || continue
-      echo "== bench_search $tree (OpenMP, $(nproc) threads)"
-      "$build/$tree-cpu/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 \
-        --radius 1.3365 --warmup 1 --repeats 5 --phases knn_unsorted knn_sorted \
-        --json "$out/search-$tree-cpu.json"
+    for round in 1 2 3; do
+      for tree in old new; do
+        [[ -x $build/$tree-cpu/perf/bench_search ]] || continue
+        echo "== bench_search $tree round $round (OpenMP, $(nproc) threads)"
+        "$build/$tree-cpu/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 \
+          --radius 1.3365 --warmup 1 --repeats 5 --phases knn_unsorted knn_sorted \
+          --json "$out/search-$tree-cpu-$round.json"
+      done
     done
   } 2>&1 | tee "$out/ab.log"
   ;;
