@@ -2,7 +2,7 @@
 // space (the GPU in a CUDA build): kNN of n_queries uniform queries against
 // n_reference uniform points, per dimension
 //   brute force (GEMM screening + exact re-ranking; --tile-mib sweeps its tile memory),
-//   every tree strategy x {input, Morton} order on the kd-tree (up to
+//   every tree strategy x {input, Morton} order on the BVH (up to
 //     max_tree_dimension; beyond --full-tree-dimension on a window of
 //     --tree-sample queries, the time scaled to all queries),
 //   and the pick of --strategy auto (its probe timed too).

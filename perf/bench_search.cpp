@@ -197,7 +197,7 @@ int main(int argc, char* argv[]) {
   app.add_option("--dimension", dimension, "Columns of the .f32 inputs")->capture_default_str();
   app.add_option("-k", k, "Neighbours per query")->capture_default_str();
   app.add_option("--radius", radius, "Radius of the radius phases")->capture_default_str();
-  app.add_option("--leaf-size", leaf_size, "Leaf size of the kd-tree")->capture_default_str();
+  app.add_option("--leaf-size", leaf_size, "Leaf size of the BVH")->capture_default_str();
   app.add_option("--warmup", warmup, "Untimed runs before the timed ones")->capture_default_str();
   app.add_option("--repeats", repeats, "Timed runs (the median is reported)")
       ->capture_default_str();

@@ -106,6 +106,13 @@ inline constexpr bool radius_tree_v = std::is_same_v<Tree, Bvh<MemorySpace>>;
 template <class Strategy>
 using placement_t = std::decay_t<decltype(placement_of(std::declval<Strategy const&>()))>;
 
+// Whether traverse() takes Tag under Placement on ExecutionSpace (its
+// static_asserts): the combinations the compiled searches hold.
+template <class ExecutionSpace, class Tag, class Placement>
+inline constexpr bool traversal_runs_v = runs_on_v<Tag, ExecutionSpace> &&
+                                         placement_applies_v<Tag, Placement> &&
+                                         placement_runs_on_v<Placement, ExecutionSpace>;
+
 // Whether a search of Tree under Strategy on ExecutionSpace is compiled
 // (TreeCompiled: neighbor_tree_v or radius_tree_v of the application;
 // Variant: the strategies compiled).
@@ -115,9 +122,7 @@ inline constexpr bool compiled_search_v =
     compiled_space_v<ExecutionSpace> && TreeCompiled &&
     is_alternative<strategy_t<Strategy>, Variant>::value &&
     is_alternative<placement_t<Strategy>, AnyPlacement>::value &&
-    runs_on_v<strategy_t<Strategy>, ExecutionSpace> &&
-    placement_applies_v<strategy_t<Strategy>, placement_t<Strategy>> &&
-    placement_runs_on_v<placement_t<Strategy>, ExecutionSpace>;
+    traversal_runs_v<ExecutionSpace, strategy_t<Strategy>, placement_t<Strategy>>;
 
 template <class Variant = ApplicationStrategy, class Strategy>
 CompiledStrategyOf<Variant> compiled_strategy(Strategy const& strategy) {
@@ -134,8 +139,7 @@ Result visit_compiled(CompiledStrategyOf<Variant> const& compiled, F const& f) {
         using Tag = std::decay_t<decltype(tag)>;
         using Placement = std::decay_t<decltype(placement)>;
         if constexpr (compiled_part_v<ExecutionSpace, Tag, Variant> == Part &&
-                      runs_on_v<Tag, ExecutionSpace> && placement_applies_v<Tag, Placement> &&
-                      placement_runs_on_v<Placement, ExecutionSpace>)
+                      traversal_runs_v<ExecutionSpace, Tag, Placement>)
           return f(placed(tag, placement));
         else
           throw std::logic_error(std::string("strategy ") + Tag::name +
