@@ -55,7 +55,7 @@ auto accelerations(Space const& space, Bodies const& b, Coordinate theta, Coordi
 
 TYPED_TEST(BarnesHut, AccuracyImprovesAsThetaShrinks) {
   TypeParam space;
-  auto b = plummer_bodies(10000);
+  auto b = plummer_bodies(5000);
   Coordinate const softening = 0.01f;
   auto reference = test::direct_accelerations(b.positions, b.masses_double, softening, 1.0);
   test::for_each_strategy<TypeParam, 8>([&](auto strategy) {

@@ -82,8 +82,9 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
 TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
   using Memory = typename TypeParam::memory_space;
   TypeParam space;
-  for (auto const& c : test::search_cases())
+  for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
+      auto const c = self ? test::self_search_case(whole) : whole;
       test::for_each_strategy<TypeParam>(
           [&](auto strategy) { check_neighbors<Bvh<Memory>>(space, c, 8, self, strategy); });
       check_neighbors<Bvh<Memory>>(space, c, 1, self, Autoropes{});
@@ -96,11 +97,12 @@ TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
   using Memory = typename TypeParam::memory_space;
   TypeParam space;
   distributed::Communicator const world;
-  for (auto const& c : test::search_cases()) {
-    distributed::DistributedTree<Bvh<Memory>> tree(
-        space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
-        c.leaf_size);
+  for (auto const& whole : test::search_cases()) {
     for (bool self : {false, true}) {
+      auto const c = self ? test::self_search_case(whole) : whole;
+      distributed::DistributedTree<Bvh<Memory>> tree(
+          space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
+          c.leaf_size);
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
       for (Coordinate radius : {c.radius, 2 * c.radius}) {

@@ -92,6 +92,24 @@ inline HostPoints plummer_positions(Index n, std::uint64_t seed) {
   return out;
 }
 
+// The case of self searches (the reference points are the queries, each
+// skipping its own point): a self search walks from every reference point,
+// five times the queries of the larger cases, so there it keeps `limit` of
+// them, spread over the set (same shape, a shallower tree).
+inline SearchCase self_search_case(SearchCase const& c, Index limit = 400) {
+  SearchCase s = c;
+  Index const n = c.reference.size();
+  if (n > limit) {
+    s.reference = allocate_points<Kokkos::HostSpace>("test::self", limit, c.reference.dimension());
+    for (Index i = 0; i < limit; ++i)
+      for (int k = 0; k < c.reference.dimension(); ++k)
+        s.reference.coordinates(i, k) = c.reference.coordinates(std::int64_t(i) * n / limit, k);
+    s.name += "-every" + std::to_string(n / limit);
+  }
+  s.queries = s.reference;
+  return s;
+}
+
 // Uniform, clustered and Plummer inputs at several sizes, including one point,
 // exactly one leaf, leaf-size boundaries, duplicates and identical points.
 // Made afresh per call: Views must not outlive Kokkos::finalize.

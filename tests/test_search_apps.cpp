@@ -45,8 +45,9 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
 
 TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
   TypeParam space;
-  for (auto const& c : test::search_cases())
+  for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
+      auto const c = self ? test::self_search_case(whole) : whole;
       check_neighbors<Bvh<typename TypeParam::memory_space>>(space, c, 1, self); // NN
       check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self); // VP
       for (int k : {8, 10, 20}) { // capacities 8 and 10 exactly; 20 in 32 (autoropes)
@@ -58,8 +59,9 @@ TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
 
 TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
   TypeParam space;
-  for (auto const& c : test::search_cases())
+  for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
+      auto const c = self ? test::self_search_case(whole) : whole;
       HostPoints const& queries = self ? c.reference : c.queries;
       for (Coordinate radius : {c.radius, 2 * c.radius}) {
         auto expected = test::brute_force_counts(c.reference, queries, radius, self);
@@ -83,35 +85,39 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
 // by index), whether the lists fit the first walk's slots or not.
 TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
   TypeParam space;
-  for (auto const& c : test::search_cases())
+  for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
+      auto const c = self ? test::self_search_case(whole) : whole;
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
       Bvh<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);
       auto device_queries = copy_points(space, queries, "test::queries");
       test::for_each_strategy<TypeParam>([&](auto strategy) {
-        for (Index capacity : {0, 1, 3}) {
-          for (QueryOrder order : {QueryOrder::none, QueryOrder::sfc}) {
-            RadiusSearchOptions options{{2 * c.radius, self, order}, capacity};
-            auto lists = find_within(space, tree, device_queries, options, strategy);
-            std::string const what =
-                c.name + (self ? " self " : " ") + test::strategy_name(strategy) + " capacity " +
-                std::to_string(capacity) + (order == QueryOrder::sfc ? " sorted" : "");
-            auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.offsets);
-            auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.indices);
-            auto distances =
-                Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.distances);
-            ASSERT_EQ(std::vector<std::int64_t>(offsets.data(), offsets.data() + offsets.extent(0)),
-                      expected.offsets)
-                << what;
-            EXPECT_EQ(std::vector<Index>(indices.data(), indices.data() + indices.extent(0)),
-                      expected.indices)
-                << what;
-            EXPECT_EQ(
-                std::vector<Coordinate>(distances.data(), distances.data() + distances.extent(0)),
-                expected.distances)
-                << what;
-          }
+        // Slots for none, one or three neighbours in the first walk, in the
+        // caller's order and sorted (each order with lists that overflow).
+        for (auto [capacity, order] : {std::pair{Index(0), QueryOrder::none},
+                                       std::pair{Index(1), QueryOrder::sfc},
+                                       std::pair{Index(3), QueryOrder::none},
+                                       std::pair{Index(3), QueryOrder::sfc}}) {
+          RadiusSearchOptions options{{2 * c.radius, self, order}, capacity};
+          auto lists = find_within(space, tree, device_queries, options, strategy);
+          std::string const what =
+              c.name + (self ? " self " : " ") + test::strategy_name(strategy) + " capacity " +
+              std::to_string(capacity) + (order == QueryOrder::sfc ? " sorted" : "");
+          auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.offsets);
+          auto indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.indices);
+          auto distances =
+              Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, lists.distances);
+          ASSERT_EQ(std::vector<std::int64_t>(offsets.data(), offsets.data() + offsets.extent(0)),
+                    expected.offsets)
+              << what;
+          EXPECT_EQ(std::vector<Index>(indices.data(), indices.data() + indices.extent(0)),
+                    expected.indices)
+              << what;
+          EXPECT_EQ(
+              std::vector<Coordinate>(distances.data(), distances.data() + distances.extent(0)),
+              expected.distances)
+              << what;
         }
       });
     }

@@ -43,8 +43,14 @@ configure() { # source dir, build dir, cuda|cpu
   local kokkos=$cache/kokkos-3.4.1-e3e389ae-$3 kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-$3
   [[ $3 == cuda ]] && kokkos=$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90 &&
     kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90
+  mkdir -p "$2"
+  # A compiler launcher that logs each object's wall, user and sys seconds.
+  printf '%s\n' '#!/bin/bash' 'out=; prev=; for a in "$@"; do [[ $prev == -o ]] && out=$a; prev=$a; done' \
+    "exec /usr/bin/time -f \"%e %U %S \$out\" -a -o '$2/timed.log' \"\$@\"" >"$2.timecc"
+  chmod +x "$2.timecc"
   local flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kk"
-    -DTREETRAV_ENABLE_MPI=OFF -Dbenchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark")
+    -DCMAKE_CXX_COMPILER_LAUNCHER="$2.timecc"
+    -DTREETRAV_ENABLE_MPI=$mpi -Dbenchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark")
   if [[ $3 == cuda ]]; then
     flags+=(-DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_90)
   else
@@ -56,11 +62,14 @@ configure() { # source dir, build dir, cuda|cpu
   }
 }
 
-start() { # build dir, jobs, targets...
+start() { # build dir, jobs, targets...: the CLI first (its time and CPU seconds
+  # per object, timed.log: wall, user, sys, object), then the targets
   local dir=$1 jobs=$2
   shift 2
-  rm -f "$dir.rc"
-  setsid nohup bash -c "start=\$SECONDS; ninja -C '$dir' -j $jobs $* >'$dir.log' 2>&1; echo \$? >'$dir.rc'; echo \$((SECONDS - start)) >'$dir.seconds'" \
+  rm -f "$dir.rc" "$dir.cli-seconds" "$dir/timed.log"
+  setsid nohup bash -c "start=\$SECONDS; ninja -C '$dir' -j $jobs treetrav_cli >'$dir.log' 2>&1;
+    echo \$? \$((SECONDS - start)) >'$dir.cli-seconds'; cp '$dir/timed.log' '$dir.cli-timed.log';
+    ninja -C '$dir' -j $jobs $* >>'$dir.log' 2>&1; echo \$? >'$dir.rc'; echo \$((SECONDS - start)) >'$dir.seconds'" \
     >/dev/null 2>&1 </dev/null &
 }
 
@@ -77,17 +86,27 @@ wait_builds() { # seconds
   done
   for dir in "$build"/new "$build"/old "$build"/new-cpu "$build"/old-cpu; do
     [[ -d $dir ]] || continue
-    echo "== $(basename "$dir"): rc=$(cat "$dir.rc" 2>/dev/null || echo running) seconds=$(cat "$dir.seconds" 2>/dev/null)"
+    echo "== $(basename "$dir"): rc=$(cat "$dir.rc" 2>/dev/null || echo running) seconds=$(cat "$dir.seconds" 2>/dev/null) cli (rc seconds): $(cat "$dir.cli-seconds" 2>/dev/null)"
+    [[ -f $dir.cli-timed.log ]] && awk '{u += $2 + $3} END {printf "   CLI: %d objects, %.0f CPU s\n", NR, u}' "$dir.cli-timed.log" &&
+      cp "$dir.cli-timed.log" "$out/cli-$(basename "$dir")-per-object.txt"
+    [[ -f $dir/timed.log ]] && cp "$dir/timed.log" "$out/all-$(basename "$dir")-per-object.txt"
     grep -E "error|FAILED" "$dir.log" | head -n 20
     tail -n 2 "$dir.log"
     cp "$dir.log" "$out/build-$(basename "$dir").log" 2>/dev/null
   done
 }
 
+# MPI (test_distributed on Cuda) where the image has an MPI and a parallel
+# HDF5 built against it; both trees alike, so that the CLIs compare.
+mpi=OFF
+if command -v mpicxx >/dev/null && [[ -d /usr/lib/x86_64-linux-gnu/hdf5/openmpi ]]; then mpi=ON; fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
 step=${1:-}
 case $step in
 build)
   nvidia-smi -L
+  echo "MPI: $mpi ($(command -v mpicxx) $(ls -d /usr/lib/x86_64-linux-gnu/hdf5/* 2>/dev/null | tr '\n' ' '))"
   link_kokkos
   mkdir -p "$build"
   if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
@@ -100,8 +119,9 @@ build)
   fi
   tests=$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')
   if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
-    start "$build/new" 14 treetrav_cli bench_search bench_nbody "$tests"
-    start "$build/old" 2 bench_search bench_nbody
+    # The two CLIs side by side, as many jobs each: the same machine and load.
+    start "$build/new" 8 bench_search bench_nbody "$([[ $mpi == ON ]] && echo test_distributed)" "$tests"
+    start "$build/old" 8 bench_search bench_nbody
   else
     rm -rf "$build/new" "$build/old"
   fi
@@ -122,6 +142,12 @@ tests)
     timeout 300 "$t" --gtest_filter='*Cuda*' --gtest_brief=1 2>&1 | tail -n 15
     echo "rc=${PIPESTATUS[0]}"
   done >"$out/gpu-tests.log" 2>&1
+  if [[ -x $build/new/tests/test_distributed ]]; then
+    echo "== test_distributed (Cuda, 2 ranks)"
+    timeout 300 mpiexec -n 2 "$build/new/tests/test_distributed" --gtest_filter='*Cuda*:MortonPartition*' \
+      --gtest_brief=1 2>&1 | tail -n 15
+    echo "rc=${PIPESTATUS[0]}"
+  fi >>"$out/gpu-tests.log" 2>&1
   grep -E "^== |PASSED|FAILED|rc=" "$out/gpu-tests.log"
   ;;
 sanitize)

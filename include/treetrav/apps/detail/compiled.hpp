@@ -61,23 +61,32 @@ struct alternative_index<T, std::variant<First, Rest...>>
 template <class T>
 struct alternative_index<T, std::variant<>> : std::integral_constant<int, 0> {};
 
-// How many translation units share one compiled search on ExecutionSpace.
-// ptxas takes seconds to minutes a kernel, and one search's GPU kernels (its
-// strategies x placements x capacities x row widths) kept one unit busy for
-// over a quarter of an hour: on Cuda, the strategies are dealt to
-// TREETRAV_CUDA_SEARCH_PARTS units (set by treetrav::searches) by their
-// position in the strategy variant.
-template <class ExecutionSpace>
-inline constexpr int compiled_parts_v =
-#ifdef TREETRAV_CUDA_SEARCH_PARTS
-    is_cuda_space_v<ExecutionSpace> ? TREETRAV_CUDA_SEARCH_PARTS :
-#endif
-                                    1;
+template <class Strategy>
+using placement_t = std::decay_t<decltype(placement_of(std::declval<Strategy const&>()))>;
 
-// The part that compiles Strategy's tag among the strategies of Variant.
+// How one compiled search is split into translation units (parts).
+// On Cuda, by strategy: ptxas takes seconds to minutes a kernel, and one
+// search's GPU kernels (its strategies x placements x capacities x row
+// widths) kept one unit busy for over a quarter of an hour; the strategies
+// are dealt to TREETRAV_CUDA_SEARCH_PARTS units (set by treetrav::searches)
+// by their position in the strategy variant.
+// On host backends, by placement: part 0 the hardware's, compiled for speed;
+// part 1 the software placements, which on a host only simulate SMs (for
+// tests and studies), compiled for build time (src/searches/: -O1): they
+// were half of each search's compile time.
 template <class ExecutionSpace, class Strategy, class Variant = ApplicationStrategy>
-inline constexpr int compiled_part_v =
-    alternative_index<strategy_t<Strategy>, Variant>::value % compiled_parts_v<ExecutionSpace>;
+constexpr int compiled_part() {
+#ifdef TREETRAV_CUDA_SEARCH_PARTS
+  if constexpr (is_cuda_space_v<ExecutionSpace>)
+    return alternative_index<strategy_t<Strategy>, Variant>::value % TREETRAV_CUDA_SEARCH_PARTS;
+  else
+#endif
+    return is_software_placement_v<placement_t<Strategy>> ? 1 : 0;
+}
+
+// The part that compiles Strategy (a tag of Variant, possibly placed).
+template <class ExecutionSpace, class Strategy, class Variant = ApplicationStrategy>
+inline constexpr int compiled_part_v = compiled_part<ExecutionSpace, Strategy, Variant>();
 
 // Whether treetrav::searches holds the searches for ExecutionSpace.
 template <class ExecutionSpace>
@@ -102,9 +111,6 @@ inline constexpr bool neighbor_tree_v =
     std::is_same_v<Tree, BallTree<MemorySpace>>;
 template <class Tree, class MemorySpace>
 inline constexpr bool radius_tree_v = std::is_same_v<Tree, Bvh<MemorySpace>>;
-
-template <class Strategy>
-using placement_t = std::decay_t<decltype(placement_of(std::declval<Strategy const&>()))>;
 
 // Whether traverse() takes Tag under Placement on ExecutionSpace (its
 // static_asserts): the combinations the compiled searches hold.
@@ -138,7 +144,7 @@ Result visit_compiled(CompiledStrategyOf<Variant> const& compiled, F const& f) {
       [&](auto const& tag, auto const& placement) -> Result {
         using Tag = std::decay_t<decltype(tag)>;
         using Placement = std::decay_t<decltype(placement)>;
-        if constexpr (compiled_part_v<ExecutionSpace, Tag, Variant> == Part &&
+        if constexpr (compiled_part_v<ExecutionSpace, Placed<Tag, Placement>, Variant> == Part &&
                       traversal_runs_v<ExecutionSpace, Tag, Placement>)
           return f(placed(tag, placement));
         else

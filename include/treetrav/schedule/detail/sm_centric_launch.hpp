@@ -183,40 +183,55 @@ struct SmCentricCore {
     }
   }
 
+  // The shares a worker drains, in order, through one call of drain(): every
+  // call site of drain() inlines the whole traversal once more, and ptxas
+  // compiled a placed kernel with four of them several times slower than one.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
   template <class Group>
   KOKKOS_INLINE_FUNCTION void run(Group const& group, int sm) const {
     int const sms = plan.sms;
-    if (global) {
-      drain(group, 2 * sms, 0, plan.offsets(sms), sm);
-    } else if (sm >= 0 && sm < sms) {
-      unsigned const slot =
-          group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(sm), 1u); });
-      if (slot < target) {
-        drain(group, sms + sm, plan.offsets(sm), plan.offsets(sm + 1), sm);
-        if (steal)
-          for (int k = 1; k < sms; ++k) {
-            int const s = sm + k < sms ? sm + k : sm + k - sms;
-            drain(group, sms + s, plan.offsets(s), plan.offsets(s + 1), sm);
-          }
+    // Its own SM's share when it counts among the SM's first `target`.
+    bool const own =
+        !global && sm >= 0 && sm < sms &&
+        group.leader([&] { return Kokkos::atomic_fetch_add(&plan.counters(sm), 1u); }) < target;
+    bool last = false;     // the last worker out: it resets the counters
+    bool sweeping = false; // and, but for persistent threads, drains every share
+    for (int step = 0;; ++step) {
+      int share; // the SM whose share is next; -1: the one queue; sms: none left
+      if (sweeping)
+        share = step < sms ? step : sms;
+      else if (global)
+        share = step == 0 ? -1 : sms;
+      else if (own && (step == 0 || (steal && step < sms)))
+        share = sm + step < sms ? sm + step : sm + step - sms;
+      else
+        share = sms;
+      if (share == sms) {
+        if (sweeping)
+          break;
+        last = group.leader([&] {
+          Kokkos::memory_fence();
+          return Kokkos::atomic_fetch_add(&plan.counters(2 * sms + 1), 1u) + 1 == launched ? 1u
+                                                                                           : 0u;
+        }) != 0;
+        // Persistent threads drained the one queue before they got here.
+        if (!last || global)
+          break;
+        sweeping = true;
+        step = -1;
+        continue;
       }
+      bool const queue = share < 0;
+      drain(group, queue ? 2 * sms : sms + share, queue ? 0 : plan.offsets(share),
+            queue ? plan.offsets(sms) : plan.offsets(share + 1), sm);
     }
-    bool const last = group.leader([&] {
-      Kokkos::memory_fence();
-      return Kokkos::atomic_fetch_add(&plan.counters(2 * sms + 1), 1u) + 1 == launched ? 1u : 0u;
-    }) != 0;
-    if (!last)
-      return;
-    // Persistent threads drained the one queue before exiting.
-    if (!global)
-      for (int s = 0; s < sms; ++s)
-        drain(group, sms + s, plan.offsets(s), plan.offsets(s + 1), sm);
-    group.single([&] {
-      for (int i = 0; i < 2 * sms + 2; ++i)
-        plan.counters(i) = 0;
-    });
+    if (last)
+      group.single([&] {
+        for (int i = 0; i < 2 * sms + 2; ++i)
+          plan.counters(i) = 0;
+      });
   }
 };
 
