@@ -55,6 +55,49 @@ TEST(MortonPartition, HoldsEveryRowOnceInIncreasingOrderWithBalancedPieces) {
   }
 }
 
+// Every rank reading its own rows (uneven: rank r of p reads rows
+// [n r^2 / p^2, n (r+1)^2 / p^2), the first maybe none) and sorting them
+// among the ranks gets the piece, coordinates and ids of the whole set's
+// partition, exactly.
+TEST(MortonPartition, CollectiveEqualsTheWholeSetsPartition) {
+  distributed::Communicator const world;
+  auto cases = test::search_cases();
+  auto with_ids = cases.front();
+  with_ids.name += "-with-ids";
+  with_ids.reference = allocate_points<Kokkos::HostSpace>(
+      "test::with_ids", cases.front().reference.size(), cases.front().reference.dimension(), true);
+  for (Index i = 0; i < with_ids.reference.size(); ++i) {
+    for (int k = 0; k < with_ids.reference.dimension(); ++k)
+      with_ids.reference.coordinates(i, k) = cases.front().reference.coordinates(i, k);
+    with_ids.reference.ids(i) = 1000 + 7 * i;
+  }
+  cases.push_back(with_ids);
+  for (auto const& c : cases) {
+    auto const expected = distributed::morton_partition(c.reference, world.rank(), world.size());
+    std::size_t const n = c.reference.size(), p = world.size(), r = world.rank();
+    distributed::Block const mine{n * r * r / (p * p), n * (r + 1) * (r + 1) / (p * p)};
+    auto rows = rows_of(c.reference, mine);
+    if (c.reference.has_ids()) {
+      auto copy = allocate_points<Kokkos::HostSpace>("test::rows", rows.size(), rows.dimension(), true);
+      for (Index i = 0; i < rows.size(); ++i) {
+        for (int k = 0; k < rows.dimension(); ++k) copy.coordinates(i, k) = rows.coordinates(i, k);
+        copy.ids(i) = c.reference.ids(Index(mine.begin) + i);
+      }
+      rows = copy;
+    }
+    auto const got = distributed::morton_partition(world, rows, Index(mine.begin));
+    ASSERT_EQ(got.global_index, expected.global_index) << c.name;
+    ASSERT_EQ(got.points.size(), expected.points.size()) << c.name;
+    ASSERT_EQ(got.points.has_ids(), c.reference.has_ids()) << c.name;
+    for (Index i = 0; i < got.points.size(); ++i) {
+      for (int k = 0; k < c.reference.dimension(); ++k)
+        ASSERT_EQ(got.points.coordinates(i, k), expected.points.coordinates(i, k)) << c.name;
+      if (c.reference.has_ids())
+        ASSERT_EQ(got.points.ids(i), expected.points.ids(i)) << c.name;
+    }
+  }
+}
+
 template <class Space>
 struct Distributed : ::testing::Test {};
 TYPED_TEST_SUITE(Distributed, test::ExecutionSpaces, test::SpaceName);

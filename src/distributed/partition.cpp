@@ -3,6 +3,9 @@
 #include <treetrav/schedule/sfc_order.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
 
 namespace treetrav::distributed {
 
@@ -23,6 +26,166 @@ LocalPoints morton_partition(PointSet<Kokkos::HostSpace> const& all, int rank, i
       local.points.coordinates(i, k) = all.coordinates(g, k);
     if (all.has_ids())
       local.points.ids(i) = all.ids(g);
+  }
+  Kokkos::Profiling::popRegion();
+  return local;
+}
+
+namespace {
+
+// A point's place in the global order: its Morton code, then its row.
+struct Key {
+  std::uint64_t code;
+  std::int64_t row;
+  friend bool operator<(Key const& a, Key const& b) {
+    return a.code != b.code ? a.code < b.code : a.row < b.row;
+  }
+};
+
+// Points in transit: keys, coordinates (dimension per point), ids (or none).
+struct Parcel {
+  std::vector<Key> keys;
+  std::vector<Coordinate> coordinates;
+  std::vector<std::int64_t> ids;
+};
+
+// Sends point i of `from` (held in key order) to rank destination[i], which
+// is non-decreasing; returns what this rank receives, in key order.
+Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> const& destination,
+                int dimension) {
+  int const p = comm.size();
+  std::vector<int> counts(p, 0), coordinate_counts(p), id_counts(p);
+  for (int r : destination)
+    ++counts[r];
+  for (int r = 0; r < p; ++r) {
+    coordinate_counts[r] = counts[r] * dimension;
+    id_counts[r] = from.ids.empty() ? 0 : counts[r];
+  }
+  std::vector<int> received;
+  Parcel to;
+  to.keys = all_to_all(comm, from.keys, counts, received);
+  to.coordinates = all_to_all(comm, from.coordinates, coordinate_counts, received);
+  to.ids = all_to_all(comm, from.ids, id_counts, received);
+  // Each rank's run arrives sorted: sort the whole (a merge would do).
+  std::vector<std::size_t> order(to.keys.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return to.keys[a] < to.keys[b]; });
+  Parcel sorted;
+  sorted.keys.reserve(order.size());
+  sorted.coordinates.reserve(to.coordinates.size());
+  for (std::size_t i : order) {
+    sorted.keys.push_back(to.keys[i]);
+    sorted.coordinates.insert(sorted.coordinates.end(), to.coordinates.begin() + i * dimension,
+                              to.coordinates.begin() + (i + 1) * dimension);
+    if (!to.ids.empty())
+      sorted.ids.push_back(to.ids[i]);
+  }
+  return sorted;
+}
+
+} // namespace
+
+LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpace> const& rows,
+                             Index first_row) {
+  Kokkos::Profiling::pushRegion("treetrav::distributed::morton_partition");
+  int const p = comm.size();
+  int const d = rows.dimension();
+  Index const m = rows.size();
+  std::int64_t total = m;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm.get()),
+            "MPI_Allreduce");
+  int has_ids = rows.has_ids() ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &has_ids, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+
+  // The whole set's box (min and max are exact in any order) and the cells
+  // of morton_order over it: the codes morton_partition(all) sorts by.
+  ::treetrav::detail::BoundingBox<Kokkos::HostSpace> box("treetrav::distributed::box", 2 * d);
+  for (int k = 0; k < d; ++k) {
+    box(k) = infinity;
+    box(d + k) = -infinity;
+    for (Index i = 0; i < m; ++i) {
+      box(k) = std::min(box(k), rows.coordinates(i, k));
+      box(d + k) = std::max(box(d + k), rows.coordinates(i, k));
+    }
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, box.data(), d, MPI_FLOAT, MPI_MIN, comm.get()),
+            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, box.data() + d, d, MPI_FLOAT, MPI_MAX, comm.get()),
+            "MPI_Allreduce");
+  ::treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{
+      box, d, ::treetrav::detail::morton_order_bits(Index(total), d)};
+
+  // This rank's points in key order.
+  std::vector<Key> keys(m);
+  for (Index i = 0; i < m; ++i)
+    keys[i] = {encode(rows.coordinates, i), std::int64_t(first_row) + i};
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  Parcel mine;
+  for (std::size_t i : order) {
+    mine.keys.push_back(keys[i]);
+    for (int k = 0; k < d; ++k)
+      mine.coordinates.push_back(rows.coordinates(i, k));
+    if (has_ids)
+      mine.ids.push_back(rows.has_ids() ? rows.ids(i) : 0);
+  }
+
+  // Splitters from a regular sample of every rank's keys.
+  constexpr int samples = 32;
+  struct Sample {
+    Key key[samples];
+    int count;
+  } sample{};
+  sample.count = int(std::min<Index>(m, samples));
+  for (int j = 0; j < sample.count; ++j)
+    sample.key[j] = mine.keys[std::size_t(j) * std::size_t(m) / std::size_t(sample.count)];
+  std::vector<Key> pooled;
+  for (Sample const& s : all_gather(comm, sample))
+    pooled.insert(pooled.end(), s.key, s.key + s.count);
+  std::sort(pooled.begin(), pooled.end());
+  std::vector<Key> splitters;
+  for (int r = 1; r < p && !pooled.empty(); ++r)
+    splitters.push_back(pooled[std::size_t(r) * pooled.size() / std::size_t(p)]);
+  std::vector<int> destination(m);
+  for (Index i = 0; i < m; ++i)
+    destination[i] = int(std::upper_bound(splitters.begin(), splitters.end(), mine.keys[i]) -
+                         splitters.begin());
+  Parcel sorted = exchange(comm, mine, destination, d);
+
+  // The sorted runs lie in rank order: each point's position in the whole
+  // order, and the rank whose piece holds it.
+  std::int64_t held = std::int64_t(sorted.keys.size()), before = 0;
+  check_mpi(MPI_Exscan(&held, &before, 1, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Exscan");
+  if (comm.rank() == 0)
+    before = 0;
+  destination.assign(sorted.keys.size(), 0);
+  int owner = 0;
+  for (std::size_t i = 0; i < sorted.keys.size(); ++i) {
+    std::size_t const position = std::size_t(before) + i;
+    while (block_of(std::size_t(total), owner, p).end <= position)
+      ++owner;
+    destination[i] = owner;
+  }
+  Parcel const piece = exchange(comm, sorted, destination, d);
+
+  // The piece in increasing row, as morton_partition(all) gives it.
+  std::size_t const n = piece.keys.size();
+  order.resize(n);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return piece.keys[a].row < piece.keys[b].row; });
+  LocalPoints local;
+  local.points = allocate_points<Kokkos::HostSpace>("treetrav::distributed::LocalPoints::points",
+                                                    Index(n), d, has_ids != 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const j = order[i];
+    local.global_index.push_back(Index(piece.keys[j].row));
+    for (int k = 0; k < d; ++k)
+      local.points.coordinates(i, k) = piece.coordinates[j * d + k];
+    if (has_ids)
+      local.points.ids(i) = piece.ids[j];
   }
   Kokkos::Profiling::popRegion();
   return local;

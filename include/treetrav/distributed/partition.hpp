@@ -19,6 +19,19 @@ struct LocalPoints {
 // breaks distance ties as the global one would.
 LocalPoints morton_partition(PointSet<Kokkos::HostSpace> const& all, int rank, int size);
 
+class Communicator;
+
+// morton_partition without any rank holding all points: each rank of `comm`
+// passes its own rows of the whole set (`rows`, its first being row
+// `first_row` of the set; any split, each row on one rank) and receives the
+// piece morton_partition(all, rank, size) would give it, exactly. The ranks
+// agree on the bounding box and the curve's cells, sort the points' (Morton
+// code, row) keys among themselves (a sample sort: splitters from a regular
+// sample, one MPI_Alltoallv) and then move each point to the rank whose
+// piece holds its position in that order (a second). Collective.
+LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpace> const& rows,
+                             Index first_row);
+
 // A rank's reference points as seen by the others: their bounding box and
 // how many there are (a rank without points has count 0 and is never asked).
 struct RankBox {

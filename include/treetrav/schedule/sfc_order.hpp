@@ -12,6 +12,21 @@ namespace treetrav {
 // space-filling curve (neighbouring work items then walk similar paths).
 enum class QueryOrder { none, sfc };
 
+namespace detail {
+
+// The bits per dimension of morton_order's cells for n points of dimension
+// d. About four queries to a cell of the curve: finer cells order no better
+// (a warp's 32 queries are neighbours either way), coarser ones leave them in
+// input order within a cell (perf/results/search/README.md). At most 24
+// bits: three radix-sort passes.
+inline int morton_order_bits(Index n, int dimension) {
+  return std::clamp(
+      static_cast<int>(std::lround(std::log2(std::max(n / 4.0, 2.0)) / dimension)), 1,
+      std::max(1, std::min(12, 24 / dimension)));
+}
+
+} // namespace detail
+
 // The papers' "hand-sorted" baseline for kd/ball/vp applications: queries in
 // Morton (Z-curve) order over their bounding box, so that neighbouring work
 // items walk similar paths. Returns a permutation for traverse(): position i
@@ -26,14 +41,7 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space,
   if (points.size() == 0)
     return {};
   Kokkos::Profiling::pushRegion("treetrav::morton_order");
-  // About four queries to a cell of the curve: finer cells order no better
-  // (a warp's 32 queries are neighbours either way), coarser ones leave them
-  // in input order within a cell (perf/results/search/README.md). At most 24
-  // bits: three radix-sort passes.
-  int const bits =
-      std::clamp(static_cast<int>(std::lround(std::log2(std::max(points.size() / 4.0, 2.0)) /
-                                              points.dimension())),
-                 1, std::max(1, std::min(12, 24 / points.dimension())));
+  int const bits = detail::morton_order_bits(points.size(), points.dimension());
   detail::MortonEncoder<MemorySpace> const encode{{}, points.dimension(), bits};
   auto order =
       encode.key_bits() <= 32
