@@ -27,10 +27,13 @@ using test::HostPoints;
 // Rows [block.begin, block.end) of `points`.
 HostPoints rows_of(HostPoints const& points, distributed::Block block) {
   HostPoints out = allocate_points<Kokkos::HostSpace>("test::block", Index(block.end - block.begin),
-                                                      points.dimension());
-  for (Index i = 0; i < out.size(); ++i)
+                                                      points.dimension(), points.has_ids());
+  for (Index i = 0; i < out.size(); ++i) {
     for (int k = 0; k < points.dimension(); ++k)
       out.coordinates(i, k) = points.coordinates(Index(block.begin) + i, k);
+    if (points.has_ids())
+      out.ids(i) = points.ids(Index(block.begin) + i);
+  }
   return out;
 }
 
@@ -76,16 +79,7 @@ TEST(MortonPartition, CollectiveEqualsTheWholeSetsPartition) {
     auto const expected = distributed::morton_partition(c.reference, world.rank(), world.size());
     std::size_t const n = c.reference.size(), p = world.size(), r = world.rank();
     distributed::Block const mine{n * r * r / (p * p), n * (r + 1) * (r + 1) / (p * p)};
-    auto rows = rows_of(c.reference, mine);
-    if (c.reference.has_ids()) {
-      auto copy = allocate_points<Kokkos::HostSpace>("test::rows", rows.size(), rows.dimension(), true);
-      for (Index i = 0; i < rows.size(); ++i) {
-        for (int k = 0; k < rows.dimension(); ++k) copy.coordinates(i, k) = rows.coordinates(i, k);
-        copy.ids(i) = c.reference.ids(Index(mine.begin) + i);
-      }
-      rows = copy;
-    }
-    auto const got = distributed::morton_partition(world, rows, Index(mine.begin));
+    auto const got = distributed::morton_partition(world, rows_of(c.reference, mine), Index(mine.begin));
     ASSERT_EQ(got.global_index, expected.global_index) << c.name;
     ASSERT_EQ(got.points.size(), expected.points.size()) << c.name;
     ASSERT_EQ(got.points.has_ids(), c.reference.has_ids()) << c.name;
@@ -127,7 +121,7 @@ TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
   TypeParam space;
   for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
-      auto const c = self ? test::self_search_case(whole) : whole;
+      auto const c = test::searched_case(whole, self);
       test::for_each_strategy<TypeParam>(
           [&](auto strategy) { check_neighbors<Bvh<Memory>>(space, c, 8, self, strategy); });
       check_neighbors<Bvh<Memory>>(space, c, 1, self, Autoropes{});
@@ -142,7 +136,7 @@ TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
   distributed::Communicator const world;
   for (auto const& whole : test::search_cases()) {
     for (bool self : {false, true}) {
-      auto const c = self ? test::self_search_case(whole) : whole;
+      auto const c = test::searched_case(whole, self);
       distributed::DistributedTree<Bvh<Memory>> tree(
           space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
           c.leaf_size);

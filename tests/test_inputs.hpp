@@ -92,11 +92,13 @@ inline HostPoints plummer_positions(Index n, std::uint64_t seed) {
   return out;
 }
 
-// The case of self searches (the reference points are the queries, each
-// skipping its own point): a self search walks from every reference point,
-// five times the queries of the larger cases, so there it keeps `limit` of
-// them, spread over the set (same shape, a shallower tree).
-inline SearchCase self_search_case(SearchCase const& c, Index limit = 400) {
+// The case a search runs on: `c` itself, or for self searches (the reference
+// points are the queries, each skipping its own point) `limit` of its points
+// spread over the set (same shape, a shallower tree): a self search walks from
+// every reference point, five times the queries of the larger cases.
+inline SearchCase searched_case(SearchCase const& c, bool self, Index limit = 400) {
+  if (!self)
+    return c;
   SearchCase s = c;
   Index const n = c.reference.size();
   if (n > limit) {

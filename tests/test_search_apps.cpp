@@ -47,7 +47,7 @@ TYPED_TEST(SearchApps, NearestNeighborsEqualBruteForce) {
   TypeParam space;
   for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
-      auto const c = self ? test::self_search_case(whole) : whole;
+      auto const c = test::searched_case(whole, self);
       check_neighbors<Bvh<typename TypeParam::memory_space>>(space, c, 1, self); // NN
       check_neighbors<VpTree<typename TypeParam::memory_space>>(space, c, 1, self); // VP
       for (int k : {8, 10, 20}) { // capacities 8 and 10 exactly; 20 in 32 (autoropes)
@@ -61,7 +61,7 @@ TYPED_TEST(SearchApps, PointCorrelationEqualsBruteForce) {
   TypeParam space;
   for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
-      auto const c = self ? test::self_search_case(whole) : whole;
+      auto const c = test::searched_case(whole, self);
       HostPoints const& queries = self ? c.reference : c.queries;
       for (Coordinate radius : {c.radius, 2 * c.radius}) {
         auto expected = test::brute_force_counts(c.reference, queries, radius, self);
@@ -87,7 +87,7 @@ TYPED_TEST(SearchApps, RadiusListsEqualBruteForce) {
   TypeParam space;
   for (auto const& whole : test::search_cases())
     for (bool self : {false, true}) {
-      auto const c = self ? test::self_search_case(whole) : whole;
+      auto const c = test::searched_case(whole, self);
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
       Bvh<typename TypeParam::memory_space> tree(space, c.reference, c.leaf_size);

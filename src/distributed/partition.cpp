@@ -100,15 +100,10 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
 
   // The whole set's box (min and max are exact in any order) and the cells
   // of morton_order over it: the codes morton_partition(all) sorts by.
+  RankBox const mine_box = bounding_box_of(rows);
   ::treetrav::detail::BoundingBox<Kokkos::HostSpace> box("treetrav::distributed::box", 2 * d);
-  for (int k = 0; k < d; ++k) {
-    box(k) = infinity;
-    box(d + k) = -infinity;
-    for (Index i = 0; i < m; ++i) {
-      box(k) = std::min(box(k), rows.coordinates(i, k));
-      box(d + k) = std::max(box(d + k), rows.coordinates(i, k));
-    }
-  }
+  std::copy(mine_box.lower, mine_box.lower + d, box.data());
+  std::copy(mine_box.upper, mine_box.upper + d, box.data() + d);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, box.data(), d, MPI_FLOAT, MPI_MIN, comm.get()),
             "MPI_Allreduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, box.data() + d, d, MPI_FLOAT, MPI_MAX, comm.get()),
@@ -129,7 +124,7 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
     for (int k = 0; k < d; ++k)
       mine.coordinates.push_back(rows.coordinates(i, k));
     if (has_ids)
-      mine.ids.push_back(rows.has_ids() ? rows.ids(i) : 0);
+      mine.ids.push_back(rows.ids(i));
   }
 
   // Splitters from a regular sample of every rank's keys.
