@@ -16,15 +16,16 @@ find_package(KokkosKernels REQUIRED
 # directory that changes flavour forgets the other one's cached wrapper,
 # headers and libraries, so that they all come from one flavour.
 set(HDF5_PREFER_PARALLEL ${TREETRAV_ENABLE_MPI})
-if(NOT "${TREETRAV_HDF5_PARALLEL}" STREQUAL "${TREETRAV_ENABLE_MPI}")
+# (The first configure keeps the HDF5_* the user gave: HDF5_ROOT, a wrapper.)
+if(DEFINED TREETRAV_HDF5_PARALLEL AND NOT "${TREETRAV_HDF5_PARALLEL}" STREQUAL "${TREETRAV_ENABLE_MPI}")
   get_cmake_property(_treetrav_cached CACHE_VARIABLES)
   foreach(_treetrav_variable IN LISTS _treetrav_cached)
     if(_treetrav_variable MATCHES "^HDF5_")
       unset(${_treetrav_variable} CACHE)
     endif()
   endforeach()
-  set(TREETRAV_HDF5_PARALLEL ${TREETRAV_ENABLE_MPI} CACHE INTERNAL "The HDF5 flavour cached: parallel or not")
 endif()
+set(TREETRAV_HDF5_PARALLEL ${TREETRAV_ENABLE_MPI} CACHE INTERNAL "The HDF5 flavour cached: parallel or not")
 find_package(HDF5 REQUIRED COMPONENTS C)
 if(TREETRAV_ENABLE_MPI AND NOT HDF5_IS_PARALLEL)
   message(FATAL_ERROR "TREETRAV_ENABLE_MPI needs parallel HDF5 (MPI-IO), found a serial one "

@@ -3,6 +3,8 @@
 // Tests are written once and instantiated for every enabled backend (the
 // TEST_EXECSPACE idea of Kokkos' own suite, via GoogleTest typed tests):
 //   TYPED_TEST_SUITE(MySuite, treetrav::test::ExecutionSpaces);
+#include <treetrav/core/config.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <gtest/gtest.h>
@@ -17,7 +19,7 @@ TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);
 template <class... Ts>
 ::testing::Types<Ts...> to_gtest_types(TypeList<Ts...>);
 
-#ifdef KOKKOS_ENABLE_SERIAL
+#ifdef TREETRAV_ENABLE_SERIAL
 using SerialSpaces = TypeList<Kokkos::Serial>;
 #else
 using SerialSpaces = TypeList<>;

@@ -21,7 +21,7 @@ namespace {
 using test::expect_input_error;
 
 // Results on every space must match this one bit for bit.
-#ifdef KOKKOS_ENABLE_SERIAL
+#ifdef TREETRAV_ENABLE_SERIAL
 using ReferenceSpace = Kokkos::Serial;
 #else
 using ReferenceSpace = Kokkos::DefaultHostExecutionSpace;

@@ -9,6 +9,8 @@
 # Everything is built there, on its 16 cores, in build-device/ (ignored: kept
 # between the calls of one warm machine).
 #   scripts/device/redesign-ab.sh build [SECONDS]  configure, start the builds, wait up to SECONDS
+#     (TREETRAV_AB_OLD_PHASES=1: the old tree's two longest CLI units by nvcc-phases.sh, its
+#     benchmarks only; the new tree's CLI, benchmarks and tests with TREETRAV_AB_JOBS jobs)
 #   scripts/device/redesign-ab.sh wait [SECONDS]   wait for them
 #   scripts/device/redesign-ab.sh tests            every GoogleTest case on Cuda
 #   scripts/device/redesign-ab.sh sanitize         compute-sanitizer memcheck on the GPU searches and forces
@@ -48,9 +50,12 @@ configure() { # source dir, build dir, cuda|cpu
   printf '%s\n' '#!/bin/bash' 'out=; prev=; for a in "$@"; do [[ $prev == -o ]] && out=$a; prev=$a; done' \
     "exec /usr/bin/time -f \"%e %U %S \$out\" -a -o '$2/timed.log' \"\$@\"" >"$2.timecc"
   chmod +x "$2.timecc"
+  local with_mpi=$mpi
+  [[ $1 == "$root/.device/old" && -n ${TREETRAV_AB_OLD_PHASES:-} ]] && with_mpi=OFF
   local flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kk"
     -DCMAKE_CXX_COMPILER_LAUNCHER="$2.timecc"
-    -DTREETRAV_ENABLE_MPI=$mpi -Dbenchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark")
+    -DTREETRAV_ENABLE_MPI=$with_mpi -Dbenchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark")
+  [[ $with_mpi == ON ]] && flags+=("${mpi_flags[@]}")
   if [[ $3 == cuda ]]; then
     flags+=(-DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_90)
   else
@@ -59,7 +64,14 @@ configure() { # source dir, build dir, cuda|cpu
   cmake -S "$1" -B "$2" "${flags[@]}" >"$2.configure.log" 2>&1 || {
     echo "configure $2 failed"
     tail -n 30 "$2.configure.log"
+    if [[ $with_mpi == ON ]]; then
+      echo "configuring $2 again without MPI"
+      rm -rf "$2" && mkdir -p "$2"
+      flags=("${flags[@]/-DTREETRAV_ENABLE_MPI=ON/-DTREETRAV_ENABLE_MPI=OFF}")
+      cmake -S "$1" -B "$2" "${flags[@]}" >"$2.configure.log" 2>&1 || tail -n 30 "$2.configure.log"
+    fi
   }
+  grep -E "MPI|HDF5" "$2.configure.log" | head -n 5
 }
 
 start() { # build dir, jobs, targets...: the CLI first (its time and CPU seconds
@@ -71,6 +83,25 @@ start() { # build dir, jobs, targets...: the CLI first (its time and CPU seconds
     echo \$? \$((SECONDS - start)) >'$dir.cli-seconds'; cp '$dir/timed.log' '$dir.cli-timed.log';
     ninja -C '$dir' -j $jobs $* >>'$dir.log' 2>&1; echo \$? >'$dir.rc'; echo \$((SECONDS - start)) >'$dir.seconds'" \
     >/dev/null 2>&1 </dev/null &
+}
+
+start_targets() { # build dir, jobs, targets...: no CLI first
+  local dir=$1 jobs=$2
+  shift 2
+  rm -f "$dir.rc" "$dir/timed.log"
+  setsid nohup bash -c "start=\$SECONDS; ninja -C '$dir' -j $jobs $* >'$dir.log' 2>&1; echo \$? >'$dir.rc';
+    echo \$((SECONDS - start)) >'$dir.seconds'" >/dev/null 2>&1 </dev/null &
+}
+
+# The old units' phases so far, and the CPU seconds of the steps still running.
+old_phases() {
+  local unit
+  for unit in search bench; do
+    [[ -f $build/old-phases-$unit.log ]] || continue
+    echo "== old src/cli/$unit.cpp, nvcc phases (name, CPU s, wall s)"
+    cat "$build/old-phases-$unit.log"
+  done
+  ps -eo pid,etimes,times,args --sort=-times | grep -E "cicc|ptxas|cc1plus" | grep -v grep | cut -c1-260
 }
 
 wait_builds() { # seconds
@@ -97,9 +128,28 @@ wait_builds() { # seconds
 }
 
 # MPI (test_distributed on Cuda) where the image has an MPI and a parallel
-# HDF5 built against it; both trees alike, so that the CLIs compare.
+# HDF5 built against it, or from .device/mpi-prefix.tar.xz: Debian's OpenMPI
+# and parallel HDF5 packages unpacked (dpkg -x) into one prefix, relocated by
+# OPAL_PREFIX; both trees alike, so that the CLIs compare, but for
+# TREETRAV_AB_OLD_PHASES, where the old tree stays without (the new CLI then
+# compiles more than the old did).
 mpi=OFF
+mpiexec=mpiexec
+mpi_flags=()
 if command -v mpicxx >/dev/null && [[ -d /usr/lib/x86_64-linux-gnu/hdf5/openmpi ]]; then mpi=ON; fi
+if [[ $mpi == OFF && -f $root/.device/mpi-prefix.tar.xz ]]; then
+  prefix=/tmp/tt-mpi/usr
+  [[ -d $prefix ]] || { mkdir -p /tmp/tt-mpi && tar xJf "$root/.device/mpi-prefix.tar.xz" -C /tmp/tt-mpi; }
+  lib=$prefix/lib/x86_64-linux-gnu
+  export OPAL_PREFIX=$prefix PMIX_INSTALL_PREFIX=$lib/pmix2 PATH=$prefix/bin:$PATH
+  export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  mpi=ON
+  mpiexec=$prefix/bin/mpiexec.openmpi
+  mpi_flags=(-DMPI_CXX_COMPILER="$prefix/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$prefix/bin/mpicc.openmpi"
+    -DHDF5_ROOT="$lib/hdf5/openmpi" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/bin/none"
+    -DHDF5_NO_FIND_PACKAGE_CONFIG_FILE=ON)
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 step=${1:-}
@@ -118,9 +168,21 @@ build)
     configure "$root/.device/old" "$build/old-cpu" cpu
   fi
   tests=$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')
-  if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
+  if [[ -n ${TREETRAV_AB_OLD_PHASES:-} ]]; then
+    # The old CLI's two longest units (over half an hour each, more than one
+    # sitting) phase by phase beside the rest (nvcc-phases.sh); the old tree
+    # builds only its benchmarks.
+    for unit in search bench; do
+      line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F "src/cli/$unit.cpp.o" | tail -n 1)
+      line=${line#*.timecc }
+      setsid nohup bash -c "cd '$build/old' && '$root/scripts/device/nvcc-phases.sh' '$build/old-phases-$unit.log' $line" \
+        >/dev/null 2>&1 </dev/null &
+    done
+    start "$build/new" ${TREETRAV_AB_JOBS:-10} bench_search bench_nbody "$(grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" && echo test_distributed)" "$tests"
+    start_targets "$build/old" 2 bench_search bench_nbody
+  elif [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
     # The two CLIs side by side, as many jobs each: the same machine and load.
-    start "$build/new" 8 bench_search bench_nbody "$([[ $mpi == ON ]] && echo test_distributed)" "$tests"
+    start "$build/new" 8 bench_search bench_nbody "$(grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" && echo test_distributed)" "$tests"
     start "$build/old" 8 bench_search bench_nbody
   else
     rm -rf "$build/new" "$build/old"
@@ -130,10 +192,12 @@ build)
     start "$build/old-cpu" ${TREETRAV_AB_CPU} bench_search
   fi
   wait_builds "${2:-500}"
+  old_phases | tee "$out/old-phases.txt"
   ;;
 wait)
   link_kokkos
   wait_builds "${2:-500}"
+  old_phases | tee "$out/old-phases.txt"
   ;;
 tests)
   for t in "$build"/new/tests/test_*; do
@@ -144,7 +208,7 @@ tests)
   done >"$out/gpu-tests.log" 2>&1
   if [[ -x $build/new/tests/test_distributed ]]; then
     echo "== test_distributed (Cuda, 2 ranks)"
-    timeout 300 mpiexec -n 2 "$build/new/tests/test_distributed" --gtest_filter='*Cuda*:MortonPartition*' \
+    timeout 300 "$mpiexec" -n 2 "$build/new/tests/test_distributed" --gtest_filter='*Cuda*:MortonPartition*' \
       --gtest_brief=1 2>&1 | tail -n 15
     echo "rc=${PIPESTATUS[0]}"
   fi >>"$out/gpu-tests.log" 2>&1

@@ -20,7 +20,7 @@ std::vector<Backend> enabled_backends() {
 #ifdef KOKKOS_ENABLE_OPENMP
   backends.push_back(Backend::openmp);
 #endif
-#ifdef KOKKOS_ENABLE_SERIAL
+#ifdef TREETRAV_ENABLE_SERIAL
   backends.push_back(Backend::serial);
 #endif
   return backends;

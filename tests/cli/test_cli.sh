@@ -14,7 +14,7 @@ expect_contains "generate --help documents --dist" "--dist" "$out"
 expect_contains "generate --help lists presets" "geocity2" "$out"
 expect_success "info exits 0" "$TREETRAV" info
 expect_contains "info lists backends" "backends" "$out"
-expect_contains "info lists the serial backend" "serial" "$out"
+expect_contains "info lists the openmp backend" "openmp" "$out"
 
 # --- generating each kind of input -------------------------------------------
 expect_success "generate uniform" generate --dist uniform -n 1000 --dim 7 --seed 1 -o "$work/uniform.h5"

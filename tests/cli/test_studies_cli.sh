@@ -13,7 +13,7 @@ expect_failure "bench: --placement with --regtt" "--placement" tt bench --regtt 
   --out "$failures/bench"
 expect_success "corun --help" tt corun --help
 
-expect_failure "corun on the serial backend" "--backend serial" tt corun --pair knn,bh -n 3000 \
+expect_failure "corun on the serial backend" "--backend" tt corun --pair knn,bh -n 3000 \
   --bodies 2000 --backend serial
 # corun: a pair on two instances, the hardware's and a partition's.
 expect_success "corun knn,bh" tt corun --pair knn,bh -n 3000 --bodies 2000 --runs 2 --backend openmp

@@ -39,7 +39,7 @@ decltype(auto) dispatch_backend(Backend backend, F&& f) {
 #ifdef KOKKOS_ENABLE_OPENMP
     case Backend::openmp: return f(Kokkos::OpenMP{});
 #endif
-#ifdef KOKKOS_ENABLE_SERIAL
+#ifdef TREETRAV_ENABLE_SERIAL
     case Backend::serial: return f(Kokkos::Serial{});
 #endif
     default: break;

@@ -28,6 +28,15 @@ inline constexpr int max_tree_depth = 64;
 
 }  // namespace treetrav
 
+// The backends a build offers: Kokkos' execution spaces, but the serial one
+// only where no threaded host space stands beside the GPU. A CUDA build's host
+// backend is OpenMP (on one thread it walks as Serial does); compiling every
+// search and application once more for Serial cost a third of that build's
+// host code. Host-only builds keep Serial, the tests' bit-for-bit reference.
+#if defined(KOKKOS_ENABLE_SERIAL) && !(defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP))
+#define TREETRAV_ENABLE_SERIAL
+#endif
+
 // The qualifier of a reduction or scan functor's join() parameters: Kokkos
 // before 3.7 calls join() with volatile references only, Kokkos 4 refuses a
 // join() that takes them. Write join(TREETRAV_JOIN_ARGUMENT value_type& a,

@@ -51,4 +51,20 @@ Kokkos::View<Index*, MemorySpace> morton_order(ExecutionSpace const& space,
   return order;
 }
 
+// morton_order on each backend's own memory is compiled once, in the library
+// (src/schedule/sfc_order.cpp): on the GPU a radix sort's kernels, which every
+// search's translation unit compiled again otherwise.
+#define TREETRAV_MORTON_ORDER_ON(EXTERN, Space)                                                   \
+  EXTERN template Kokkos::View<Index*, Space::memory_space> morton_order<Space, Space::memory_space>( \
+      Space const&, PointSet<Space::memory_space> const&);
+#ifdef TREETRAV_ENABLE_SERIAL
+TREETRAV_MORTON_ORDER_ON(extern, Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+TREETRAV_MORTON_ORDER_ON(extern, Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+TREETRAV_MORTON_ORDER_ON(extern, Kokkos::Cuda)
+#endif
+
 } // namespace treetrav

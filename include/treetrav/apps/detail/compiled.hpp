@@ -92,7 +92,7 @@ inline constexpr int compiled_part_v = compiled_part<ExecutionSpace, Strategy, V
 template <class ExecutionSpace>
 inline constexpr bool compiled_space_v =
 #ifdef TREETRAV_COMPILED_SEARCHES
-#ifdef KOKKOS_ENABLE_SERIAL
+#ifdef TREETRAV_ENABLE_SERIAL
     std::is_same_v<ExecutionSpace, Kokkos::Serial> ||
 #endif
 #ifdef KOKKOS_ENABLE_OPENMP

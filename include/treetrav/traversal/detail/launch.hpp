@@ -40,6 +40,13 @@ struct Launcher {
     return {space, placement, workspace, traversal_label<Placement>(strategy)};
   }
 
+  // The hardware's launch, for runs that record metrics. A placement moves
+  // whole work items (warps) between SMs, not the work within them, so the
+  // per-warp visits are the same under every placement; the placed kernels
+  // are then compiled without metrics (they were a quarter of a GPU search's
+  // kernels). The label keeps the placement asked for.
+  Launcher<ExecutionSpace, Hardware> unplaced() const { return {space, {}, workspace, label}; }
+
   // body(i) for every work item i < extent, each serving `queries_per_item`
   // query slots of `order`.
   template <class Topology, class Visitor, class Body>
@@ -71,7 +78,7 @@ void launch_lockstep(Launch const& launcher, Topology const& topology, Visitor c
                      Kokkos::View<Index const*, typename Topology::memory_space> order,
                      TraversalMetrics<typename Topology::memory_space> const& metrics) {
   using ExecutionSpace = decltype(launcher.space);
-  auto run = [&](auto measure) {
+  auto run = [&](auto const& launcher, auto measure) {
     LockstepKernel<Topology, Visitor, Fsm, decltype(measure)::value> kernel{topology, visitor,
                                                                             order, metrics};
     Index const queries = work_count(visitor, order);
@@ -89,11 +96,12 @@ void launch_lockstep(Launch const& launcher, Topology const& topology, Visitor c
                          HostWarpLaunch<decltype(kernel)>{kernel, warp_size}, warps, warp_size);
     }
   };
-  // Kernels without metrics are instantiated apart, so timed runs pay nothing.
+  // Kernels without metrics are instantiated apart, so timed runs pay nothing;
+  // those with metrics under the hardware's placement only (unplaced()).
   if (metrics.enabled())
-    run(std::true_type{});
+    run(launcher.unplaced(), std::true_type{});
   else
-    run(std::false_type{});
+    run(launcher, std::false_type{});
 }
 
 } // namespace treetrav::detail
