@@ -28,13 +28,22 @@ for name in ompi lib; do
   fi
 done
 ompi=$unpacked/ompi
+# Or Debian's OpenMPI packages unpacked as one prefix (.device/mpi-prefix.tar.xz,
+# as redesign-ab.sh carries it), with a treetrav built here against it
+# (TREETRAV_BINARY, the kNN part only: TREETRAV_SKIP_NBODY=1).
+if [[ -f $PWD/.device/mpi-prefix.tar.xz ]]; then
+  [[ -d $unpacked/usr ]] || { mkdir -p "$unpacked" && tar xJf "$PWD/.device/mpi-prefix.tar.xz" -C "$unpacked"; }
+  ompi=$unpacked/usr
+fi
 export OPAL_PREFIX=$ompi PMIX_INSTALL_PREFIX=$ompi/lib/x86_64-linux-gnu/pmix2
 # OpenMPI's own libraries first; of lib/, only those the image lacks (ldd's
 # "not found", three levels down), so the image's own stay first otherwise.
 mkdir -p /tmp/tt-lib
-export LD_LIBRARY_PATH=$ompi/syslib:$ompi/lib/x86_64-linux-gnu/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$ompi/syslib:$ompi/lib/x86_64-linux-gnu:$ompi/lib/x86_64-linux-gnu/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$ompi/bin:$PATH
+treetrav=${TREETRAV_BINARY:-$dir/treetrav}
 for _ in 1 2 3; do
-  for missing in $(ldd "$dir/treetrav" 2>/dev/null | awk '/not found/ {print $1}'); do
+  for missing in $(ldd "$treetrav" 2>/dev/null | awk '/not found/ {print $1}'); do
     cp -n "$unpacked/lib/$missing" /tmp/tt-lib/ 2>/dev/null
   done
 done
@@ -43,7 +52,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 mpirun=$ompi/bin/mpirun
-treetrav=$dir/treetrav
+[[ -x $mpirun ]] || mpirun=$ompi/bin/mpirun.openmpi
 ldd "$treetrav" | grep "not found" && echo "missing libraries" >&2
 work=$(mktemp -d)
 per_gpu=${TREETRAV_PER_GPU:-1000000}  # points and queries per GPU (smaller for a dry run)
@@ -110,6 +119,7 @@ EOF
 # (seconds_per_step_median: tree or essential-tree build, moments, forces,
 # kicks and drifts) plus its share of the rebalancing (every 8 steps);
 # snapshots and checkpoints are not timed.
+[[ -n ${TREETRAV_SKIP_NBODY:-} ]] && exit 0
 steps=${TREETRAV_NBODY_STEPS:-8}
 per_gpu_bodies=${TREETRAV_NBODY_PER_GPU:-1000000}
 ncsv=$out/nbody-scaling.csv

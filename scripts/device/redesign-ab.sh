@@ -10,7 +10,8 @@
 # between the calls of one warm machine).
 #   scripts/device/redesign-ab.sh build [SECONDS]  configure, start the builds, wait up to SECONDS
 #     (TREETRAV_AB_OLD_PHASES=1: the old tree's two longest CLI units by nvcc-phases.sh, its
-#     benchmarks only; the new tree's CLI, benchmarks and tests with TREETRAV_AB_JOBS jobs)
+#     benchmarks only; the new tree's CLI, benchmarks and tests with TREETRAV_AB_JOBS jobs;
+#     TREETRAV_AB_CLI_ONLY=1: the new tree's CLI alone)
 #   scripts/device/redesign-ab.sh wait [SECONDS]   wait for them
 #   scripts/device/redesign-ab.sh tests            every GoogleTest case on Cuda
 #   scripts/device/redesign-ab.sh sanitize         compute-sanitizer memcheck on the GPU searches and forces
@@ -159,6 +160,13 @@ build)
   echo "MPI: $mpi ($(command -v mpicxx) $(ls -d /usr/lib/x86_64-linux-gnu/hdf5/* 2>/dev/null | tr '\n' ' '))"
   link_kokkos
   mkdir -p "$build"
+  if [[ -n ${TREETRAV_AB_CLI_ONLY:-} ]]; then
+    # The new tree's CLI alone, on every core (for mpi-scaling.sh: TREETRAV_BINARY).
+    configure "$root" "$build/new" cuda
+    start "$build/new" "$(nproc)" treetrav_cli
+    wait_builds "${2:-500}"
+    exit 0
+  fi
   if [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
     configure "$root" "$build/new" cuda
     configure "$root/.device/old" "$build/old" cuda

@@ -147,6 +147,7 @@ class KokkosSession {
    KokkosSession(KokkosSession const&) = delete;
    KokkosSession& operator=(KokkosSession const&) = delete;
    Backend backend() const { return backend_; }
+   int rank() const { return rank_; }         // this process's MPI rank (0 without MPI)
    int ranks() const { return ranks_; }       // MPI ranks of the run (1 without MPI)
    bool prints() const { return rank_ == 0; } // only rank 0 prints summaries and progress
 

@@ -204,6 +204,13 @@ void Headline::add(io::QueryResults const& block) {
   }
 }
 
+void Headline::add(Headline const& other) {
+  if (other.kind_ != Kind::none)
+    kind_ = other.kind_;
+  sum_ += other.sum_;
+  values_ += other.values_;
+}
+
 std::string Headline::text() const {
   switch (kind_) {
   case Kind::counts:

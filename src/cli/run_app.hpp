@@ -166,6 +166,7 @@ io::QueryResults run_application(Application const& application, Strategies cons
 class Headline {
  public:
   void add(io::QueryResults const& block);
+  void add(Headline const& other); // another block's (another rank's)
   std::string text() const;
 
  private:

@@ -62,41 +62,80 @@ struct SearchOptions {
   RunOptions run;
 };
 
-// Reads and cross-checks the inputs: the reference points, and the queries
-// whole (`whole_queries`: a search over several ranks) or opened to be read
-// a chunk at a time; k, radius and leaf size are checked by the library
-// before the traversal, and everything before any output.
+// Reads and cross-checks the inputs: the reference points and the queries,
+// whole or (`ranks` > 1) this rank's block of the rows of each file; the
+// queries of one rank are opened to be read a chunk at a time. k, radius and
+// leaf size are checked by the library before the traversal, and everything
+// before any output.
 SearchInputs read_search_inputs(SearchCommand const& command, SearchOptions const& options,
-                                bool whole_queries) {
-  SearchInputs inputs{io::read_points(options.reference),
-                      {},
-                      nullptr,
-                      options.run.leaf_size,
-                      options.run.sorted(),
-                      options.self,
+                                [[maybe_unused]] int rank, int ranks) {
+  SearchInputs inputs{{}, {}, nullptr, options.run.leaf_size, options.run.sorted(), options.self,
                       options.chunk};
+  // This rank's rows [first, first + count) of a file of n rows.
+  auto block = [&](Index n) -> std::pair<Index, Index> {
+#ifdef TREETRAV_ENABLE_MPI
+    if (ranks > 1) {
+      auto const b = distributed::block_of(static_cast<std::size_t>(n), rank, ranks);
+      return {static_cast<Index>(b.begin), static_cast<Index>(b.end - b.begin)};
+    }
+#endif
+    return {0, n};
+  };
+  if (ranks > 1) {
+    io::PointReader const reference(options.reference);
+    auto const [first, count] = block(reference.size());
+    inputs.reference = reference.read(first, count);
+    inputs.first_reference = first;
+    inputs.total_reference = reference.size();
+  } else {
+    inputs.reference = io::read_points(options.reference);
+    inputs.total_reference = inputs.reference.size();
+  }
+  int const reference_dimension = inputs.reference.dimension();
   if (options.self) {
     // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
-    if (command.parameter != Parameter::radius && inputs.reference.size() == 1)
+    if (command.parameter != Parameter::radius && inputs.total_reference == 1)
       throw InputError("--self: --reference " + options.reference +
                        " holds a single point, which has no other");
     inputs.queries = inputs.reference;
+    inputs.first_query = inputs.first_reference;
+    inputs.total_queries = inputs.total_reference;
     return inputs;
   }
-  int dimension = 0;
-  if (whole_queries) {
-    inputs.queries = io::read_points(options.queries);
-    dimension = inputs.queries.dimension();
-  } else {
-    inputs.query_file = std::make_shared<io::PointReader const>(options.queries);
-    dimension = inputs.query_file->dimension();
-  }
-  if (dimension != inputs.reference.dimension())
+  inputs.query_file = std::make_shared<io::PointReader const>(options.queries);
+  int const dimension = inputs.query_file->dimension();
+  inputs.total_queries = inputs.query_file->size();
+  if (dimension != reference_dimension)
     throw InputError(fmt::format("--queries {} holds {}-D points but --reference {} holds {}-D points",
                                  options.queries, dimension, options.reference,
-                                 inputs.reference.dimension()));
+                                 reference_dimension));
+  if (ranks > 1) {
+    auto const [first, count] = block(inputs.total_queries);
+    inputs.queries = inputs.query_file->read(first, count);
+    inputs.first_query = first;
+    inputs.query_file = nullptr;
+  }
   return inputs;
 }
+
+#ifdef TREETRAV_ENABLE_MPI
+// The ranks write one results file, whose metadata must be the same on each:
+// the times are the slowest rank's (the distributed call's wall time), and
+// so are the strategy's own figures (hybrid's phases, say).
+void agree_on_times(distributed::Communicator const& world, RunRecord& record) {
+  std::vector<double*> times{&record.read_s, &record.build_s, &record.traverse_s};
+  for (auto& [name, value] : record.strategy_metadata.numbers)
+    times.push_back(&value);
+  std::vector<double> mine, most(times.size());
+  for (double* t : times)
+    mine.push_back(*t);
+  distributed::check_mpi(MPI_Allreduce(mine.data(), most.data(), static_cast<int>(mine.size()),
+                                       MPI_DOUBLE, MPI_MAX, world.get()),
+                         "MPI_Allreduce");
+  for (std::size_t i = 0; i < times.size(); ++i)
+    *times[i] = most[i];
+}
+#endif
 
 void add_search_command(CLI::App& app, SearchCommand const& command) {
   auto* sub = app.add_subcommand(command.name, command.description);
@@ -178,7 +217,18 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                                    "queries whole (run it without --chunk)",
                                    session.ranks()));
     Kokkos::Timer timer;
-    SearchJob job{read_search_inputs(command, *options, session.ranks() > 1),
+    SearchInputs read;
+    auto const read_inputs = [&] {
+      read = read_search_inputs(command, *options, session.rank(), session.ranks());
+    };
+#ifdef TREETRAV_ENABLE_MPI
+    // A bad row on one rank's block stops every rank, with its message.
+    if (session.ranks() > 1)
+      distributed::collectively(MPI_COMM_WORLD, read_inputs);
+    else
+#endif
+      read_inputs();
+    SearchJob job{std::move(read),
                   options->k,
                   options->radius,
                   options->self,
@@ -188,8 +238,8 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                   {}};
     auto const& inputs = job.inputs;
     record.read_s = timer.seconds();
-    record.n_reference = inputs.reference.size();
-    record.n_queries = inputs.query_count();
+    record.n_reference = inputs.total_reference;
+    record.n_queries = inputs.total_queries;
     record.dimension = inputs.reference.dimension();
     record.parameters.set("reference", options->reference)
         .set("queries", options->self ? "self" : options->queries);
@@ -198,13 +248,28 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     else
       record.parameters.set("k", static_cast<double>(options->k));
 
+#ifdef TREETRAV_ENABLE_MPI
     if (session.ranks() > 1) {
+      // Each rank writes its own rows of the one file.
       record.parameters.set("ranks", static_cast<double>(session.ranks()));
-      auto results = command.run(job);
+      distributed::Communicator const world;
+      auto const rows = command.run(job);
+      agree_on_times(world, record);
+      timer.reset();
+      io::ResultsStream results(options->run.output, command.name, record.n_queries,
+                                io::Collective{world.get()}, inputs.first_query);
+      results.write(inputs.first_query, rows);
+      results.commit(to_metadata(record));
+      record.write_s += timer.seconds();
+      Headline mine, headline;
+      mine.add(rows);
+      for (auto const& rank_headline : distributed::all_gather(world, mine))
+        headline.add(rank_headline);
       if (session.prints())
-        write_and_summarize(results, record, options->run.output);
+        summarize(record, headline, options->run.output);
       return;
     }
+#endif
     io::ResultsStream results(options->run.output, command.name, record.n_queries);
     Headline headline;
     Progress progress(stderr, isatty(fileno(stderr)) != 0, 0, "query", "queries");

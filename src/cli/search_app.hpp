@@ -26,17 +26,22 @@ namespace treetrav::cli {
 
 // What every search starts from, on the host.
 struct SearchInputs {
+  // On one rank the whole reference set; over several, this rank's block of
+  // its rows, from row `first_reference` on (no rank holds all of it).
   io::HostPointSet reference;
   // The queries: in memory (--self: the reference points; a search over
-  // several ranks), or else read from `query_file` a chunk at a time.
+  // several ranks: this rank's block, from row `first_query` on), or else
+  // read from `query_file` a chunk at a time.
   io::HostPointSet queries;
   std::shared_ptr<io::PointReader const> query_file;
   int leaf_size;
   bool sorted;
   bool self;
   Index chunk; // --chunk: queries per chunk (0: sized from free device memory)
+  Index first_reference = 0, first_query = 0;
+  Index total_reference = 0, total_queries = 0; // the files' rows
 
-  Index query_count() const { return query_file ? query_file->size() : queries.size(); }
+  Index query_count() const { return total_queries; }
   // Host queries [first, first + count).
   io::HostPointSet load(Index first, Index count) const {
     if (query_file)
@@ -228,10 +233,11 @@ struct StreamedSearch {
 };
 
 #ifdef TREETRAV_ENABLE_MPI
-// Several ranks: each holds a spatial piece of the reference points in its
-// own tree and answers for a block of the queries (distributed_search.hpp);
-// rank 0 gathers the results in query order. The Application of
-// run_application for the adapter App; tree strategies only.
+// Several ranks: each reads a block of the rows of each set, the ranks move
+// the reference points to their spatial pieces (the collective Morton
+// partition), each builds its own tree and answers for its block of the
+// queries (distributed_search.hpp); each writes its own results' rows. The
+// Application of run_application for the adapter App; tree strategies only.
 template <class App>
 struct DistributedSearch {
   static constexpr char const* tree_name = App::tree_name;
@@ -248,41 +254,25 @@ struct DistributedSearch {
   template <class Space, class Strategy>
   Setup<Space> setup(Space const& space, Strategy const&) const {
     distributed::Communicator const world;
-    auto const block = distributed::block_of(inputs.queries.size(), world.rank(), world.size());
-    auto queries = allocate_points<Kokkos::HostSpace>(
-        "treetrav::cli::queries", Index(block.end - block.begin), inputs.queries.dimension());
-    Kokkos::deep_copy(queries.coordinates,
-                      Kokkos::subview(inputs.queries.coordinates,
-                                      std::make_pair(block.begin, block.end), Kokkos::ALL));
     return {{space, world,
-             distributed::morton_partition(inputs.reference, world.rank(), world.size()),
+             distributed::morton_partition(world, inputs.reference, inputs.first_reference),
              inputs.leaf_size},
-            queries,
-            Index(block.begin)};
+            inputs.queries,
+            inputs.first_query};
   }
   template <class Space, class Strategy>
   auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     return app.search_distributed(space, setup.tree, setup.queries, setup.first_query,
                                   inputs.sorted ? QueryOrder::sfc : QueryOrder::none, strategy);
   }
+  // This rank's rows.
   template <class Results>
   io::QueryResults collect(Results const& results) const {
-    return app.gather(results);
+    return app.collect(results);
   }
 };
-
-// Rank 0's copy of every rank's rows of `view` (n rows of `width` values), in rank order.
-template <class View>
-auto gather_rows(View const& view, int width) {
-  using Value = typename View::non_const_value_type;
-  std::vector<Value> const mine(view.data(), view.data() + view.extent(0) * width);
-  auto const all = distributed::gather(distributed::Communicator{}, mine);
-  Kokkos::View<typename View::non_const_data_type, typename View::array_layout, Kokkos::HostSpace>
-      gathered(view.label(), width ? all.size() / width : 0, width);
-  std::copy(all.begin(), all.end(), gathered.data());
-  return gathered;
-}
 #endif
+
 
 // The tree strategy of a job whose strategy walks a tree (radius's, and every
 // distributed search's: the command refuses the others there).

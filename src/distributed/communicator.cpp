@@ -1,6 +1,12 @@
 #include <treetrav/distributed/communicator.hpp>
 
+#include <treetrav/core/error.hpp>
+
 #include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <system_error>
 
 namespace treetrav::distributed {
 
@@ -37,9 +43,26 @@ Environment::Environment(int& argc, char**& argv) {
   if (!launched()) {
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     setenv("OMPI_MCA_pml", "ob1", 0);
+    // Isolated singletons all name their session directory alike
+    // (<tmp>/ompi.<host>.<uid>/jf.0/1): two commands running at once removed
+    // it under each other, and MPI_Init failed. Each gets a directory of its own.
+    if (std::getenv("OMPI_MCA_orte_tmpdir_base") == nullptr) {
+      char const* tmp = std::getenv("TMPDIR");
+      std::string base = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                         "/treetrav-mpi-XXXXXX";
+      if (mkdtemp(base.data()) != nullptr) {
+        session_directory_ = base;
+        setenv("OMPI_MCA_orte_tmpdir_base", base.c_str(), 1);
+      }
+    }
   }
   int provided = 0;
-  check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  int const initialised = MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (initialised != MPI_SUCCESS && !session_directory_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(session_directory_, ignored);
+  }
+  check_mpi(initialised, "MPI_Init_thread");
   owned_ = true;
   check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
@@ -47,6 +70,10 @@ Environment::Environment(int& argc, char**& argv) {
 Environment::~Environment() {
   if (owned_)
     MPI_Finalize();
+  if (!session_directory_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(session_directory_, ignored);
+  }
 }
 
 bool Environment::active() {
@@ -72,6 +99,46 @@ Block block_of(std::size_t n, int rank, int size) {
   std::size_t const base = n / size, extra = n % size, r = rank;
   std::size_t const begin = r * base + (r < extra ? r : extra);
   return {begin, begin + base + (r < extra ? 1 : 0)};
+}
+
+void collectively(MPI_Comm comm, std::function<void()> const& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int first = failure ? rank : size;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (first == size)
+    return;
+  enum Kind : int { other, input, argument };
+  int kind = other;
+  std::string message = "unknown error";
+  if (rank == first) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (InputError const& e) {
+      kind = input, message = e.what();
+    } catch (std::invalid_argument const& e) {
+      kind = argument, message = e.what();
+    } catch (std::exception const& e) {
+      message = e.what();
+    } catch (...) {
+    }
+  }
+  int header[2] = {kind, static_cast<int>(message.size())};
+  check_mpi(MPI_Bcast(header, 2, MPI_INT, first, comm), "MPI_Bcast");
+  message.resize(header[1]);
+  check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, comm), "MPI_Bcast");
+  if (header[0] == input)
+    throw InputError(message);
+  if (header[0] == argument)
+    throw std::invalid_argument(message);
+  throw std::runtime_error(message);
 }
 
 } // namespace treetrav::distributed

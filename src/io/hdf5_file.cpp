@@ -236,42 +236,7 @@ void collectively(Collective const& writers, std::function<void()> const& step) 
   if (alone(writers))
     return step();
 #ifdef TREETRAV_ENABLE_MPI
-  std::exception_ptr failure;
-  try {
-    step();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  auto const [rank, size] = membership_of(writers);
-  int first = failure ? rank : size;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, writers.comm),
-            "MPI_Allreduce");
-  if (first == size)
-    return;
-  enum Kind : int { other, input, argument };
-  int kind = other;
-  std::string message = "unknown error";
-  if (rank == first) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (InputError const& e) {
-      kind = input, message = e.what();
-    } catch (std::invalid_argument const& e) {
-      kind = argument, message = e.what();
-    } catch (std::exception const& e) {
-      message = e.what();
-    } catch (...) {
-    }
-  }
-  int header[2] = {kind, static_cast<int>(message.size())};
-  check_mpi(MPI_Bcast(header, 2, MPI_INT, first, writers.comm), "MPI_Bcast");
-  message.resize(header[1]);
-  check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, writers.comm), "MPI_Bcast");
-  if (header[0] == input)
-    throw InputError(message);
-  if (header[0] == argument)
-    throw std::invalid_argument(message);
-  throw std::runtime_error(message);
+  distributed::collectively(writers.comm, step);
 #endif
 }
 

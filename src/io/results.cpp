@@ -74,14 +74,18 @@ void write_results(std::string const& path, QueryResults const& results) {
 struct ResultsStream::File {
   detail::AtomicFile atomic;
   Index queries;
+  Collective writers;
+  Index first = 0;            // this process's first query
   Index next = 0;             // the first query of the next block
+  std::uint64_t processes = 1; // writing the file together
   std::int64_t listed = 0;    // neighbours in the lists so far
   detail::Handle indices, distances, counts, offsets, list_indices, list_distances;
 };
 
 ResultsStream::ResultsStream(std::string const& path, std::string const& application,
-                             Index queries)
-    : file_(new File{detail::AtomicFile(path), queries}) {
+                             Index queries, Collective const& writers, Index first)
+    : file_(new File{detail::AtomicFile(path, writers), queries, writers, first, first}) {
+  file_->processes = detail::sum_over(writers, {1})[0];
   auto const& out = file_->atomic.writer();
   auto const group = out.create_group(results_group);
   out.set_attribute(group.get(), "Application", application);
@@ -96,22 +100,32 @@ void ResultsStream::write(Index first, QueryResults const& block) {
     throw std::logic_error(fmt::format("{}: results of query {} written after query {}",
                                        out.path(), first, file.next));
   hsize_t const n = static_cast<hsize_t>(file.queries), at = static_cast<hsize_t>(first);
-  // Datasets are created with the first block, which shows which members the search fills.
+  // Datasets are created with the first block, which shows which members the
+  // search fills; the processes writing together agree on it first (one of
+  // them may have no rows: its members are empty, but for their columns).
+  enum Member : std::uint64_t { neighbours, counts, lists, columns };
+  std::vector<std::uint64_t> filled{
+      present(block.neighbor_indices) || block.neighbor_indices.extent(1) != 0,
+      present(block.counts), present(block.list_offsets), block.neighbor_indices.extent(1)};
+  if (!file.indices.valid() && !file.counts.valid() && !file.offsets.valid())
+    filled = detail::sum_over(file.writers, filled);
   auto rows_of = [&](detail::Handle& set, char const* name, auto const& rows) {
     using Value = typename std::decay_t<decltype(rows)>::non_const_value_type;
-    hsize_t const columns = rows.extent(1);
-    if (!set.valid()) set = out.create<Value>(name, {n, columns});
-    out.write_rows(set.get(), at, {rows.extent(0), columns}, rows.data());
+    hsize_t const width = filled[neighbours] > 0 ? filled[columns] / filled[neighbours] : 0;
+    if (!set.valid()) set = out.create<Value>(name, {n, width});
+    out.write_rows(set.get(), at, {rows.extent(0), width}, rows.data());
   };
-  if (present(block.neighbor_indices)) {
+  if (file.indices.valid() || (filled[neighbours] > 0 && filled[counts] + filled[lists] == 0)) {
     rows_of(file.indices, indices_dataset, block.neighbor_indices);
     rows_of(file.distances, distances_dataset, block.neighbor_distances);
     file.next += static_cast<Index>(block.neighbor_indices.extent(0));
-  } else if (present(block.counts)) {
+  } else if (file.counts.valid() || (filled[counts] > 0 && filled[lists] == 0)) {
     if (!file.counts.valid()) file.counts = out.create<std::int64_t>(counts_dataset, {n});
     out.write_rows(file.counts.get(), at, {block.counts.extent(0)}, block.counts.data());
     file.next += static_cast<Index>(block.counts.extent(0));
-  } else if (present(block.list_offsets)) {
+  } else if (file.offsets.valid() || filled[lists] > 0) {
+    if (file.processes > 1)
+      throw std::logic_error(out.path() + ": radius lists are written by one process");
     if (!file.offsets.valid()) {
       file.offsets = out.create<std::int64_t>(list_offsets_dataset, {n + 1});
       file.list_indices = out.create<Index>(list_indices_dataset, {0}, /*extendible=*/true);
@@ -138,8 +152,11 @@ void ResultsStream::write(Index first, QueryResults const& block) {
 void ResultsStream::commit(Metadata const& metadata) {
   auto& file = *file_;
   auto const& out = file.atomic.writer();
-  if (file.next != file.queries)
-    throw std::logic_error(fmt::format("{}: results for {} of {} queries", out.path(), file.next,
+  // Each process's blocks follow one another from its first row: together
+  // they cover the file's rows when their counts add up.
+  auto const written = detail::sum_over(file.writers, {std::uint64_t(file.next - file.first)})[0];
+  if (written != std::uint64_t(file.queries))
+    throw std::logic_error(fmt::format("{}: results for {} of {} queries", out.path(), written,
                                        file.queries));
   if (file.offsets.valid())
     out.write_rows(file.offsets.get(), static_cast<hsize_t>(file.queries), {1}, &file.listed);

@@ -16,6 +16,18 @@ expect_success "info exits 0" "$TREETRAV" info
 expect_contains "info lists backends" "backends" "$out"
 expect_contains "info lists the openmp backend" "openmp" "$out"
 
+# Commands started side by side, each its own MPI singleton in an MPI build,
+# all succeed (they once removed each other's Open MPI session directory).
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+  "$TREETRAV" info >"$work/side-$i.log" 2>&1 &
+  pids+=($!)
+done
+side_by_side=0
+for pid in "${pids[@]}"; do wait "$pid" && side_by_side=$((side_by_side + 1)); done
+if ((side_by_side == 8)); then pass "8 commands side by side all exit 0"; else
+  fail "8 commands side by side all exit 0" "$(cat "$work"/side-*.log)"; fi
+
 # --- generating each kind of input -------------------------------------------
 expect_success "generate uniform" generate --dist uniform -n 1000 --dim 7 --seed 1 -o "$work/uniform.h5"
 expect_contains "generate prints where it wrote" "$work/uniform.h5" "$out"

@@ -12,8 +12,11 @@
   against numpy brute force here;
 - several strategies, --sort sfc and both host backends agree;
 - only rank 0 prints the summary; it names the ranks;
-- mistakes under mpirun fail with exit 2, one message, no output file; a
-  subcommand that runs on one rank only says so.
+- mistakes under mpirun fail with exit 2, one message, no output file (a bad
+  row that only the last rank reads included); a subcommand that runs on one
+  rank only says so.
+Each rank reads only its block of rows of each input and writes its own rows
+of the results.
 Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on failure.
 """
 
@@ -89,6 +92,11 @@ write_points(f"{work}/ref_small.h5", rng.uniform(0, 1, size=(5, 2)))
 write_points(f"{work}/q_small.h5", rng.uniform(-1, 2, size=(40, 2)))
 # More ranks than points: 3 points on 4 ranks leave one rank without any.
 write_points(f"{work}/ref_tiny.h5", rng.uniform(0, 1, size=(3, 2)))
+# A NaN in the last row: on several ranks, only the last rank reads it.
+bad_reference = rng.uniform(0, 1, size=(50, 3))
+bad_reference[-1, 1] = np.nan
+write_points(f"{work}/nan_ref.h5", bad_reference)
+write_points(f"{work}/nan_q.h5", bad_reference)
 
 
 def brute_knn(reference, queries, k, self_):
@@ -170,6 +178,10 @@ mistakes = [
     ("auto asked for on several ranks", ["pc", "--reference", f"{work}/ref3.h5", "--self", "-r", 0.1,
                                          "--strategy", "auto"], "--strategy"),
     ("generate on several ranks", ["generate", "--dist", "plummer", "-n", 100], "one MPI rank"),
+    ("a NaN in the last rank's rows of --reference", ["knn", "--reference", f"{work}/nan_ref.h5", "--queries",
+                                                      f"{work}/q3.h5", "-k", 3], "nan_ref.h5"),
+    ("a NaN in the last rank's rows of --queries", ["pc", "--reference", f"{work}/ref3.h5", "--queries",
+                                                    f"{work}/nan_q.h5", "-r", 0.1], "row 49"),
 ]
 for name, args, needle in mistakes:
     run = treetrav(2, *args, "-o", f"{work}/bad.h5")

@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -34,6 +35,7 @@ public:
 
 private:
   bool owned_ = false;
+  std::string session_directory_; // this process's own (a singleton's), removed at the end
 };
 
 // A communicator's size and this process's rank in it, and its rank among the
@@ -51,6 +53,13 @@ private:
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
 };
+
+// Runs `step` on every process of `comm`. When it throws on any, every
+// process throws the exception of the lowest rank that failed (its message;
+// InputError and std::invalid_argument keep their type, others become
+// std::runtime_error), so that no rank is left waiting in the next collective
+// call and rank 0 can report what another rank found (a bad row of an input).
+void collectively(MPI_Comm comm, std::function<void()> const& step);
 
 // Rows [begin, end) of n that rank `rank` of `size` holds: contiguous blocks,
 // the first n % size ranks one row more.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/io/collective.hpp>
 #include <treetrav/io/metadata.hpp>
 
 #include <memory>
@@ -46,9 +47,14 @@ QueryResults read_results(std::string const& path);
 // queries at a time, in query order, in write_results' layout and contents:
 // into a temporary file that commit() renames to `path`. Destroyed
 // uncommitted (an error, say), it leaves nothing behind.
+// Several processes (`writers`) write one file together: each its own rows,
+// [first, first + rows) of the `queries` (the processes' rows consecutive in
+// rank order), every call collective, the metadata the same on every one.
+// Neighbour rows and counts; radius lists come from one process.
 class ResultsStream {
  public:
-  ResultsStream(std::string const& path, std::string const& application, Index queries);
+  ResultsStream(std::string const& path, std::string const& application, Index queries,
+                Collective const& writers = {}, Index first = 0);
   ~ResultsStream();
   ResultsStream(ResultsStream const&) = delete;
   ResultsStream& operator=(ResultsStream const&) = delete;

@@ -46,12 +46,6 @@ struct NeighborSearch {
     run.order = order;
     return distributed::find_neighbors(space, tree, queries, run, strategy, first);
   }
-  io::QueryResults gather(NeighborResults<Kokkos::HostSpace> const& neighbors) const {
-    io::QueryResults results;
-    results.neighbor_indices = gather_rows(neighbors.indices, options.k);
-    results.neighbor_distances = gather_rows(neighbors.distances, options.k);
-    return results;
-  }
 #endif
 };
 

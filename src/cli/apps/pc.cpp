@@ -40,15 +40,6 @@ struct PointCorrelation {
     RangeCountOptions const run{options.radius, options.exclude_self, order};
     return distributed::count_within(space, tree, queries, run, strategy);
   }
-  io::QueryResults gather(Kokkos::View<std::int64_t*, Kokkos::HostSpace> const& counts) const {
-    io::QueryResults results;
-    auto const all = distributed::gather(
-        distributed::Communicator{},
-        std::vector<std::int64_t>(counts.data(), counts.data() + counts.extent(0)));
-    results.counts = decltype(results.counts)(counts.label(), all.size());
-    std::copy(all.begin(), all.end(), results.counts.data());
-    return results;
-  }
 #endif
 };
 
