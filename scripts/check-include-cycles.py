@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the include graph of treetrav's public headers (include/treetrav).
 
-  scripts/check-include-cycles.py [--root DIR] [--layers]
+  scripts/check-include-cycles.py [--root DIR] [--layers] [--kokkos-free]
 
 Fails (exit 1) and prints what it found when
   * a header includes itself through other headers: each cycle as a path
@@ -15,6 +15,9 @@ Edges: #include <treetrav/...> resolved under the root's parent, and quoted
 includes resolved next to the including file, then under the root's parent.
 Includes of files that are not there (the generated treetrav/version.hpp,
 other libraries) are no edges. --layers prints the folder graph as well.
+--kokkos-free prints, one a line, the headers that reach no Kokkos header
+through their includes (tests/headers compiles them without its precompiled
+Kokkos_Core.hpp, which would stand in for a missing include), and checks nothing.
 Standard library only; registered as the ctest include_cycles.
 """
 
@@ -168,6 +171,8 @@ def main():
     parser.add_argument('--root', default=os.path.join(here, '..', 'include', 'treetrav'),
                         help='the headers\' folder (default: include/treetrav)')
     parser.add_argument('--layers', action='store_true', help='print which folder includes which')
+    parser.add_argument('--kokkos-free', action='store_true',
+                        help='print the headers that reach no Kokkos header, and check nothing')
     args = parser.parse_args()
     root = os.path.normpath(args.root)
     base = os.path.dirname(root)  # #include <treetrav/...> is relative to this
@@ -184,11 +189,14 @@ def main():
 
     graph = {h: set() for h in headers}
     late = []
+    kokkos = set()  # headers that include a Kokkos header themselves
     for header, path in sorted(headers.items()):
         includes, late_here = scan(path)
         for number, target, first_code in late_here:
             late.append(f'{header}:{number}: #include <{target}> after the code that starts at line {first_code}')
         for _, kind, target in includes:
+            if os.path.basename(target).startswith('Kokkos'):
+                kokkos.add(header)
             candidates = [os.path.normpath(os.path.join(os.path.dirname(header), target)).replace(os.sep, '/')] \
                 if kind == '"' else []
             candidates.append(os.path.normpath(target).replace(os.sep, '/'))
@@ -196,6 +204,17 @@ def main():
                 if candidate in headers:
                     graph[header].add(candidate)
                     break
+
+    if args.kokkos_free:
+        for header in sorted(headers):
+            reached, todo = {header}, [header]
+            while todo:
+                for target in graph[todo.pop()] - reached:
+                    reached.add(target)
+                    todo.append(target)
+            if not reached & kokkos:
+                print(header)
+        return 0
 
     layers = collections.defaultdict(set)
     for header, targets in graph.items():

@@ -13,8 +13,19 @@
 set -u
 log=$1
 shift
-cmd=("$@")
+# Without the dependency-file flags (-MD -MT X -MF X): nvcc_wrapper makes
+# those a second nvcc run, which --show would print beside the compile.
+cmd=()
+while (($# > 0)); do
+  case $1 in
+  -MD | -MMD) ;;
+  -MT | -MF | -MQ) shift ;;
+  *) cmd+=("$1") ;;
+  esac
+  shift
+done
 [[ ${cmd[0]} == *nvcc_wrapper ]] && mapfile -t cmd < <("${cmd[@]}" --show | xargs -n 1 printf '%s\n')
+echo "command: ${cmd[*]}" >"$log.command"
 dir=$(mktemp -d /tmp/nvcc-phases.XXXXXX)
 "${cmd[@]}" --dryrun --keep --keep-dir "$dir" 2>"$dir/dryrun.txt" >/dev/null
 : >"$log"

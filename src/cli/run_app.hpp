@@ -133,8 +133,7 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
       record.automatic = true;
       record.strategy = record.choice.strategy;
       record.sort = record.choice.sorted ? "sfc" : "none";
-      if (record.strategy == BruteForce::name)
-        record.tree = "none";
+      record.tree = record.strategy == BruteForce::name ? "none" : Application::tree_name;
     }
     timer.reset();
     io::QueryResults results = application.collect(output);

@@ -153,6 +153,10 @@ expect_attributes "$work/knn-autoropes.h5" application tree strategy sort backen
 expect_attributes "$work/knn-auto.h5" requested_strategy auto_reason auto_probe_s
 run h5dump -A -g /RunMetadata "$work/knn-brute.h5"
 expect_contains "brute force records no tree" '"none"' "$out"
+# auto records the tree of the strategy it picked (none for brute force).
+run h5dump -A -a /RunMetadata/strategy -a /RunMetadata/tree "$work/knn-auto.h5"
+if grep -q '"brute"' <<<"$out"; then auto_tree='"none"'; else auto_tree='"bvh"'; fi
+expect_contains "auto records the tree of its pick" "$auto_tree" "$out"
 if [[ " ${strategies[*]} " == *" hybrid "* ]]; then
   expect_attributes "$work/knn-hybrid.h5" hybrid_depth hybrid_profile_s hybrid_transfer_s hybrid_schedule_s \
     hybrid_execute_s
