@@ -13,6 +13,7 @@
 #     benchmarks only; the new tree's CLI, benchmarks and tests with TREETRAV_AB_JOBS jobs;
 #     TREETRAV_AB_CLI_ONLY=1: the new tree's CLI alone)
 #   scripts/device/redesign-ab.sh wait [SECONDS]   wait for them
+#   scripts/device/redesign-ab.sh phases [SECONDS] the old CLI's two longest units by nvcc-phases.sh
 #   scripts/device/redesign-ab.sh tests            every GoogleTest case on Cuda
 #   scripts/device/redesign-ab.sh sanitize         compute-sanitizer memcheck on the GPU searches and forces
 #   scripts/device/redesign-ab.sh ab               bench_search (1M box / 1M ball, k = 10) and the
@@ -181,7 +182,7 @@ build)
     # sitting) phase by phase beside the rest (nvcc-phases.sh); the old tree
     # builds only its benchmarks.
     for unit in search bench; do
-      line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F "src/cli/$unit.cpp.o" | tail -n 1)
+      line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F -- "-o CMakeFiles/treetrav_cli.dir/src/cli/$unit.cpp.o " | tail -n 1)
       line=${line#*.timecc }
       setsid nohup bash -c "cd '$build/old' && '$root/scripts/device/nvcc-phases.sh' '$build/old-phases-$unit.log' $line" \
         >/dev/null 2>&1 </dev/null &
@@ -205,6 +206,22 @@ build)
 wait)
   link_kokkos
   wait_builds "${2:-500}"
+  old_phases | tee "$out/old-phases.txt"
+  ;;
+phases)
+  # The old CLI's two longest units alone, phase by phase, for SECONDS; the
+  # phases so far and the CPU seconds of those still running.
+  link_kokkos
+  mkdir -p "$build"
+  TREETRAV_AB_OLD_PHASES=1 configure "$root/.device/old" "$build/old" cuda
+  for unit in search bench; do
+    line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F -- "-o CMakeFiles/treetrav_cli.dir/src/cli/$unit.cpp.o " | tail -n 1)
+    line=${line#*.timecc }
+    (cd "$build/old" && setsid nohup "$root/scripts/device/nvcc-phases.sh" "$build/old-phases-$unit.log" $line \
+      >/dev/null 2>&1 </dev/null &)
+  done
+  sleep "${2:-120}"
+  cat "$build"/old-phases-*.log.command 2>/dev/null | cut -c1-300
   old_phases | tee "$out/old-phases.txt"
   ;;
 tests)
@@ -274,7 +291,7 @@ PY
   } 2>&1 | tee "$out/ab.log"
   ;;
 *)
-  echo "usage: $0 build|wait|tests|sanitize|ab" >&2
+  echo "usage: $0 build|wait|phases|tests|sanitize|ab" >&2
   exit 2
   ;;
 esac
