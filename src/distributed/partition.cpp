@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
+#include <queue>
+#include <utility>
 #include <vector>
 
 namespace treetrav::distributed {
@@ -61,16 +62,32 @@ Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> c
     coordinate_counts[r] = counts[r] * dimension;
     id_counts[r] = from.ids.empty() ? 0 : counts[r];
   }
-  std::vector<int> received;
+  std::vector<int> runs, received;
   Parcel to;
-  to.keys = all_to_all(comm, from.keys, counts, received);
+  to.keys = all_to_all(comm, from.keys, counts, runs);
   to.coordinates = all_to_all(comm, from.coordinates, coordinate_counts, received);
   to.ids = all_to_all(comm, from.ids, id_counts, received);
-  // Each rank's run arrives sorted: sort the whole (a merge would do).
-  std::vector<std::size_t> order(to.keys.size());
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return to.keys[a] < to.keys[b]; });
+  // Each rank's run arrives in key order: merge the runs, a heap over their
+  // heads (the keys are distinct, so this is the order a sort gives).
+  std::vector<std::size_t> next(p + 1, 0);
+  for (int r = 0; r < p; ++r)
+    next[r + 1] = next[r] + std::size_t(runs[r]);
+  std::vector<std::size_t> const end(next.begin() + 1, next.end());
+  using Head = std::pair<Key, int>; // a run's next key, the run
+  auto const later = [](Head const& a, Head const& b) { return b.first < a.first; };
+  std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+  for (int r = 0; r < p; ++r)
+    if (next[r] < end[r])
+      heads.push({to.keys[next[r]], r});
+  std::vector<std::size_t> order;
+  order.reserve(to.keys.size());
+  while (!heads.empty()) {
+    int const r = heads.top().second;
+    heads.pop();
+    order.push_back(next[r]++);
+    if (next[r] < end[r])
+      heads.push({to.keys[next[r]], r});
+  }
   Parcel sorted;
   sorted.keys.reserve(order.size());
   sorted.coordinates.reserve(to.coordinates.size());
@@ -115,12 +132,13 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   std::vector<Key> keys(m);
   for (Index i = 0; i < m; ++i)
     keys[i] = {encode(rows.coordinates, i), std::int64_t(first_row) + i};
-  std::vector<std::size_t> order(m);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  // (The keys themselves: a key's row says which of this rank's points it is.)
+  std::sort(keys.begin(), keys.end());
   Parcel mine;
-  for (std::size_t i : order) {
-    mine.keys.push_back(keys[i]);
+  mine.keys = keys;
+  mine.coordinates.reserve(std::size_t(m) * d);
+  for (Key const& key : keys) {
+    Index const i = Index(key.row - first_row);
     for (int k = 0; k < d; ++k)
       mine.coordinates.push_back(rows.coordinates(i, k));
     if (has_ids)
@@ -167,15 +185,16 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
 
   // The piece in increasing row, as morton_partition(all) gives it.
   std::size_t const n = piece.keys.size();
-  order.resize(n);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return piece.keys[a].row < piece.keys[b].row; });
+  std::vector<std::pair<std::int64_t, std::size_t>> by_row(n); // (row, position in the piece)
+  for (std::size_t j = 0; j < n; ++j)
+    by_row[j] = {piece.keys[j].row, j};
+  std::sort(by_row.begin(), by_row.end());
   LocalPoints local;
   local.points = allocate_points<Kokkos::HostSpace>("treetrav::distributed::LocalPoints::points",
                                                     Index(n), d, has_ids != 0);
+  local.global_index.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    std::size_t const j = order[i];
+    std::size_t const j = by_row[i].second;
     local.global_index.push_back(Index(piece.keys[j].row));
     for (int k = 0; k < d; ++k)
       local.points.coordinates(i, k) = piece.coordinates[j * d + k];
