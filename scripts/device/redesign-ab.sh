@@ -95,6 +95,19 @@ start_targets() { # build dir, jobs, targets...: no CLI first
     echo \$((SECONDS - start)) >'$dir.seconds'" >/dev/null 2>&1 </dev/null &
 }
 
+# The old CLI's two longest units by nvcc-phases.sh, in the background (the
+# compile lines of the configured old tree, without its timing launcher).
+start_old_phases() {
+  local unit line
+  for unit in search bench; do
+    line=$(ninja -C "$build/old" -t commands treetrav_cli |
+      grep -F -- "-o CMakeFiles/treetrav_cli.dir/src/cli/$unit.cpp.o " | tail -n 1)
+    line=${line#*.timecc }
+    (cd "$build/old" && setsid nohup "$root/scripts/device/nvcc-phases.sh" "$build/old-phases-$unit.log" $line \
+      >/dev/null 2>&1 </dev/null &)
+  done
+}
+
 # The old units' phases so far, and the CPU seconds of the steps still running.
 old_phases() {
   local unit
@@ -181,12 +194,7 @@ build)
     # The old CLI's two longest units (over half an hour each, more than one
     # sitting) phase by phase beside the rest (nvcc-phases.sh); the old tree
     # builds only its benchmarks.
-    for unit in search bench; do
-      line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F -- "-o CMakeFiles/treetrav_cli.dir/src/cli/$unit.cpp.o " | tail -n 1)
-      line=${line#*.timecc }
-      setsid nohup bash -c "cd '$build/old' && '$root/scripts/device/nvcc-phases.sh' '$build/old-phases-$unit.log' $line" \
-        >/dev/null 2>&1 </dev/null &
-    done
+    start_old_phases
     start "$build/new" ${TREETRAV_AB_JOBS:-10} bench_search bench_nbody "$(grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" && echo test_distributed)" "$tests"
     start_targets "$build/old" 2 bench_search bench_nbody
   elif [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
@@ -214,12 +222,7 @@ phases)
   link_kokkos
   mkdir -p "$build"
   TREETRAV_AB_OLD_PHASES=1 configure "$root/.device/old" "$build/old" cuda
-  for unit in search bench; do
-    line=$(ninja -C "$build/old" -t commands treetrav_cli | grep -F -- "-o CMakeFiles/treetrav_cli.dir/src/cli/$unit.cpp.o " | tail -n 1)
-    line=${line#*.timecc }
-    (cd "$build/old" && setsid nohup "$root/scripts/device/nvcc-phases.sh" "$build/old-phases-$unit.log" $line \
-      >/dev/null 2>&1 </dev/null &)
-  done
+  start_old_phases
   sleep "${2:-120}"
   cat "$build"/old-phases-*.log.command 2>/dev/null | cut -c1-300
   old_phases | tee "$out/old-phases.txt"

@@ -2,11 +2,16 @@
 
 #include <treetrav/core/error.hpp>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <string>
 #include <system_error>
+
+#include <sys/types.h>
+#include <unistd.h>
 
 namespace treetrav::distributed {
 
@@ -30,6 +35,13 @@ bool launched() {
   return false;
 }
 
+// A singleton's own Open MPI session directory, gone with it (none: "").
+void remove_session_directory(std::string const& directory) {
+  std::error_code ignored;
+  if (!directory.empty())
+    std::filesystem::remove_all(directory, ignored);
+}
+
 } // namespace
 
 Environment::Environment(int& argc, char**& argv) {
@@ -46,22 +58,33 @@ Environment::Environment(int& argc, char**& argv) {
     // Isolated singletons all name their session directory alike
     // (<tmp>/ompi.<host>.<uid>/jf.0/1): two commands running at once removed
     // it under each other, and MPI_Init failed. Each gets a directory of its own.
+    // Named by the process id: a killed process's directory stays behind,
+    // and the next command removes those whose process is gone.
     if (std::getenv("OMPI_MCA_orte_tmpdir_base") == nullptr) {
       char const* tmp = std::getenv("TMPDIR");
-      std::string base = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                         "/treetrav-mpi-XXXXXX";
-      if (mkdtemp(base.data()) != nullptr) {
-        session_directory_ = base;
-        setenv("OMPI_MCA_orte_tmpdir_base", base.c_str(), 1);
+      std::filesystem::path const parent(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+      std::string const prefix = "treetrav-mpi-";
+      std::error_code ignored;
+      for (auto const& entry : std::filesystem::directory_iterator(parent, ignored)) {
+        std::string const name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0)
+          continue;
+        long const pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+        if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+          std::filesystem::remove_all(entry.path(), ignored);
+      }
+      auto const mine = parent / (prefix + std::to_string(::getpid()));
+      std::filesystem::remove_all(mine, ignored); // a dead process's, of the same id
+      if (std::filesystem::create_directory(mine, ignored)) {
+        session_directory_ = mine.string();
+        setenv("OMPI_MCA_orte_tmpdir_base", session_directory_.c_str(), 1);
       }
     }
   }
   int provided = 0;
   int const initialised = MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  if (initialised != MPI_SUCCESS && !session_directory_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(session_directory_, ignored);
-  }
+  if (initialised != MPI_SUCCESS)
+    remove_session_directory(session_directory_);
   check_mpi(initialised, "MPI_Init_thread");
   owned_ = true;
   check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -70,10 +93,7 @@ Environment::Environment(int& argc, char**& argv) {
 Environment::~Environment() {
   if (owned_)
     MPI_Finalize();
-  if (!session_directory_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(session_directory_, ignored);
-  }
+  remove_session_directory(session_directory_);
 }
 
 bool Environment::active() {
