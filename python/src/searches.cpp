@@ -1,0 +1,424 @@
+// The searches behind treetrav.KDTree and treetrav.knn_brute: the engine's
+// BVH and its compiled walks (treetrav::searches), queries in chunks so that a
+// long batch answers Ctrl-C between them, the GIL released while they run.
+#include "module.hpp"
+
+#include <treetrav/apps/brute_force.hpp>
+#include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/radius_search.hpp>
+#include <treetrav/apps/range_count.hpp>
+#include <treetrav/core/math.hpp>
+#include <treetrav/traversal/strategies.hpp>
+#include <treetrav/trees/bvh.hpp>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <variant>
+
+namespace treetrav::python {
+namespace {
+
+template <class MemorySpace>
+struct Built {
+  Bvh<MemorySpace> tree;
+  PointSet<MemorySpace> points; // the data, in the engine's layout (count_neighbors' queries)
+};
+
+using AnyBuilt = std::variant<Built<Kokkos::HostSpace>
+#ifdef KOKKOS_ENABLE_CUDA
+                              ,
+                              Built<Kokkos::CudaSpace>
+#endif
+                              >;
+
+// Queries per pass: between passes a call checks for Ctrl-C. The GPU's pass
+// is large (a kernel launch per pass costs the most there).
+template <class Space>
+Index chunk_of(Index requested) {
+  if (requested > 0)
+    return requested;
+  return host_space_v<Space> ? Index(1) << 20 : Index(1) << 24;
+}
+
+// Runs pass(first, count) over [0, total) in passes of `chunk` queries; a
+// Ctrl-C seen by the waiting caller stops it between passes.
+template <class Pass>
+void in_passes(Index total, Index chunk, Pass&& pass) {
+  for (Index first = 0; first < total; first += chunk) {
+    if (engine_cancelled())
+      throw Cancelled();
+    pass(first, std::min(chunk, total - first));
+  }
+}
+
+// The tree walks this module offers on Space: those treetrav::searches holds
+// compiled (so that the module compiles none itself).
+template <class Space, class F>
+void with_strategy(std::optional<std::string> const& name, F&& f) {
+  ApplicationStrategy const strategy =
+      name ? parse_strategy<ApplicationStrategy>(*name) : ApplicationStrategy{Autoropes{}};
+  std::visit(
+      [&](auto tag) {
+        using Strategy = decltype(tag);
+        if constexpr (Strategy::walks_tree &&
+                      detail::compiled_search_v<Space, true, Strategy>)
+          f(tag);
+        else
+          throw InputError("strategy", ": '" + std::string(Strategy::name) +
+                                           "' is not a tree walk compiled for backend " +
+                                           Space::name());
+      },
+      strategy);
+}
+
+// Writes one pass's neighbours (squared distances) into the caller's arrays:
+// output column c holds
+// the neighbour of rank ranks[c]; ranks beyond the found ones and neighbours
+// at or beyond `upper_bound` become (infinity, n), as scipy's.
+template <class Space, class Distance>
+void write_neighbors(Space const& space, NeighborResults<typename Space::memory_space> const& found,
+                     Index first, Kokkos::View<int const*, typename Space::memory_space> ranks,
+                     double upper_bound, Index n,
+                     Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space> indices,
+                     Kokkos::View<Distance**, Kokkos::LayoutRight, typename Space::memory_space> distances) {
+  auto const in_indices = found.indices;
+  auto const in_distances = found.distances;
+  int const found_k = static_cast<int>(in_indices.extent(1));
+  int const columns = static_cast<int>(ranks.extent(0));
+  Distance const infinity = std::numeric_limits<Distance>::infinity();
+  Kokkos::parallel_for(
+      "treetrav::python::write_neighbors",
+      Kokkos::RangePolicy<Space>(space, 0, in_indices.extent(0)), KOKKOS_LAMBDA(std::int64_t q) {
+        for (int c = 0; c < columns; ++c) {
+          int const rank = ranks(c);
+          Distance d = infinity;
+          std::int64_t index = n;
+          if (rank < found_k) {
+            // The engine's squared distance (exact for its float inputs),
+            // its root taken at the caller's precision.
+            Distance const root = math::sqrt(static_cast<Distance>(in_distances(q, rank)));
+            if (static_cast<double>(root) < upper_bound) {
+              d = root;
+              index = in_indices(q, rank);
+            }
+          }
+          indices(first + q, c) = index;
+          distances(first + q, c) = d;
+        }
+      });
+}
+
+using Pair = std::pair<Array, Array>;
+
+template <class Distance, class Space, class Search>
+Pair neighbors_in_passes(Space const& space, Source<Space> const& queries,
+                              std::vector<int> const& ranks, double upper_bound, Index n,
+                              Index chunk, bool to_host, Search&& search) {
+  using MemorySpace = typename Space::memory_space;
+  Index const m = static_cast<Index>(queries.rows);
+  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> indices(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::indices"), m, ranks.size());
+  Kokkos::View<Distance**, Kokkos::LayoutRight, MemorySpace> distances(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::distances"), m,
+      ranks.size());
+  Kokkos::View<int*, MemorySpace> device_ranks("treetrav::python::ranks", ranks.size());
+  Kokkos::deep_copy(space, device_ranks,
+                    Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                        ranks.data(), ranks.size()));
+  in_passes(m, chunk_of<Space>(chunk), [&](Index first, Index count) {
+    auto const found = search(rows_of(space, queries, first, count));
+    write_neighbors<Space, Distance>(space, found, first, device_ranks, upper_bound, n, indices,
+                                     distances);
+    space.fence();
+  });
+  return {erase(distances, to_host), erase(indices, to_host)};
+}
+
+// The k (largest rank + 1, at most the points there are) a search needs.
+inline int k_needed(std::vector<int> const& ranks, Index n) {
+  if (ranks.empty())
+    throw InputError("k", ": no neighbour rank asked for");
+  int largest = 0;
+  for (int r : ranks) {
+    if (r < 0)
+      throw InputError("k", ": ranks start at 1 (got " + std::to_string(r + 1) + ")");
+    largest = std::max(largest, r);
+  }
+  if (largest + 1 > max_neighbors)
+    throw InputError("k", ": " + std::to_string(largest + 1) + " exceeds the largest k, " +
+                              std::to_string(max_neighbors));
+  return std::min<int>(largest + 1, n);
+}
+
+class KDTree {
+public:
+  KDTree(Input data, int leaf_size, std::string const& backend)
+      : backend_(backend_named(backend)), n_(static_cast<Index>(data.shape(0))),
+        dimension_(static_cast<int>(data.shape(1))) {
+    if (n_ == 0)
+      throw InputError("data", ": no points (a tree needs at least one)");
+    if (data.shape(0) > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
+      throw InputError("data", ": more points than the engine indexes (2^31 - 1)");
+    Raw const r = raw(data);
+    on_engine([&] {
+      dispatch_backend(backend_, [&](auto space) {
+        using Space = decltype(space);
+        auto const s = source(space, r, "data");
+        check_finite(space, s, "data");
+        auto points = rows_of(space, s, 0, s.rows);
+        if (s.engine_layout(0, s.rows)) // keep no view of the caller's memory
+          points = copy_points(space, points, "treetrav::python::data");
+        Bvh<typename Space::memory_space> tree(space, points,
+                                               leaf_size > 0 ? leaf_size : default_leaf_size);
+        space.fence();
+        built_ = Built<typename Space::memory_space>{std::move(tree), std::move(points)};
+      });
+    });
+  }
+
+  ~KDTree() {
+    // The tree's Views are freed where Kokkos runs (the engine may be gone at exit).
+    auto built = std::make_shared<AnyBuilt>(std::move(built_));
+    try {
+      post_to_engine([built] {});
+    } catch (...) {
+    }
+  }
+
+  Index size() const { return n_; }
+  int dimension() const { return dimension_; }
+  std::string backend() const { return to_string(backend_); }
+
+  nb::tuple query(Input x, std::vector<int> const& ranks, double upper_bound, bool float64,
+                  std::optional<std::string> const& strategy, bool sorted, Index chunk) {
+    check_dimension(x, "x");
+    int const k = k_needed(ranks, n_);
+    Raw const r = raw(x);
+    auto const [distances, indices] = on_engine([&] {
+      return dispatch_backend(backend_, [&](auto space) {
+        using Space = decltype(space);
+        auto const& built = built_of<Space>();
+        auto const q = source(space, r, "x");
+        check_finite(space, q, "x");
+        NeighborOptions options;
+        options.k = k;
+        options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
+        options.squared_distances = true;
+        Pair out;
+        with_strategy<Space>(strategy, [&](auto tag) {
+          auto search = [&](auto const& queries) {
+            return find_neighbors(space, built.tree, queries, options, tag);
+          };
+          out = float64 ? neighbors_in_passes<double>(space, q, ranks, upper_bound, n_, chunk,
+                                                      !r.gpu, search)
+                        : neighbors_in_passes<float>(space, q, ranks, upper_bound, n_, chunk,
+                                                     !r.gpu, search);
+        });
+        return out;
+      });
+    });
+    return nb::make_tuple(to_python(distances), to_python(indices));
+  }
+
+  // Per query, the data points within distance r (inclusive).
+  nb::object count_ball(Input x, double radius, std::optional<std::string> const& strategy,
+                        bool sorted, Index chunk) {
+    check_dimension(x, "x");
+    Raw const r = raw(x);
+    return to_python(on_engine([&] {
+      return dispatch_backend(backend_, [&](auto space) {
+        auto const q = source(space, r, "x");
+        check_finite(space, q, "x");
+        return erase(counts_of(space, q, radius, strategy, sorted, chunk), !r.gpu);
+      });
+    }));
+  }
+
+  // Per query, the indices of the data points within distance r (inclusive),
+  // ascending, as CSR on the host: (offsets, indices).
+  nb::tuple ball_lists(Input x, double radius, std::optional<std::string> const& strategy,
+                       Index chunk) {
+    check_dimension(x, "x");
+    Raw const r = raw(x);
+    auto const [offsets, indices] = on_engine([&] {
+      return dispatch_backend(backend_, [&](auto space) {
+        using Space = decltype(space);
+        auto const& built = built_of<Space>();
+        auto const q = source(space, r, "x");
+        check_finite(space, q, "x");
+        RadiusSearchOptions options;
+        options.radius.radius = radius_of(radius);
+        std::vector<std::int64_t> offsets{0};
+        std::vector<std::int64_t> indices;
+        offsets.reserve(q.rows + 1);
+        with_strategy<Space>(strategy, [&](auto tag) {
+          in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
+            auto const found =
+                find_within(space, built.tree, rows_of(space, q, first, count), options, tag);
+            auto const o = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.offsets);
+            auto const i = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.indices);
+            std::int64_t const base = static_cast<std::int64_t>(indices.size());
+            indices.insert(indices.end(), i.data(), i.data() + i.extent(0));
+            for (Index j = 0; j < count; ++j) {
+              // The engine orders a list by distance; scipy's lists by index.
+              std::sort(indices.begin() + base + o(j), indices.begin() + base + o(j + 1));
+              offsets.push_back(base + o(j + 1));
+            }
+          });
+        });
+        return Pair{host_array(offsets), host_array(indices)};
+      });
+    });
+    return nb::make_tuple(to_python(offsets), to_python(indices));
+  }
+
+  // Pairs (p in this tree's data, o in other's) with |p - o| <= r, per r.
+  std::vector<std::int64_t> count_pairs(KDTree const& other, std::vector<double> const& radii,
+                                        std::optional<std::string> const& strategy, Index chunk) {
+    if (other.backend_ != backend_)
+      throw InputError("other", ": a tree on backend " + other.backend() + ", this one is on " +
+                                    backend());
+    if (other.dimension_ != dimension_)
+      throw InputError("other", ": " + std::to_string(other.dimension_) +
+                                    "-dimensional points, this tree's are " +
+                                    std::to_string(dimension_) + "-dimensional");
+    return on_engine([&] {
+      std::vector<std::int64_t> pairs;
+      dispatch_backend(backend_, [&](auto space) {
+        using Space = decltype(space);
+        auto const& points = other.built_of<Space>().points;
+        Source<Space> q;
+        q.data = points.coordinates.data();
+        q.rows = points.size();
+        q.cols = points.dimension();
+        q.row_stride = 1;
+        q.col_stride = static_cast<std::int64_t>(points.coordinates.stride(1));
+        for (double r : radii) {
+          auto const counts = counts_of(space, q, r, strategy, true, chunk);
+          std::int64_t total = 0;
+          Kokkos::parallel_reduce(
+              "treetrav::python::sum_counts", Kokkos::RangePolicy<Space>(space, 0, counts.extent(0)),
+              KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) { sum += counts(i); }, total);
+          pairs.push_back(total);
+        }
+      });
+      return pairs;
+    });
+  }
+
+private:
+  template <class Space>
+  Built<typename Space::memory_space> const& built_of() const {
+    return std::get<Built<typename Space::memory_space>>(built_);
+  }
+
+  void check_dimension(Input const& x, char const* parameter) const {
+    if (static_cast<int>(x.shape(1)) != dimension_)
+      throw InputError(parameter, ": points of dimension " + std::to_string(x.shape(1)) +
+                                      ", the tree's are " + std::to_string(dimension_) +
+                                      "-dimensional");
+  }
+
+  static Coordinate radius_of(double r) {
+    if (!(r > 0) || !std::isfinite(r))
+      throw InputError("r", ": " + std::to_string(r) + " is not a positive finite radius");
+    return static_cast<Coordinate>(r);
+  }
+
+  template <class Space>
+  Kokkos::View<std::int64_t*, typename Space::memory_space>
+  counts_of(Space const& space, Source<Space> const& q, double r,
+            std::optional<std::string> const& strategy, bool sorted, Index chunk) const {
+    auto const& built = built_of<Space>();
+    RangeCountOptions options;
+    options.radius = radius_of(r);
+    options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
+    Kokkos::View<std::int64_t*, typename Space::memory_space> counts(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::counts"), q.rows);
+    with_strategy<Space>(strategy, [&](auto tag) {
+      in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
+        auto const found =
+            count_within(space, built.tree, rows_of(space, q, first, count), options, tag);
+        Kokkos::deep_copy(space,
+                          Kokkos::subview(counts, Kokkos::pair<std::int64_t, std::int64_t>(
+                                                      first, first + count)),
+                          found);
+        space.fence();
+      });
+    });
+    return counts;
+  }
+
+  static Array host_array(std::vector<std::int64_t> const& values) {
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace> view(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::csr"), values.size());
+    std::copy(values.begin(), values.end(), view.data());
+    return erase(view, true);
+  }
+
+  Backend backend_;
+  Index n_;
+  int dimension_;
+  AnyBuilt built_;
+  Alive alive_;
+};
+
+// Brute force at any dimension (the GEMM-screened exhaustive search).
+nb::tuple knn_brute(Input data, Input x, std::vector<int> const& ranks, bool float64,
+                    std::string const& backend, Index chunk) {
+  if (data.shape(0) == 0)
+    throw InputError("data", ": no points");
+  if (x.shape(1) != data.shape(1))
+    throw InputError("x", ": points of dimension " + std::to_string(x.shape(1)) +
+                              ", the data's are " + std::to_string(data.shape(1)) + "-dimensional");
+  Index const n = static_cast<Index>(data.shape(0));
+  int const k = k_needed(ranks, n);
+  Raw const rd = raw(data), rx = raw(x);
+  auto const [distances, indices] = on_engine([&] {
+    return dispatch_backend(backend_named(backend), [&](auto space) {
+      auto const d = source(space, rd, "data");
+      auto const q = source(space, rx, "x");
+      check_finite(space, d, "data");
+      check_finite(space, q, "x");
+      auto const reference = rows_of(space, d, 0, d.rows);
+      NeighborOptions options;
+      options.k = k;
+      options.squared_distances = true;
+      auto search = [&](auto const& queries) {
+        return find_neighbors(space, reference, queries, options, BruteForce{});
+      };
+      double const unbounded = std::numeric_limits<double>::infinity();
+      return float64 ? neighbors_in_passes<double>(space, q, ranks, unbounded, n, chunk, !rx.gpu, search)
+                     : neighbors_in_passes<float>(space, q, ranks, unbounded, n, chunk, !rx.gpu, search);
+    });
+  });
+  return nb::make_tuple(to_python(distances), to_python(indices));
+}
+
+} // namespace
+
+void bind_searches(nb::module_& m) {
+  using namespace nb::literals;
+  nb::class_<KDTree>(m, "KDTreeCore")
+      .def(nb::init<Input, int, std::string const&>(), "data"_a, "leaf_size"_a, "backend"_a)
+      .def_prop_ro("n", &KDTree::size)
+      .def_prop_ro("m", &KDTree::dimension)
+      .def_prop_ro("backend", &KDTree::backend)
+      .def("query", &KDTree::query, "x"_a, "ranks"_a, "upper_bound"_a, "float64"_a,
+           "strategy"_a.none(), "sorted"_a, "chunk"_a)
+      .def("count_ball", &KDTree::count_ball, "x"_a, "r"_a, "strategy"_a.none(), "sorted"_a,
+           "chunk"_a)
+      .def("ball_lists", &KDTree::ball_lists, "x"_a, "r"_a, "strategy"_a.none(), "chunk"_a)
+      .def("count_pairs", &KDTree::count_pairs, "other"_a, "radii"_a, "strategy"_a.none(),
+           "chunk"_a);
+  m.def("knn_brute", &knn_brute, "data"_a, "x"_a, "ranks"_a, "float64"_a, "backend"_a, "chunk"_a);
+}
+
+} // namespace treetrav::python
