@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   python3-h5py python3-numpy python3-matplotlib
+  python3-venv python3-dev
 )
 sudo=()
 [[ $(id -u) == 0 ]] || sudo=(sudo)

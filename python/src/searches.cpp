@@ -141,6 +141,17 @@ Pair neighbors_in_passes(Space const& space, Source<Space> const& queries,
   return {erase(distances, to_host), erase(indices, to_host)};
 }
 
+// The sum of a View's values. (Device lambdas may not be defined inside the
+// generic lambdas of dispatch_backend: nvcc refuses them there.)
+template <class Space>
+std::int64_t sum_of(Space const& space, Kokkos::View<std::int64_t*, typename Space::memory_space> values) {
+  std::int64_t total = 0;
+  Kokkos::parallel_reduce(
+      "treetrav::python::sum_of", Kokkos::RangePolicy<Space>(space, 0, values.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) { sum += values(i); }, total);
+  return total;
+}
+
 // The k (largest rank + 1, at most the points there are) a search needs.
 inline int k_needed(std::vector<int> const& ranks, Index n) {
   if (ranks.empty())
@@ -301,12 +312,7 @@ public:
         q.row_stride = 1;
         q.col_stride = static_cast<std::int64_t>(points.coordinates.stride(1));
         for (double r : radii) {
-          auto const counts = counts_of(space, q, r, strategy, true, chunk);
-          std::int64_t total = 0;
-          Kokkos::parallel_reduce(
-              "treetrav::python::sum_counts", Kokkos::RangePolicy<Space>(space, 0, counts.extent(0)),
-              KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) { sum += counts(i); }, total);
-          pairs.push_back(total);
+          pairs.push_back(sum_of(space, counts_of(space, q, r, strategy, true, chunk)));
         }
       });
       return pairs;

@@ -88,3 +88,12 @@ def test_ctrl_c_interrupts_a_long_batch_between_passes():
     # also print "interrupted", but much later.
     assert out.strip() == "interrupted", err
     assert time.monotonic() - sent < 15
+
+
+def test_the_example_runs_and_agrees_with_scipy():
+    example = ROOT / "python" / "examples" / "knn_and_gravity.py"
+    done = subprocess.run([sys.executable, str(example), "--n", "20000"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "equal to scipy's cKDTree: 1.000000 of the indices" in done.stdout
+    assert "self is the nearest of each: True" in done.stdout

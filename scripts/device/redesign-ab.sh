@@ -27,21 +27,8 @@ cache=/root/.cache/treetrav
 export PATH=/usr/local/cuda/bin:$PATH NVCC_WRAPPER_DEFAULT_COMPILER=g++-12
 export OMP_PROC_BIND=spread OMP_PLACES=threads
 
-link_kokkos() {
-  # The carried prefixes at the paths their CMake files name.
-  mkdir -p "$cache"
-  ln -sfn "$root/.device/kokkos-cuda" "$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90"
-  ln -sfn "$root/.device/kk-cuda" "$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90"
-  ln -sfn "$root/.device/kokkos-cpu" "$cache/kokkos-3.4.1-e3e389ae-cpu"
-  ln -sfn "$root/.device/kk-cpu" "$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cpu"
-  # Kokkos names the CUDA libraries where this machine's toolkit had them
-  # (lib/, lib64/); the image keeps them in targets/x86_64-linux/lib.
-  local lib=/usr/local/cuda/targets/x86_64-linux/lib
-  mkdir -p /usr/local/cuda/lib/stubs /usr/local/cuda/lib64
-  [[ -e /usr/local/cuda/lib/libcudart.so ]] || ln -sfn $lib/libcudart.so /usr/local/cuda/lib/libcudart.so
-  [[ -e /usr/local/cuda/lib/stubs/libcuda.so ]] || ln -sfn $lib/stubs/libcuda.so /usr/local/cuda/lib/stubs/libcuda.so
-  [[ -e /usr/local/cuda/lib64/libcublas.so ]] || ln -sfn $lib/libcublas.so /usr/local/cuda/lib64/libcublas.so
-}
+# shellcheck source=scripts/device/carried-kokkos.sh
+source "$root/scripts/device/carried-kokkos.sh"
 
 configure() { # source dir, build dir, cuda|cpu
   local kokkos=$cache/kokkos-3.4.1-e3e389ae-$3 kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-$3
