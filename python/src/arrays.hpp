@@ -12,25 +12,12 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <atomic>
-#include <memory>
 #include <cstdint>
 #include <string>
 
 namespace treetrav::python {
 
 namespace nb = nanobind;
-
-// Engine objects (trees, arrays over Kokkos memory) alive now: Kokkos may be
-// finalized only when none is (module.cpp).
-std::atomic<long>& live_engine_objects();
-
-struct Alive {
-  Alive() { ++live_engine_objects(); }
-  Alive(Alive const&) : Alive() {}
-  Alive& operator=(Alive const&) = default;
-  ~Alive() { --live_engine_objects(); }
-};
 
 // The module's arrays arrive as float32 (the Python layer converts other
 // dtypes first: the engine's coordinates are float), in any strides.
@@ -114,112 +101,101 @@ Source<Space> source(Space const& space, Raw const& r, std::string const& parame
 }
 
 // Rows [first, first + count) as a PointSet on Space: the caller's memory when
-// it is already the engine's layout, else one transposing kernel.
+// it is already the engine's layout, else one transposing kernel. Either way
+// the rows are checked: NaN or infinite coordinates are bad input.
 template <class Space>
 PointSet<typename Space::memory_space> rows_of(Space const& space, Source<Space> const& s,
-                                               std::int64_t first, std::int64_t count) {
+                                               std::int64_t first, std::int64_t count,
+                                               std::string const& parameter) {
   using Set = PointSet<typename Space::memory_space>;
-  if (s.engine_layout(first, count))
-    return Set(typename Set::coordinates_view(
-        Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Space::memory_space,
-                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>(const_cast<float*>(s.data), count,
-                                                              s.cols)));
-  auto set = allocate_points<typename Space::memory_space>("treetrav::python::points",
-                                                           static_cast<Index>(count),
-                                                           static_cast<int>(s.cols));
-  auto coordinates = set.coordinates;
-  float const* data = s.data;
-  std::int64_t const rs = s.row_stride, cs = s.col_stride, cols = s.cols;
-  Kokkos::parallel_for(
-      "treetrav::python::rows_of", Kokkos::RangePolicy<Space>(space, 0, count),
-      KOKKOS_LAMBDA(std::int64_t i) {
-        for (std::int64_t k = 0; k < cols; ++k)
-          coordinates(i, k) = data[(first + i) * rs + k * cs];
-      });
-  return set;
-}
-
-// How many of the caller's values are NaN or infinite.
-template <class Space>
-std::int64_t non_finite(Space const& space, Source<Space> const& s) {
   float const* data = s.data;
   std::int64_t const rs = s.row_stride, cs = s.col_stride, cols = s.cols;
   std::int64_t bad = 0;
-  Kokkos::parallel_reduce(
-      "treetrav::python::non_finite", Kokkos::RangePolicy<Space>(space, 0, s.rows * s.cols),
-      KOKKOS_LAMBDA(std::int64_t e, std::int64_t & sum) {
-        float const v = data[(e / cols) * rs + (e % cols) * cs];
-        sum += (v - v == 0.0f) ? 0 : 1; // false for NaN and for infinities
-      },
-      bad);
-  return bad;
-}
-
-template <class Space>
-void check_finite(Space const& space, Source<Space> const& s, std::string const& parameter) {
-  if (auto const bad = non_finite(space, s); bad > 0)
+  Set set;
+  if (s.engine_layout(first, count)) {
+    set = Set(typename Set::coordinates_view(
+        Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Space::memory_space,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>(const_cast<float*>(data), count, cols)));
+    Kokkos::parallel_reduce(
+        "treetrav::python::non_finite", Kokkos::RangePolicy<Space>(space, 0, count * cols),
+        KOKKOS_LAMBDA(std::int64_t e, std::int64_t & sum) {
+          float const v = data[e];
+          sum += (v - v == 0.0f) ? 0 : 1; // false for NaN and for infinities
+        },
+        bad);
+  } else {
+    set = allocate_points<typename Space::memory_space>(
+        "treetrav::python::points", static_cast<Index>(count), static_cast<int>(cols));
+    auto coordinates = set.coordinates;
+    Kokkos::parallel_reduce(
+        "treetrav::python::rows_of", Kokkos::RangePolicy<Space>(space, 0, count),
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) {
+          for (std::int64_t k = 0; k < cols; ++k) {
+            float const v = data[(first + i) * rs + k * cs];
+            coordinates(i, k) = v;
+            sum += (v - v == 0.0f) ? 0 : 1;
+          }
+        },
+        bad);
+  }
+  if (bad > 0)
     throw InputError(parameter, ": " + std::to_string(bad) + " values are NaN or infinite");
+  return set;
 }
 
-// A result, type-erased on the engine thread for the caller to hand to
-// Python: the View stays alive through `owner` (on the host a numpy array is
-// made over its memory; on the GPU a DLPack-capable array that the Python
-// layer wraps in the caller's framework).
-struct Array {
-  std::shared_ptr<void> owner;
-  void* data = nullptr;
-  std::size_t ndim = 0;
-  std::size_t shape[2] = {0, 0};
-  std::int64_t strides[2] = {0, 0};
-  nb::dlpack::dtype dtype{};
+// An output array of the caller's (allocated by the Python layer in the
+// caller's framework, on the caller's device): C-contiguous, n x m.
+template <class T>
+struct RawOut {
+  T* data = nullptr;
+  std::int64_t rows = 0, cols = 0;
   bool gpu = false;
-  int device = 0;
 };
 
-// On the engine thread: `view` as an Array, copied to the host first when
-// the caller passed host arrays to a GPU backend.
-template <class View>
-Array erase(View const& view, bool to_host) {
-  using T = typename View::non_const_value_type;
-  using MemorySpace = typename View::memory_space;
-  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
-  if constexpr (!host) {
-    if (to_host)
-      return erase(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view), true);
-  }
-  struct Owner {
-    View view;
-    Alive alive;
-  };
-  auto owner = std::make_shared<Owner>(Owner{view, {}});
-  Array a;
-  a.owner = owner;
-  a.data = const_cast<T*>(view.data());
-  a.ndim = View::rank;
-  for (std::size_t r = 0; r < View::rank; ++r) {
-    a.shape[r] = view.extent(r);
-    a.strides[r] = static_cast<std::int64_t>(view.stride(r));
-  }
-  a.dtype = nb::dtype<T>();
-  a.gpu = !host;
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (!host)
-    a.device = Kokkos::Cuda().cuda_device();
-#endif
-  return a;
+template <class T, class Array>
+RawOut<T> raw_out(Array const& a, std::int64_t rows, std::int64_t cols, char const* parameter) {
+  std::int64_t const shape1 = a.ndim() > 1 ? static_cast<std::int64_t>(a.shape(1)) : 1;
+  bool const contiguous = rows * cols == 0 || ((a.ndim() == 1 || a.stride(1) == 1 || cols == 1) &&
+                                               (rows == 1 || a.stride(0) == cols));
+  if (static_cast<std::int64_t>(a.shape(0)) != rows || shape1 != cols || !contiguous)
+    throw InputError(parameter, ": an output of shape (" + std::to_string(rows) + ", " +
+                                    std::to_string(cols) + "), C-contiguous, was expected");
+  return {const_cast<T*>(a.data()), rows, cols, on_gpu(a)};
 }
 
-// With the GIL: the Array as a Python object.
-inline nb::object to_python(Array const& a) {
-  auto* owner = new std::shared_ptr<void>(a.owner);
-  nb::capsule capsule(owner, [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
-  if (!a.gpu)
-    return nb::cast(nb::ndarray<nb::numpy>(a.data, a.ndim, a.shape, capsule, a.strides, a.dtype,
-                                           nb::device::cpu::value),
-                    nb::rv_policy::reference);
-  return nb::cast(nb::ndarray<>(a.data, a.ndim, a.shape, capsule, a.strides, a.dtype,
-                                nb::device::cuda::value, a.device),
-                  nb::rv_policy::reference);
+// Where kernels on Space write an output of the caller's: the caller's memory
+// itself when Space reaches it (a GPU array for the GPU, a host array for the
+// host), else a buffer on the device that finish() copies to the host array.
+template <class T, class Space>
+struct Destination {
+  using memory_space = typename Space::memory_space;
+  Kokkos::View<T**, Kokkos::LayoutRight, memory_space> view;
+  Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host;
+
+  void finish(Space const& space) const {
+    if (host.data() != nullptr)
+      Kokkos::deep_copy(space, host, view);
+    space.fence();
+  }
+};
+
+template <class T, class Space>
+Destination<T, Space> destination(Space const&, RawOut<T> const& out) {
+  Destination<T, Space> d;
+  if constexpr (host_space_v<Space>) {
+    if (out.gpu)
+      throw InputError("out", ": a GPU array for the host backend " + std::string(Space::name()));
+    d.view = Kokkos::View<T**, Kokkos::LayoutRight, typename Space::memory_space,
+                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data, out.rows, out.cols);
+  } else if (out.gpu) {
+    d.view = Kokkos::View<T**, Kokkos::LayoutRight, typename Space::memory_space,
+                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data, out.rows, out.cols);
+  } else {
+    d.view = decltype(d.view)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::out"),
+                              out.rows, out.cols);
+    d.host = decltype(d.host)(out.data, out.rows, out.cols);
+  }
+  return d;
 }
 
 // The backend a call names (none: the build's default).

@@ -30,25 +30,26 @@ Opening opening_named(std::string const& name) {
   throw InputError("opening", ": '" + name + "' (known: barnes-hut, com-offset)");
 }
 
-template <class Distance, class Space, class MemorySpace>
-Kokkos::View<Distance**, Kokkos::LayoutRight, MemorySpace>
-caller_layout(Space const& space, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& a) {
-  Kokkos::View<Distance**, Kokkos::LayoutRight, MemorySpace> out(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::accelerations"),
-      a.extent(0), 3);
+// The accelerations into the caller's (n, 3) array.
+template <class T, class Space, class MemorySpace>
+void write_accelerations(Space const& space,
+                         Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& a,
+                         RawOut<T> const& raw) {
+  auto const d = destination(space, raw);
+  auto const out = d.view;
   Kokkos::parallel_for(
-      "treetrav::python::caller_layout", Kokkos::RangePolicy<Space>(space, 0, a.extent(0)),
+      "treetrav::python::write_accelerations", Kokkos::RangePolicy<Space>(space, 0, a.extent(0)),
       KOKKOS_LAMBDA(std::int64_t i) {
         for (int k = 0; k < 3; ++k)
           out(i, k) = a(i, k);
       });
-  return out;
+  d.finish(space);
 }
 
-nb::object bh_accelerations(Input positions, Input1 masses, double theta, double softening,
-                            double gravity, std::string const& multipole, std::string const& opening,
-                            int leaf_size, std::optional<std::string> const& strategy,
-                            bool float64, std::string const& backend) {
+void bh_accelerations(Input positions, Input1 masses, double theta, double softening,
+                      double gravity, std::string const& multipole, std::string const& opening,
+                      int leaf_size, std::optional<std::string> const& strategy,
+                      std::string const& backend, nb::ndarray<> accelerations) {
   if (positions.shape(1) != 3)
     throw InputError("pos", ": bodies must be 3-dimensional (got shape (" +
                                 std::to_string(positions.shape(0)) + ", " +
@@ -67,41 +68,42 @@ nb::object bh_accelerations(Input positions, Input1 masses, double theta, double
   BarnesHutStrategy const walk =
       strategy ? parse_strategy<BarnesHutStrategy>(*strategy) : BarnesHutStrategy{GroupWalk{}};
   Raw const p = raw(positions), w = raw(masses);
-  return to_python(on_engine([&] {
-    return dispatch_backend(backend_named(backend), [&](auto space) {
+  std::int64_t const n = p.rows;
+  std::variant<RawOut<float>, RawOut<double>> out;
+  if (accelerations.dtype() == nb::dtype<double>())
+    out = raw_out<double>(nb::ndarray<double>(accelerations), n, 3, "accelerations");
+  else if (accelerations.dtype() == nb::dtype<float>())
+    out = raw_out<float>(nb::ndarray<float>(accelerations), n, 3, "accelerations");
+  else
+    throw InputError("accelerations", ": float32 or float64 outputs only");
+  on_engine([&] {
+    dispatch_backend(backend_named(backend), [&](auto space) {
       using Space = decltype(space);
       using MemorySpace = typename Space::memory_space;
-      auto const bodies_source = source(space, p, "pos");
-      auto const masses_source = source(space, w, "masses");
-      check_finite(space, bodies_source, "pos");
-      check_finite(space, masses_source, "masses");
-      auto const bodies = rows_of(space, bodies_source, 0, bodies_source.rows);
-      auto const mass_column = rows_of(space, masses_source, 0, masses_source.rows).coordinates;
+      auto const bodies = rows_of(space, source(space, p, "pos"), 0, n, "pos");
+      auto const mass_column = rows_of(space, source(space, w, "masses"), 0, n, "masses").coordinates;
       Kokkos::View<Coordinate const*, MemorySpace> body_masses(
           Kokkos::subview(mass_column, Kokkos::ALL, 0));
       auto const tree = build_morton_octree(space, bodies, body_masses, leaf_size,
                                             options.multipole == Multipole::quadrupole);
-      Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations;
       std::visit(
           [&](auto tag) {
             using Strategy = decltype(tag);
-            if constexpr (detail::compiled_barnes_hut_v<Space, MemorySpace, Strategy>)
+            if constexpr (detail::compiled_barnes_hut_v<Space, MemorySpace, Strategy>) {
               // The walks follow the tree's order of the bodies: neighbours in
               // space walk together (the group walk needs it).
-              accelerations = barnes_hut_accelerations(space, tree, bodies, options, tag,
-                                                       tree.points.original_index);
-            else
+              auto const a = barnes_hut_accelerations(space, tree, bodies, options, tag,
+                                                      tree.points.original_index);
+              std::visit([&](auto const& o) { write_accelerations(space, a, o); }, out);
+            } else {
               throw InputError("strategy", ": '" + std::string(Strategy::name) +
                                                "' is not a force walk compiled for backend " +
                                                Space::name());
+            }
           },
           walk);
-      auto const out = float64 ? erase(caller_layout<double>(space, accelerations), !p.gpu)
-                               : erase(caller_layout<float>(space, accelerations), !p.gpu);
-      space.fence();
-      return out;
     });
-  }));
+  });
 }
 
 } // namespace
@@ -109,8 +111,8 @@ nb::object bh_accelerations(Input positions, Input1 masses, double theta, double
 void bind_gravity(nb::module_& m) {
   using namespace nb::literals;
   m.def("bh_accelerations", &bh_accelerations, "pos"_a, "masses"_a, "theta"_a, "softening"_a,
-        "G"_a, "multipole"_a, "opening"_a, "leaf_size"_a, "strategy"_a.none(), "float64"_a,
-        "backend"_a);
+        "G"_a, "multipole"_a, "opening"_a, "leaf_size"_a, "strategy"_a.none(), "backend"_a,
+        "accelerations"_a);
 }
 
 } // namespace treetrav::python

@@ -1,6 +1,6 @@
 // treetrav._core: the extension module. It owns the process's Kokkos session
-// on its engine thread (started at import, ended at exit when no engine array
-// is left alive) and turns the library's InputError into ValueError.
+// on its engine thread (started at import, ended at exit) and turns the
+// library's InputError into ValueError.
 #include "module.hpp"
 
 #include <treetrav/core/backends.hpp>
@@ -16,15 +16,11 @@
 
 namespace treetrav::python {
 
-std::atomic<long>& live_engine_objects() {
-  static std::atomic<long> count{0};
-  return count;
-}
-
 namespace {
 
 // The engine thread and its queue. Made at import and never destroyed: at
-// exit, _finalize stops the thread (Kokkos ended there first when it may).
+// exit, _finalize ends Kokkos there and stops the thread (trees still alive
+// then keep their memory to the process's end).
 class Engine {
 public:
   Engine() {
@@ -42,9 +38,9 @@ public:
     wake_.notify_one();
   }
 
-  void stop(bool finalize) {
-    post([this, finalize] {
-      if (finalize && Kokkos::is_initialized())
+  void stop() {
+    post([this] {
+      if (Kokkos::is_initialized())
         Kokkos::finalize();
       stopping_ = true;
     });
@@ -128,15 +124,15 @@ NB_MODULE(_core, m) {
     return names;
   });
   m.def("default_backend", [] { return to_string(default_backend()); });
-  // The package's atexit hook. Kokkos may end only when no View is left:
-  // arrays the interpreter still holds at exit keep it running (the process
-  // ends anyway).
+  // The package's atexit hook. Results live in the caller's arrays; trees
+  // the interpreter still holds keep their memory to the process's end.
   m.def("_finalize", [] {
     if (!engine)
       return;
+    Engine* stopping = engine;
+    engine = nullptr; // trees dropped from now on leave their memory be
     nb::gil_scoped_release release;
-    engine->stop(live_engine_objects() == 0);
-    engine = nullptr;
+    stopping->stop();
   });
   bind_searches(m);
   bind_gravity(m);

@@ -1,6 +1,7 @@
 // The searches behind treetrav.KDTree and treetrav.knn_brute: the engine's
-// BVH and its compiled walks (treetrav::searches), queries in chunks so that a
-// long batch answers Ctrl-C between them, the GIL released while they run.
+// BVH and its compiled walks (treetrav::searches), queries in passes so that a
+// long batch answers Ctrl-C between them, run on the engine thread. Results go
+// straight into arrays the caller allocated (module.hpp's on_engine).
 #include "module.hpp"
 
 #include <treetrav/apps/brute_force.hpp>
@@ -67,8 +68,7 @@ void with_strategy(std::optional<std::string> const& name, F&& f) {
   std::visit(
       [&](auto tag) {
         using Strategy = decltype(tag);
-        if constexpr (Strategy::walks_tree &&
-                      detail::compiled_search_v<Space, true, Strategy>)
+        if constexpr (Strategy::walks_tree && detail::compiled_search_v<Space, true, Strategy>)
           f(tag);
         else
           throw InputError("strategy", ": '" + std::string(Strategy::name) +
@@ -79,9 +79,9 @@ void with_strategy(std::optional<std::string> const& name, F&& f) {
 }
 
 // Writes one pass's neighbours (squared distances) into the caller's arrays:
-// output column c holds
-// the neighbour of rank ranks[c]; ranks beyond the found ones and neighbours
-// at or beyond `upper_bound` become (infinity, n), as scipy's.
+// output column c holds the neighbour of rank ranks[c]; ranks beyond the
+// found ones and neighbours at or beyond `upper_bound` become (infinity, n),
+// as scipy's.
 template <class Space, class Distance>
 void write_neighbors(Space const& space, NeighborResults<typename Space::memory_space> const& found,
                      Index first, Kokkos::View<int const*, typename Space::memory_space> ranks,
@@ -115,41 +115,32 @@ void write_neighbors(Space const& space, NeighborResults<typename Space::memory_
       });
 }
 
-using Pair = std::pair<Array, Array>;
+// The caller's output arrays of a neighbour search.
+template <class Distance>
+struct NeighborOutputs {
+  RawOut<Distance> distances;
+  RawOut<std::int64_t> indices;
+};
 
 template <class Distance, class Space, class Search>
-Pair neighbors_in_passes(Space const& space, Source<Space> const& queries,
-                              std::vector<int> const& ranks, double upper_bound, Index n,
-                              Index chunk, bool to_host, Search&& search) {
+void neighbors_in_passes(Space const& space, Source<Space> const& queries,
+                         std::vector<int> const& ranks, double upper_bound, Index n, Index chunk,
+                         NeighborOutputs<Distance> const& out, Search&& search) {
   using MemorySpace = typename Space::memory_space;
-  Index const m = static_cast<Index>(queries.rows);
-  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> indices(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::indices"), m, ranks.size());
-  Kokkos::View<Distance**, Kokkos::LayoutRight, MemorySpace> distances(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::distances"), m,
-      ranks.size());
-  Kokkos::View<int*, MemorySpace> device_ranks("treetrav::python::ranks", ranks.size());
+  auto const indices = destination(space, out.indices);
+  auto const distances = destination(space, out.distances);
+  Kokkos::View<int*, MemorySpace> device_ranks(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::ranks"), ranks.size());
   Kokkos::deep_copy(space, device_ranks,
                     Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                         ranks.data(), ranks.size()));
-  in_passes(m, chunk_of<Space>(chunk), [&](Index first, Index count) {
-    auto const found = search(rows_of(space, queries, first, count));
-    write_neighbors<Space, Distance>(space, found, first, device_ranks, upper_bound, n, indices,
-                                     distances);
-    space.fence();
+  in_passes(static_cast<Index>(queries.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
+    auto const found = search(rows_of(space, queries, first, count, "x"));
+    write_neighbors<Space, Distance>(space, found, first, device_ranks, upper_bound, n,
+                                     indices.view, distances.view);
   });
-  return {erase(distances, to_host), erase(indices, to_host)};
-}
-
-// The sum of a View's values. (Device lambdas may not be defined inside the
-// generic lambdas of dispatch_backend: nvcc refuses them there.)
-template <class Space>
-std::int64_t sum_of(Space const& space, Kokkos::View<std::int64_t*, typename Space::memory_space> values) {
-  std::int64_t total = 0;
-  Kokkos::parallel_reduce(
-      "treetrav::python::sum_of", Kokkos::RangePolicy<Space>(space, 0, values.extent(0)),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) { sum += values(i); }, total);
-  return total;
+  indices.finish(space);
+  distances.finish(space);
 }
 
 // The k (largest rank + 1, at most the points there are) a search needs.
@@ -168,6 +159,40 @@ inline int k_needed(std::vector<int> const& ranks, Index n) {
   return std::min<int>(largest + 1, n);
 }
 
+// The output arrays of a neighbour search, float32 or float64 distances.
+using AnyNeighborOutputs = std::variant<NeighborOutputs<float>, NeighborOutputs<double>>;
+
+AnyNeighborOutputs neighbor_outputs(nb::ndarray<> const& distances,
+                                    nb::ndarray<std::int64_t> const& indices, std::int64_t rows,
+                                    std::int64_t cols) {
+  auto const index_out = raw_out<std::int64_t>(indices, rows, cols, "indices");
+  if (distances.dtype() == nb::dtype<double>())
+    return NeighborOutputs<double>{
+        raw_out<double>(nb::ndarray<double>(distances), rows, cols, "distances"), index_out};
+  if (distances.dtype() == nb::dtype<float>())
+    return NeighborOutputs<float>{raw_out<float>(nb::ndarray<float>(distances), rows, cols, "distances"),
+                                  index_out};
+  throw InputError("distances", ": float32 or float64 outputs only");
+}
+
+// The sum of a View's values. (Device lambdas may not be defined inside the
+// generic lambdas of dispatch_backend: nvcc refuses them there.)
+template <class Space>
+std::int64_t sum_of(Space const& space, Kokkos::View<std::int64_t*, typename Space::memory_space> values) {
+  std::int64_t total = 0;
+  Kokkos::parallel_reduce(
+      "treetrav::python::sum_of", Kokkos::RangePolicy<Space>(space, 0, values.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) { sum += values(i); }, total);
+  return total;
+}
+
+// A host vector as a numpy array that owns it.
+nb::object host_array(std::vector<std::int64_t>&& values) {
+  auto* owner = new std::vector<std::int64_t>(std::move(values));
+  nb::capsule capsule(owner, [](void* p) noexcept { delete static_cast<std::vector<std::int64_t>*>(p); });
+  return nb::cast(nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(owner->data(), {owner->size()}, capsule));
+}
+
 class KDTree {
 public:
   KDTree(Input data, int leaf_size, std::string const& backend)
@@ -182,24 +207,26 @@ public:
       dispatch_backend(backend_, [&](auto space) {
         using Space = decltype(space);
         auto const s = source(space, r, "data");
-        check_finite(space, s, "data");
-        auto points = rows_of(space, s, 0, s.rows);
+        auto points = rows_of(space, s, 0, s.rows, "data");
         if (s.engine_layout(0, s.rows)) // keep no view of the caller's memory
           points = copy_points(space, points, "treetrav::python::data");
         Bvh<typename Space::memory_space> tree(space, points,
                                                leaf_size > 0 ? leaf_size : default_leaf_size);
         space.fence();
-        built_ = Built<typename Space::memory_space>{std::move(tree), std::move(points)};
+        built_ = std::make_shared<AnyBuilt>(
+            Built<typename Space::memory_space>{std::move(tree), std::move(points)});
       });
     });
   }
 
   ~KDTree() {
-    // The tree's Views are freed where Kokkos runs (the engine may be gone at exit).
-    auto built = std::make_shared<AnyBuilt>(std::move(built_));
+    // The tree's memory is freed on the engine thread; after Kokkos ended
+    // (the interpreter's exit) it is left to the process's end.
+    auto built = std::move(built_);
     try {
-      post_to_engine([built] {});
+      post_to_engine([built]() mutable { built.reset(); });
     } catch (...) {
+      new std::shared_ptr<AnyBuilt>(std::move(built)); // leaked on purpose
     }
   }
 
@@ -207,49 +234,51 @@ public:
   int dimension() const { return dimension_; }
   std::string backend() const { return to_string(backend_); }
 
-  nb::tuple query(Input x, std::vector<int> const& ranks, double upper_bound, bool float64,
-                  std::optional<std::string> const& strategy, bool sorted, Index chunk) {
+  void query(Input x, std::vector<int> const& ranks, double upper_bound,
+             std::optional<std::string> const& strategy, bool sorted, Index chunk,
+             nb::ndarray<> distances, nb::ndarray<std::int64_t> indices) {
     check_dimension(x, "x");
     int const k = k_needed(ranks, n_);
     Raw const r = raw(x);
-    auto const [distances, indices] = on_engine([&] {
-      return dispatch_backend(backend_, [&](auto space) {
+    auto const out = neighbor_outputs(distances, indices, r.rows, static_cast<std::int64_t>(ranks.size()));
+    on_engine([&] {
+      dispatch_backend(backend_, [&](auto space) {
         using Space = decltype(space);
         auto const& built = built_of<Space>();
         auto const q = source(space, r, "x");
-        check_finite(space, q, "x");
         NeighborOptions options;
         options.k = k;
         options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
         options.squared_distances = true;
-        Pair out;
         with_strategy<Space>(strategy, [&](auto tag) {
           auto search = [&](auto const& queries) {
             return find_neighbors(space, built.tree, queries, options, tag);
           };
-          out = float64 ? neighbors_in_passes<double>(space, q, ranks, upper_bound, n_, chunk,
-                                                      !r.gpu, search)
-                        : neighbors_in_passes<float>(space, q, ranks, upper_bound, n_, chunk,
-                                                     !r.gpu, search);
+          std::visit(
+              [&](auto const& o) {
+                neighbors_in_passes(space, q, ranks, upper_bound, n_, chunk, o, search);
+              },
+              out);
         });
-        return out;
       });
     });
-    return nb::make_tuple(to_python(distances), to_python(indices));
   }
 
-  // Per query, the data points within distance r (inclusive).
-  nb::object count_ball(Input x, double radius, std::optional<std::string> const& strategy,
-                        bool sorted, Index chunk) {
+  // Per query, the data points within distance r (inclusive), into `counts`.
+  void count_ball(Input x, double radius, std::optional<std::string> const& strategy, bool sorted,
+                  Index chunk, nb::ndarray<std::int64_t> counts) {
     check_dimension(x, "x");
     Raw const r = raw(x);
-    return to_python(on_engine([&] {
-      return dispatch_backend(backend_, [&](auto space) {
+    auto const out = raw_out<std::int64_t>(counts, r.rows, 1, "counts");
+    on_engine([&] {
+      dispatch_backend(backend_, [&](auto space) {
         auto const q = source(space, r, "x");
-        check_finite(space, q, "x");
-        return erase(counts_of(space, q, radius, strategy, sorted, chunk), !r.gpu);
+        auto const found = counts_of(space, q, radius, strategy, sorted, chunk);
+        auto const d = destination(space, out);
+        Kokkos::deep_copy(space, Kokkos::subview(d.view, Kokkos::ALL, 0), found);
+        d.finish(space);
       });
-    }));
+    });
   }
 
   // Per query, the indices of the data points within distance r (inclusive),
@@ -258,21 +287,20 @@ public:
                        Index chunk) {
     check_dimension(x, "x");
     Raw const r = raw(x);
-    auto const [offsets, indices] = on_engine([&] {
-      return dispatch_backend(backend_, [&](auto space) {
+    std::vector<std::int64_t> offsets{0};
+    std::vector<std::int64_t> indices;
+    on_engine([&] {
+      dispatch_backend(backend_, [&](auto space) {
         using Space = decltype(space);
         auto const& built = built_of<Space>();
         auto const q = source(space, r, "x");
-        check_finite(space, q, "x");
         RadiusSearchOptions options;
         options.radius.radius = radius_of(radius);
-        std::vector<std::int64_t> offsets{0};
-        std::vector<std::int64_t> indices;
         offsets.reserve(q.rows + 1);
         with_strategy<Space>(strategy, [&](auto tag) {
           in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
             auto const found =
-                find_within(space, built.tree, rows_of(space, q, first, count), options, tag);
+                find_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag);
             auto const o = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.offsets);
             auto const i = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.indices);
             std::int64_t const base = static_cast<std::int64_t>(indices.size());
@@ -284,10 +312,9 @@ public:
             }
           });
         });
-        return Pair{host_array(offsets), host_array(indices)};
       });
     });
-    return nb::make_tuple(to_python(offsets), to_python(indices));
+    return nb::make_tuple(host_array(std::move(offsets)), host_array(std::move(indices)));
   }
 
   // Pairs (p in this tree's data, o in other's) with |p - o| <= r, per r.
@@ -311,9 +338,8 @@ public:
         q.cols = points.dimension();
         q.row_stride = 1;
         q.col_stride = static_cast<std::int64_t>(points.coordinates.stride(1));
-        for (double r : radii) {
+        for (double r : radii)
           pairs.push_back(sum_of(space, counts_of(space, q, r, strategy, true, chunk)));
-        }
       });
       return pairs;
     });
@@ -322,7 +348,7 @@ public:
 private:
   template <class Space>
   Built<typename Space::memory_space> const& built_of() const {
-    return std::get<Built<typename Space::memory_space>>(built_);
+    return std::get<Built<typename Space::memory_space>>(*built_);
   }
 
   void check_dimension(Input const& x, char const* parameter) const {
@@ -351,34 +377,26 @@ private:
     with_strategy<Space>(strategy, [&](auto tag) {
       in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
         auto const found =
-            count_within(space, built.tree, rows_of(space, q, first, count), options, tag);
+            count_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag);
         Kokkos::deep_copy(space,
                           Kokkos::subview(counts, Kokkos::pair<std::int64_t, std::int64_t>(
                                                       first, first + count)),
                           found);
-        space.fence();
       });
     });
+    space.fence();
     return counts;
-  }
-
-  static Array host_array(std::vector<std::int64_t> const& values) {
-    Kokkos::View<std::int64_t*, Kokkos::HostSpace> view(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::csr"), values.size());
-    std::copy(values.begin(), values.end(), view.data());
-    return erase(view, true);
   }
 
   Backend backend_;
   Index n_;
   int dimension_;
-  AnyBuilt built_;
-  Alive alive_;
+  std::shared_ptr<AnyBuilt> built_;
 };
 
 // Brute force at any dimension (the GEMM-screened exhaustive search).
-nb::tuple knn_brute(Input data, Input x, std::vector<int> const& ranks, bool float64,
-                    std::string const& backend, Index chunk) {
+void knn_brute(Input data, Input x, std::vector<int> const& ranks, std::string const& backend,
+               Index chunk, nb::ndarray<> distances, nb::ndarray<std::int64_t> indices) {
   if (data.shape(0) == 0)
     throw InputError("data", ": no points");
   if (x.shape(1) != data.shape(1))
@@ -387,13 +405,12 @@ nb::tuple knn_brute(Input data, Input x, std::vector<int> const& ranks, bool flo
   Index const n = static_cast<Index>(data.shape(0));
   int const k = k_needed(ranks, n);
   Raw const rd = raw(data), rx = raw(x);
-  auto const [distances, indices] = on_engine([&] {
-    return dispatch_backend(backend_named(backend), [&](auto space) {
+  auto const out = neighbor_outputs(distances, indices, rx.rows, static_cast<std::int64_t>(ranks.size()));
+  on_engine([&] {
+    dispatch_backend(backend_named(backend), [&](auto space) {
       auto const d = source(space, rd, "data");
       auto const q = source(space, rx, "x");
-      check_finite(space, d, "data");
-      check_finite(space, q, "x");
-      auto const reference = rows_of(space, d, 0, d.rows);
+      auto const reference = rows_of(space, d, 0, d.rows, "data");
       NeighborOptions options;
       options.k = k;
       options.squared_distances = true;
@@ -401,11 +418,11 @@ nb::tuple knn_brute(Input data, Input x, std::vector<int> const& ranks, bool flo
         return find_neighbors(space, reference, queries, options, BruteForce{});
       };
       double const unbounded = std::numeric_limits<double>::infinity();
-      return float64 ? neighbors_in_passes<double>(space, q, ranks, unbounded, n, chunk, !rx.gpu, search)
-                     : neighbors_in_passes<float>(space, q, ranks, unbounded, n, chunk, !rx.gpu, search);
+      std::visit(
+          [&](auto const& o) { neighbors_in_passes(space, q, ranks, unbounded, n, chunk, o, search); },
+          out);
     });
   });
-  return nb::make_tuple(to_python(distances), to_python(indices));
 }
 
 } // namespace
@@ -417,14 +434,15 @@ void bind_searches(nb::module_& m) {
       .def_prop_ro("n", &KDTree::size)
       .def_prop_ro("m", &KDTree::dimension)
       .def_prop_ro("backend", &KDTree::backend)
-      .def("query", &KDTree::query, "x"_a, "ranks"_a, "upper_bound"_a, "float64"_a,
-           "strategy"_a.none(), "sorted"_a, "chunk"_a)
+      .def("query", &KDTree::query, "x"_a, "ranks"_a, "upper_bound"_a, "strategy"_a.none(),
+           "sorted"_a, "chunk"_a, "distances"_a, "indices"_a)
       .def("count_ball", &KDTree::count_ball, "x"_a, "r"_a, "strategy"_a.none(), "sorted"_a,
-           "chunk"_a)
+           "chunk"_a, "counts"_a)
       .def("ball_lists", &KDTree::ball_lists, "x"_a, "r"_a, "strategy"_a.none(), "chunk"_a)
       .def("count_pairs", &KDTree::count_pairs, "other"_a, "radii"_a, "strategy"_a.none(),
            "chunk"_a);
-  m.def("knn_brute", &knn_brute, "data"_a, "x"_a, "ranks"_a, "float64"_a, "backend"_a, "chunk"_a);
+  m.def("knn_brute", &knn_brute, "data"_a, "x"_a, "ranks"_a, "backend"_a, "chunk"_a,
+        "distances"_a, "indices"_a);
 }
 
 } // namespace treetrav::python

@@ -91,20 +91,44 @@ def _astype32(x, framework):
     return x.astype("float32")
 
 
-def result(a, framework):
-    """An engine result in the caller's framework, on the caller's device."""
+def empty(like, framework, shape, dtype):
+    """An uninitialised output in the caller's framework, on the device of
+    `like`: the engine writes its results there (the framework's allocator,
+    no copy afterwards). JAX arrays are immutable: their outputs are made
+    by CuPy or PyTorch on the same GPU and handed over through DLPack
+    (finish())."""
+    dtype = np.dtype(dtype)
     if framework == "numpy":
-        return np.asarray(a)
+        return np.empty(shape, dtype)
     if framework == "torch":
         import torch
 
-        return torch.from_dlpack(a)
+        return torch.empty(shape, dtype=getattr(torch, dtype.name), device=like.device)
     if framework == "cupy":
         import cupy
 
-        return cupy.from_dlpack(a)
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype)
     if framework == "jax":
+        device = like.devices().pop() if hasattr(like, "devices") else None
+        if device is None or device.platform == "cpu":
+            return np.empty(shape, dtype)
+        try:
+            import cupy
+
+            with cupy.cuda.Device(device.id):
+                return cupy.empty(shape, dtype)
+        except ImportError:
+            import torch
+
+            return torch.empty(shape, dtype=getattr(torch, dtype.name), device=f"cuda:{device.id}")
+    raise ValueError(f"unknown array framework {framework}")
+
+
+def finish(a, framework):
+    """An output as the caller's framework holds it."""
+    if framework == "jax" and not isinstance(a, np.ndarray):
         import jax.dlpack
 
         return jax.dlpack.from_dlpack(a)
-    raise ValueError(f"unknown array framework {framework}")
+    return a

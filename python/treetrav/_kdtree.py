@@ -79,8 +79,11 @@ class KDTree:
         bound = float(distance_upper_bound)
         if np.isnan(bound):
             raise ValueError("distance_upper_bound: NaN")
-        d, i = self._core.query(flat, ranks, bound, float64, self.strategy, self.sorted, self.chunk)
-        d, i = _arrays.result(d, framework), _arrays.result(i, framework)
+        rows = flat.shape[0]
+        d = _arrays.empty(flat, framework, (rows, len(ranks)), np.float64 if float64 else np.float32)
+        i = _arrays.empty(flat, framework, (rows, len(ranks)), np.int64)
+        self._core.query(flat, ranks, bound, self.strategy, self.sorted, self.chunk, d, i)
+        d, i = _arrays.finish(d, framework), _arrays.finish(i, framework)
         if plain and len(ranks) == 1:  # scipy drops the k axis for k=1
             d, i = d.reshape(lead), i.reshape(lead)
             if lead == () and framework == "numpy":
@@ -99,9 +102,9 @@ class KDTree:
         r = _radius(r)
         flat, lead, _, framework = _arrays.points(x, "x", self.m)
         if return_length:
-            counts = _arrays.result(
-                self._core.count_ball(flat, r, self.strategy, self.sorted, self.chunk), framework)
-            counts = counts.reshape(lead)
+            counts = _arrays.empty(flat, framework, (flat.shape[0],), np.int64)
+            self._core.count_ball(flat, r, self.strategy, self.sorted, self.chunk, counts)
+            counts = _arrays.finish(counts, framework).reshape(lead)
             return counts[()] if lead == () and framework == "numpy" else counts
         offsets, indices = self._core.ball_lists(flat, r, self.strategy, self.chunk)
         lists = [indices[offsets[q]:offsets[q + 1]].tolist() for q in range(len(offsets) - 1)]
@@ -143,8 +146,10 @@ def knn_brute(data, x, k=1, backend=None, chunk=0):
     flat, lead, float64, framework = _arrays.points(x, "x", ref.shape[1])
     if ref_framework != framework:
         raise ValueError(f"x: a {framework} array, data is a {ref_framework} array")
-    d, i = _core.knn_brute(ref, flat, ranks, float64, backend or "", int(chunk))
-    d, i = _arrays.result(d, framework), _arrays.result(i, framework)
+    d = _arrays.empty(flat, framework, (flat.shape[0], len(ranks)), np.float64 if float64 else np.float32)
+    i = _arrays.empty(flat, framework, (flat.shape[0], len(ranks)), np.int64)
+    _core.knn_brute(ref, flat, ranks, backend or "", int(chunk), d, i)
+    d, i = _arrays.finish(d, framework), _arrays.finish(i, framework)
     if plain and len(ranks) == 1:
         return d.reshape(lead), i.reshape(lead)
     return d.reshape(tuple(lead) + (len(ranks),)), i.reshape(tuple(lead) + (len(ranks),))

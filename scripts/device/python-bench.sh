@@ -7,10 +7,11 @@
 # Carry: .device/kokkos-cuda .device/kk-cuda .device/bm and .device/wheels
 # (pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
 # manylinux_2_28_x86_64 ... nanobind scikit-build-core pathspec packaging
-# pykdtree jztree jztree-cu13). Logs and results in $OUT.
+# pykdtree jztree jztree-cu13). $OUT gets results.md and python-bench.tgz
+# (every log and result).
 set -u
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
+out=$(mktemp -d)
+trap 'mkdir -p "${OUT:-/tmp/out}"; cp "$out/results.md" "${OUT:-/tmp/out}/" 2>/dev/null; tar czf "${OUT:-/tmp/out}/python-bench.tgz" -C "$out" .' EXIT
 root=$PWD
 cache=/root/.cache/treetrav
 n=${1:-1000000}
