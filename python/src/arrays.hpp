@@ -163,6 +163,18 @@ RawOut<T> raw_out(Array const& a, std::int64_t rows, std::int64_t cols, char con
   return {const_cast<T*>(a.data()), rows, cols, on_gpu(a)};
 }
 
+// Faults in the pages of a fresh host array on all host threads: a new numpy
+// array's pages are mapped at their first write, which would otherwise be the
+// GPU copy's, page by page on one thread.
+inline void first_touch(char* data, std::int64_t bytes) {
+  constexpr std::int64_t page = 4096;
+  Kokkos::parallel_for(
+      "treetrav::python::first_touch",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, (bytes + page - 1) / page),
+      [=](std::int64_t p) { data[p * page] = 0; });
+  Kokkos::DefaultHostExecutionSpace().fence();
+}
+
 // Where kernels on Space write an output of the caller's: the caller's memory
 // itself when Space reaches it (a GPU array for the GPU, a host array for the
 // host), else a buffer on the device that finish() copies to the host array.
@@ -194,6 +206,7 @@ Destination<T, Space> destination(Space const&, RawOut<T> const& out) {
     d.view = decltype(d.view)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::out"),
                               out.rows, out.cols);
     d.host = decltype(d.host)(out.data, out.rows, out.cols);
+    first_touch(reinterpret_cast<char*>(out.data), out.rows * out.cols * std::int64_t(sizeof(T)));
   }
   return d;
 }

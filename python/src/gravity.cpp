@@ -112,7 +112,7 @@ void bind_gravity(nb::module_& m) {
   using namespace nb::literals;
   m.def("bh_accelerations", &bh_accelerations, "pos"_a, "masses"_a, "theta"_a, "softening"_a,
         "G"_a, "multipole"_a, "opening"_a, "leaf_size"_a, "strategy"_a.none(), "backend"_a,
-        "accelerations"_a);
+        "accelerations"_a.noconvert());
 }
 
 } // namespace treetrav::python

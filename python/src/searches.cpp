@@ -93,25 +93,28 @@ void write_neighbors(Space const& space, NeighborResults<typename Space::memory_
   int const found_k = static_cast<int>(in_indices.extent(1));
   int const columns = static_cast<int>(ranks.extent(0));
   Distance const infinity = std::numeric_limits<Distance>::infinity();
+  // One thread an output element (query, column): the writes of a warp are
+  // contiguous (a thread a query would stride them by the row's bytes).
   Kokkos::parallel_for(
       "treetrav::python::write_neighbors",
-      Kokkos::RangePolicy<Space>(space, 0, in_indices.extent(0)), KOKKOS_LAMBDA(std::int64_t q) {
-        for (int c = 0; c < columns; ++c) {
-          int const rank = ranks(c);
-          Distance d = infinity;
-          std::int64_t index = n;
-          if (rank < found_k) {
-            // The engine's squared distance (exact for its float inputs),
-            // its root taken at the caller's precision.
-            Distance const root = math::sqrt(static_cast<Distance>(in_distances(q, rank)));
-            if (static_cast<double>(root) < upper_bound) {
-              d = root;
-              index = in_indices(q, rank);
-            }
+      Kokkos::RangePolicy<Space>(space, 0, std::int64_t(in_indices.extent(0)) * columns),
+      KOKKOS_LAMBDA(std::int64_t e) {
+        std::int64_t const q = e / columns;
+        int const c = static_cast<int>(e % columns);
+        int const rank = ranks(c);
+        Distance d = infinity;
+        std::int64_t index = n;
+        if (rank < found_k) {
+          // The engine's squared distance (exact for its float inputs), its
+          // root taken at the caller's precision.
+          Distance const root = math::sqrt(static_cast<Distance>(in_distances(q, rank)));
+          if (static_cast<double>(root) < upper_bound) {
+            d = root;
+            index = in_indices(q, rank);
           }
-          indices(first + q, c) = index;
-          distances(first + q, c) = d;
         }
+        indices(first + q, c) = index;
+        distances(first + q, c) = d;
       });
 }
 
@@ -435,14 +438,14 @@ void bind_searches(nb::module_& m) {
       .def_prop_ro("m", &KDTree::dimension)
       .def_prop_ro("backend", &KDTree::backend)
       .def("query", &KDTree::query, "x"_a, "ranks"_a, "upper_bound"_a, "strategy"_a.none(),
-           "sorted"_a, "chunk"_a, "distances"_a, "indices"_a)
+           "sorted"_a, "chunk"_a, "distances"_a.noconvert(), "indices"_a.noconvert())
       .def("count_ball", &KDTree::count_ball, "x"_a, "r"_a, "strategy"_a.none(), "sorted"_a,
-           "chunk"_a, "counts"_a)
+           "chunk"_a, "counts"_a.noconvert())
       .def("ball_lists", &KDTree::ball_lists, "x"_a, "r"_a, "strategy"_a.none(), "chunk"_a)
       .def("count_pairs", &KDTree::count_pairs, "other"_a, "radii"_a, "strategy"_a.none(),
            "chunk"_a);
   m.def("knn_brute", &knn_brute, "data"_a, "x"_a, "ranks"_a, "backend"_a, "chunk"_a,
-        "distances"_a, "indices"_a);
+        "distances"_a.noconvert(), "indices"_a.noconvert());
 }
 
 } // namespace treetrav::python

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The Python module's CUDA build on the GPU machine, its tests there (CUDA and
-# OpenMP backends, torch and CuPy arrays, one search under compute-sanitizer)
-# and its timings beside bench_search, scipy, pykdtree and jztree on the same
-# data (perf/python/bench_module.py), all in one call:
+# The Python module's CUDA build on the GPU machine, its timings beside
+# bench_search, scipy, pykdtree and jztree on the same data
+# (perf/python/bench_module.py), its tests there (CUDA and OpenMP backends,
+# torch and CuPy arrays) and where a torch query's time goes
+# (perf/python/profile_query.py), all in one call:
 #   scripts/device/python-bench.sh [N]        (N: points and queries, default 1M)
+#   TREETRAV_SANITIZE=1: also a few calls under compute-sanitizer memcheck
 # Carry: .device/kokkos-cuda .device/kk-cuda .device/bm and .device/wheels
 # (pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
 # manylinux_2_28_x86_64 ... nanobind scikit-build-core pathspec packaging
-# pykdtree jztree jztree-cu13). $OUT gets results.md and python-bench.tgz
-# (every log and result).
+# pykdtree jztree jztree-cu13). $OUT gets info.txt (device, build),
+# results.md and results.json, bench_search.json, log.txt (answer checks),
+# pytest.log and profile.txt, each written as soon as it is done.
 set -u
-out=$(mktemp -d)
-trap 'mkdir -p "${OUT:-/tmp/out}"; cp "$out/results.md" "${OUT:-/tmp/out}/" 2>/dev/null; tar czf "${OUT:-/tmp/out}/python-bench.tgz" -C "$out" .' EXIT
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
 root=$PWD
 cache=/root/.cache/treetrav
 n=${1:-1000000}
@@ -20,7 +23,7 @@ unset OMP_PROC_BIND OMP_PLACES
 # shellcheck source=scripts/device/carried-kokkos.sh
 source "$root/scripts/device/carried-kokkos.sh"
 link_kokkos
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/info.txt"
 
 deps=/tmp/tt-pydeps
 python3 -m pip install -q --no-deps --no-index --target "$deps" "$root"/.device/wheels/*.whl 2>&1 | tail -n 3
@@ -37,18 +40,32 @@ CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip wheel -
   --config-settings=cmake.define.KokkosKernels_ROOT="$kk" \
   --config-settings=cmake.define.TREETRAV_ENABLE_BENCHMARKS=ON \
   --config-settings=cmake.define.benchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark" \
-  >"$out/pip-wheel.log" 2>&1 || { echo "pip wheel failed"; tail -n 40 "$out/pip-wheel.log"; exit 1; }
-cmake --build "$build" --target bench_search -j "$(nproc)" >"$out/bench-build.log" 2>&1 ||
-  { echo "bench_search failed"; tail -n 20 "$out/bench-build.log"; }
-echo "build (module, library, searches, bench_search): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
+  >/tmp/tt-pip-wheel.log 2>&1 || { echo "pip wheel failed"; tail -n 40 /tmp/tt-pip-wheel.log | tee -a "$out/info.txt"; exit 1; }
+cmake --build "$build" --target bench_search -j "$(nproc)" >/tmp/tt-bench-build.log 2>&1 ||
+  { echo "bench_search failed"; tail -n 20 /tmp/tt-bench-build.log | tee -a "$out/info.txt"; }
+echo "build (module, library, searches, bench_search): $(( $(date +%s) - start )) s" | tee -a "$out/info.txt"
 python3 -m pip install -q --no-deps --target /tmp/tt-module /tmp/tt-wheel/treetrav-*.whl
 export PYTHONPATH=/tmp/tt-module:$deps
 
-echo "== pytest (CUDA build)"
-(cd /tmp && timeout 300 python3 -m pytest -q -p no:cacheprovider "$root/python/tests" 2>&1 | tail -n 15) | tee "$out/pytest.log"
+echo "== timings, n = $n"
+work=$(mktemp -d)
+python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
+"$build/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
+  --warmup 5 --repeats 30 --phases build knn_sorted --json "$out/bench_search.json" >/dev/null 2>&1
+timeout 300 python3 "$root/perf/python/bench_module.py" --n "$n" --bench-json "$out/bench_search.json" \
+  --out "$out" 2>&1 | tail -n 20
 
-echo "== compute-sanitizer memcheck: kNN, radius, Barnes-Hut on torch arrays"
-timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 python3 - <<'PY' 2>&1 | tail -n 4 | tee "$out/sanitizer.log"
+echo "== pytest (CUDA build)"
+(cd /tmp && timeout 240 python3 -m pytest -v -p no:cacheprovider "$root/python/tests" >"$out/pytest.log" 2>&1)
+grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/pytest.log" | tail -n 12
+
+echo "== profile of a torch query"
+timeout 120 python3 "$root/perf/python/profile_query.py" "$n" >"$out/profile.txt" 2>&1
+head -n 45 "$out/profile.txt"
+
+if [[ -n ${TREETRAV_SANITIZE:-} ]]; then
+  echo "== compute-sanitizer memcheck: kNN, radius, Barnes-Hut on torch arrays"
+  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 python3 - <<'PY' 2>&1 | tail -n 4 | tee -a "$out/info.txt"
 import numpy as np, torch, treetrav
 rng = np.random.default_rng(1)
 data = torch.from_numpy(rng.random((20000, 3), dtype=np.float32)).cuda()
@@ -61,14 +78,4 @@ a = treetrav.bh_accelerations(data, torch.ones(20000, device="cuda") / 20000, ba
 torch.cuda.synchronize()
 print("sanitized run done", int(i[0, 0]), int(c.sum()), len(lists), float(a.abs().sum()))
 PY
-
-echo "== timings, n = $n"
-work=$(mktemp -d)
-python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
-for round in 1 2; do
-  "$build/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
-    --warmup 5 --repeats 30 --phases build knn_sorted --json "$out/bench_search-$round.json" >"$out/bench_search-$round.log" 2>&1
-done
-timeout 400 python3 "$root/perf/python/bench_module.py" --n "$n" --bench-json "$out/bench_search-1.json" \
-  --out "$out" 2>&1 | tee "$out/bench.log"
-grep -h '"median_ms"' -B1 "$out"/bench_search-2.json | head -n 8 >"$out/bench_search-2-phases.txt"
+fi
