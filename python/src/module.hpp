@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -34,12 +35,14 @@ struct Cancelled : std::runtime_error {
 template <class F>
 auto on_engine(F&& f) -> decltype(f()) {
   using Result = decltype(f());
-  std::packaged_task<Result()> task(std::forward<F>(f));
-  auto done = task.get_future();
+  // Shared with the engine thread: it may still be inside the task's call
+  // (after the result is set) when this caller has returned.
+  auto task = std::make_shared<std::packaged_task<Result()>>(std::forward<F>(f));
+  auto done = task->get_future();
   std::optional<nb::python_error> interrupt;
   {
     nb::gil_scoped_release release;
-    post_to_engine([&task] { task(); });
+    post_to_engine([task] { (*task)(); });
     while (done.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
       if (interrupt)
         continue;
