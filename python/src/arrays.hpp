@@ -101,8 +101,9 @@ Source<Space> source(Space const& space, Raw const& r, std::string const& parame
 }
 
 // Rows [first, first + count) as a PointSet on Space: the caller's memory when
-// it is already the engine's layout, else one transposing kernel. Either way
-// the rows are checked: NaN or infinite coordinates are bad input.
+// it is already the engine's layout (then the set views `s`'s memory: `s`
+// must outlive it), else one transposing kernel. Either way the rows are
+// checked: NaN or infinite coordinates are bad input.
 template <class Space>
 PointSet<typename Space::memory_space> rows_of(Space const& space, Source<Space> const& s,
                                                std::int64_t first, std::int64_t count,

@@ -80,8 +80,12 @@ void bh_accelerations(Input positions, Input1 masses, double theta, double softe
     dispatch_backend(backend_named(backend), [&](auto space) {
       using Space = decltype(space);
       using MemorySpace = typename Space::memory_space;
-      auto const bodies = rows_of(space, source(space, p, "pos"), 0, n, "pos");
-      auto const mass_column = rows_of(space, source(space, w, "masses"), 0, n, "masses").coordinates;
+      // The sources stay alive: a set in the engine's layout views their
+      // memory (a host array's copy on the GPU).
+      auto const body_source = source(space, p, "pos");
+      auto const mass_source = source(space, w, "masses");
+      auto const bodies = rows_of(space, body_source, 0, n, "pos");
+      auto const mass_column = rows_of(space, mass_source, 0, n, "masses").coordinates;
       Kokkos::View<Coordinate const*, MemorySpace> body_masses(
           Kokkos::subview(mass_column, Kokkos::ALL, 0));
       auto const tree = build_morton_octree(space, bodies, body_masses, leaf_size,
