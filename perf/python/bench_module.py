@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
-from compare import K, all_cpus, median_ms, shape  # noqa: E402
+from compare import K, all_cpus, jztree_runner, median_ms, shape  # noqa: E402
 
 
 def main():
@@ -158,18 +158,7 @@ def main():
             if phase in report.get("phases", {}):
                 add("bench_search (C++)", phase, report["phases"][phase]["median_ms"], report.get("device", ""))
     try:
-        import jax
-        import jax.numpy as jnp
-        from jztree.knn import knn as jztree_knn
-
-        xr, xq = jnp.asarray(reference), jnp.asarray(queries)
-        search = jax.jit(lambda r, q: jztree_knn(r, K, part_query=q))
-
-        def jz():
-            rnn, inn = search(xr, xq)
-            jax.block_until_ready(inn)
-            return rnn, inn
-
+        jz = jztree_runner(reference, queries)
         rnn, inn = jz()
         add("jztree (JAX, GPU)", "end_to_end", median_ms(jz, 2, 7),
             check("jztree", np.asarray(rnn), np.asarray(inn)))
