@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <memory>
 
 namespace treetrav::cli {
@@ -247,12 +248,27 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       record.parameters.set("radius", static_cast<double>(options->radius));
     else
       record.parameters.set("k", static_cast<double>(options->k));
+    // The rows this rank read of each file (one rank: the queries streamed
+    // in chunks, all of them; --self reads no query file), recorded per rank:
+    // no rank of a distributed run reads more than its block.
+    std::array<std::int64_t, 2> const rows_read{
+        inputs.reference.size(),
+        options->self ? 0 : (session.ranks() > 1 ? inputs.queries.size() : inputs.total_queries)};
+    auto record_rows_read = [&](std::vector<std::array<std::int64_t, 2>> const& per_rank) {
+      for (int file : {0, 1}) {
+        std::string list;
+        for (auto const& rows : per_rank)
+          list += (list.empty() ? "" : ",") + std::to_string(rows[file]);
+        record.parameters.set(file == 0 ? "rows_read_reference" : "rows_read_queries", list);
+      }
+    };
 
 #ifdef TREETRAV_ENABLE_MPI
     if (session.ranks() > 1) {
       // Each rank writes its own rows of the one file.
       record.parameters.set("ranks", static_cast<double>(session.ranks()));
       distributed::Communicator const world;
+      record_rows_read(distributed::all_gather(world, rows_read));
       auto const rows = command.run(job);
       agree_on_times(world, record);
       timer.reset();
@@ -270,6 +286,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       return;
     }
 #endif
+    record_rows_read({rows_read});
     io::ResultsStream results(options->run.output, command.name, record.n_queries);
     Headline headline;
     Progress progress(stderr, isatty(fileno(stderr)) != 0, 0, "query", "queries");

@@ -150,6 +150,30 @@ for name, args in cases:
                   len(summaries) == 1 and f"ranks {ranks}" in summaries[0], many.stdout)
         os.remove(f"{work}/many.h5") if os.path.exists(f"{work}/many.h5") else None
 
+# Rank-local input: each rank reads only its block of each file's rows, and
+# the run's metadata records how many rows every rank read.
+def rows_read(path, name):
+    with h5py.File(path, "r") as f:
+        value = f["RunMetadata"].attrs[name]
+    return [int(v) for v in (value.decode() if isinstance(value, bytes) else str(value)).split(",")]
+
+
+n_ref, n_q = 3000, 1500  # ref7.h5, q7.h5
+for ranks, self_ in ((1, False), (3, False), (4, False), (4, True)):
+    argv = ["knn", "--reference", f"{work}/ref7.h5", *(["--self"] if self_ else ["--queries", f"{work}/q7.h5"]),
+            "-k", 5, "-o", f"{work}/rows.h5"]
+    run = treetrav(ranks, *argv)
+    check(f"rows read on {ranks} ranks{' --self' if self_ else ''}: run", run.returncode == 0, run.stderr)
+    if run.returncode == 0:
+        ref_rows, q_rows = rows_read(f"{work}/rows.h5", "rows_read_reference"), rows_read(f"{work}/rows.h5",
+                                                                                        "rows_read_queries")
+        share_ref, share_q = -(-n_ref // ranks), -(-n_q // ranks)  # ceil: a rank's block
+        check(f"rows read on {ranks} ranks{' --self' if self_ else ''}: one entry a rank, every row read once, "
+              "no rank beyond its block",
+              len(ref_rows) == ranks == len(q_rows) and sum(ref_rows) == n_ref and max(ref_rows) <= share_ref
+              and (sum(q_rows) == 0 if self_ else sum(q_rows) == n_q and max(q_rows) <= share_q),
+              (ref_rows, q_rows, n_ref, n_q))
+
 # The single-process results the ranks matched, against brute force.
 reference = h5py.File(f"{work}/ref3.h5")["Points/Coordinates"][()]
 queries = h5py.File(f"{work}/q3.h5")["Points/Coordinates"][()]
