@@ -1,8 +1,8 @@
 #pragma once
 
-// Arrays between Python and the engine: the caller's array (numpy, or a GPU
-// array through DLPack) read where the backend runs, and results handed back
-// without a copy (a capsule owns the Kokkos View behind the array).
+// Arrays between Python and the engine: the caller's arrays (numpy, or GPU
+// arrays through DLPack) read where the backend runs, and results written
+// into output arrays the caller allocated (Destination), on its device.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
