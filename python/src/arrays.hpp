@@ -185,10 +185,11 @@ struct Destination {
   Kokkos::View<T**, Kokkos::LayoutRight, memory_space> view;
   Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host;
 
+  // Starts the copy to the host array, if there is one; the caller fences
+  // (once for all its outputs).
   void finish(Space const& space) const {
     if (host.data() != nullptr)
       Kokkos::deep_copy(space, host, view);
-    space.fence();
   }
 };
 

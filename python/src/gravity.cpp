@@ -14,22 +14,6 @@
 namespace treetrav::python {
 namespace {
 
-Multipole multipole_named(std::string const& name) {
-  if (name == "monopole")
-    return Multipole::monopole;
-  if (name == "quadrupole")
-    return Multipole::quadrupole;
-  throw InputError("multipole", ": '" + name + "' (known: monopole, quadrupole)");
-}
-
-Opening opening_named(std::string const& name) {
-  if (name == "barnes-hut")
-    return Opening::barnes_hut;
-  if (name == "com-offset")
-    return Opening::com_offset;
-  throw InputError("opening", ": '" + name + "' (known: barnes-hut, com-offset)");
-}
-
 // The accelerations into the caller's (n, 3) array.
 template <class T, class Space, class MemorySpace>
 void write_accelerations(Space const& space,
@@ -44,6 +28,7 @@ void write_accelerations(Space const& space,
           out(i, k) = a(i, k);
       });
   d.finish(space);
+  space.fence();
 }
 
 void bh_accelerations(Input positions, Input1 masses, double theta, double softening,
@@ -63,8 +48,8 @@ void bh_accelerations(Input positions, Input1 masses, double theta, double softe
   options.theta = static_cast<Coordinate>(theta);
   options.softening = static_cast<Coordinate>(softening);
   options.gravity = static_cast<Coordinate>(gravity);
-  options.multipole = multipole_named(multipole);
-  options.opening = opening_named(opening);
+  options.multipole = parse_multipole(multipole);
+  options.opening = parse_opening(opening);
   BarnesHutStrategy const walk =
       strategy ? parse_strategy<BarnesHutStrategy>(*strategy) : BarnesHutStrategy{GroupWalk{}};
   Raw const p = raw(positions), w = raw(masses);

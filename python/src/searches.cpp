@@ -144,6 +144,7 @@ void neighbors_in_passes(Space const& space, Source<Space> const& queries,
   });
   indices.finish(space);
   distances.finish(space);
+  space.fence();
 }
 
 // The k (largest rank + 1, at most the points there are) a search needs.
@@ -276,10 +277,14 @@ public:
     on_engine([&] {
       dispatch_backend(backend_, [&](auto space) {
         auto const q = source(space, r, "x");
-        auto const found = counts_of(space, q, radius, strategy, sorted, chunk);
         auto const d = destination(space, out);
-        Kokkos::deep_copy(space, Kokkos::subview(d.view, Kokkos::ALL, 0), found);
+        counts_in_passes(space, q, radius, strategy, sorted, chunk, [&](Index first, auto const& found) {
+          auto const rows = Kokkos::pair<std::int64_t, std::int64_t>(
+              first, std::int64_t(first) + std::int64_t(found.extent(0)));
+          Kokkos::deep_copy(space, Kokkos::subview(d.view, rows, 0), found);
+        });
         d.finish(space);
+        space.fence();
       });
     });
   }
@@ -298,7 +303,7 @@ public:
         auto const& built = built_of<Space>();
         auto const q = source(space, r, "x");
         RadiusSearchOptions options;
-        options.radius.radius = radius_of(radius);
+        options.radius.radius = static_cast<Coordinate>(radius); // find_within checks it
         offsets.reserve(q.rows + 1);
         with_strategy<Space>(strategy, [&](auto tag) {
           in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
@@ -341,8 +346,12 @@ public:
         q.cols = points.dimension();
         q.row_stride = 1;
         q.col_stride = static_cast<std::int64_t>(points.coordinates.stride(1));
-        for (double r : radii)
-          pairs.push_back(sum_of(space, counts_of(space, q, r, strategy, true, chunk)));
+        for (double r : radii) {
+          std::int64_t total = 0;
+          counts_in_passes(space, q, r, strategy, true, chunk,
+                           [&](Index, auto const& found) { total += sum_of(space, found); });
+          pairs.push_back(total);
+        }
       });
       return pairs;
     });
@@ -361,34 +370,21 @@ private:
                                       "-dimensional");
   }
 
-  static Coordinate radius_of(double r) {
-    if (!(r > 0) || !std::isfinite(r))
-      throw InputError("r", ": " + std::to_string(r) + " is not a positive finite radius");
-    return static_cast<Coordinate>(r);
-  }
-
-  template <class Space>
-  Kokkos::View<std::int64_t*, typename Space::memory_space>
-  counts_of(Space const& space, Source<Space> const& q, double r,
-            std::optional<std::string> const& strategy, bool sorted, Index chunk) const {
+  // Runs count_within over the queries in passes, handing each pass's counts
+  // to sink(first query, counts).
+  template <class Space, class Sink>
+  void counts_in_passes(Space const& space, Source<Space> const& q, double r,
+                        std::optional<std::string> const& strategy, bool sorted, Index chunk,
+                        Sink&& sink) const {
     auto const& built = built_of<Space>();
     RangeCountOptions options;
-    options.radius = radius_of(r);
+    options.radius = static_cast<Coordinate>(r); // count_within checks it
     options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
-    Kokkos::View<std::int64_t*, typename Space::memory_space> counts(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::counts"), q.rows);
     with_strategy<Space>(strategy, [&](auto tag) {
       in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
-        auto const found =
-            count_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag);
-        Kokkos::deep_copy(space,
-                          Kokkos::subview(counts, Kokkos::pair<std::int64_t, std::int64_t>(
-                                                      first, first + count)),
-                          found);
+        sink(first, count_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag));
       });
     });
-    space.fence();
-    return counts;
   }
 
   Backend backend_;

@@ -17,9 +17,6 @@ def bh_accelerations(pos, masses, theta=0.5, softening=0.0, G=1.0, multipole="qu
     m, m_framework = _arrays.vector(masses, "masses", flat.shape[0])
     if m_framework != framework:
         raise ValueError(f"masses: a {m_framework} array, pos is a {framework} array")
-    for name, value in (("theta", theta), ("softening", softening)):
-        if not float(value) >= 0:
-            raise ValueError(f"{name}: {value} must be >= 0")
     if int(leafsize) != leafsize or leafsize < 1:
         raise ValueError(f"leafsize: {leafsize} is not a positive integer")
     a = _arrays.empty(flat, framework, (flat.shape[0], 3), "float64" if float64 else "float32")

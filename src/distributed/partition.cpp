@@ -69,10 +69,8 @@ Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> c
   to.ids = all_to_all(comm, from.ids, id_counts, received);
   // Each rank's run arrives in key order: merge the runs, a heap over their
   // heads (the keys are distinct, so this is the order a sort gives).
-  std::vector<std::size_t> next(p + 1, 0);
-  for (int r = 0; r < p; ++r)
-    next[r + 1] = next[r] + std::size_t(runs[r]);
-  std::vector<std::size_t> const end(next.begin() + 1, next.end());
+  auto next = detail::displacements(runs); // run r: [next[r], end[r])
+  std::vector<int> const end(next.begin() + 1, next.end());
   using Head = std::pair<Key, int>; // a run's next key, the run
   auto const later = [](Head const& a, Head const& b) { return b.first < a.first; };
   std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
@@ -135,9 +133,9 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   // (The keys themselves: a key's row says which of this rank's points it is.)
   std::sort(keys.begin(), keys.end());
   Parcel mine;
-  mine.keys = keys;
+  mine.keys = std::move(keys);
   mine.coordinates.reserve(std::size_t(m) * d);
-  for (Key const& key : keys) {
+  for (Key const& key : mine.keys) {
     Index const i = Index(key.row - first_row);
     for (int k = 0; k < d; ++k)
       mine.coordinates.push_back(rows.coordinates(i, k));
