@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace treetrav::python {
 
@@ -100,47 +101,93 @@ Source<Space> source(Space const& space, Raw const& r, std::string const& parame
   return s;
 }
 
+// The NaN and infinite values a call met in its inputs, counted on the
+// device as its kernels read them; the caller reads the count once, after
+// its work (a reduction read back per pass would stop the device each time).
+template <class Space>
+class NonFinite {
+public:
+  NonFinite(Space const& space, std::string parameter)
+      : count_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::non_finite")),
+        parameter_(std::move(parameter)) {
+    // Zeroed on the stream (an initialising allocation would fence).
+    Kokkos::deep_copy(space, count_, std::int64_t(0));
+  }
+
+  Kokkos::View<std::int64_t, typename Space::memory_space> const& count() const { return count_; }
+
+  // Throws the bad input's error; the caller has fenced `space` (or fences
+  // here, fence = true).
+  void check(Space const& space, bool fence = false) const {
+    if (fence)
+      space.fence();
+    std::int64_t bad = 0;
+    Kokkos::deep_copy(bad, count_);
+    if (bad > 0)
+      throw InputError(parameter_, ": " + std::to_string(bad) + " values are NaN or infinite");
+  }
+
+private:
+  Kokkos::View<std::int64_t, typename Space::memory_space> count_;
+  std::string parameter_;
+};
+
 // Rows [first, first + count) as a PointSet on Space: the caller's memory when
 // it is already the engine's layout (then the set views `s`'s memory: `s`
-// must outlive it), else one transposing kernel. Either way the rows are
-// checked: NaN or infinite coordinates are bad input.
+// must outlive it), else one transposing kernel. Either way NaN or infinite
+// coordinates are counted into `*bad` (bad input: the caller checks), unless
+// bad is null (points checked before).
 template <class Space>
 PointSet<typename Space::memory_space> rows_of(Space const& space, Source<Space> const& s,
                                                std::int64_t first, std::int64_t count,
-                                               std::string const& parameter) {
+                                               NonFinite<Space> const* bad) {
   using Set = PointSet<typename Space::memory_space>;
   float const* data = s.data;
   std::int64_t const rs = s.row_stride, cs = s.col_stride, cols = s.cols;
-  std::int64_t bad = 0;
+  bool const counting = bad != nullptr;
+  auto const counter = counting ? bad->count() : Kokkos::View<std::int64_t, typename Space::memory_space>();
+  // v - v is 0 for finite v, NaN for NaN and infinities.
   Set set;
   if (s.engine_layout(first, count)) {
     set = Set(typename Set::coordinates_view(
         Kokkos::View<Coordinate**, Kokkos::LayoutLeft, typename Space::memory_space,
                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(const_cast<float*>(data), count, cols)));
-    Kokkos::parallel_reduce(
+    if (counting)
+      Kokkos::parallel_for(
         "treetrav::python::non_finite", Kokkos::RangePolicy<Space>(space, 0, count * cols),
-        KOKKOS_LAMBDA(std::int64_t e, std::int64_t & sum) {
+        KOKKOS_LAMBDA(std::int64_t e) {
           float const v = data[e];
-          sum += (v - v == 0.0f) ? 0 : 1; // false for NaN and for infinities
-        },
-        bad);
+          if (!(v - v == 0.0f))
+            Kokkos::atomic_increment(&counter());
+        });
   } else {
     set = allocate_points<typename Space::memory_space>(
         "treetrav::python::points", static_cast<Index>(count), static_cast<int>(cols));
     auto coordinates = set.coordinates;
-    Kokkos::parallel_reduce(
+    Kokkos::parallel_for(
         "treetrav::python::rows_of", Kokkos::RangePolicy<Space>(space, 0, count),
-        KOKKOS_LAMBDA(std::int64_t i, std::int64_t & sum) {
+        KOKKOS_LAMBDA(std::int64_t i) {
+          int bad_values = 0;
           for (std::int64_t k = 0; k < cols; ++k) {
             float const v = data[(first + i) * rs + k * cs];
             coordinates(i, k) = v;
-            sum += (v - v == 0.0f) ? 0 : 1;
+            bad_values += (v - v == 0.0f) ? 0 : 1;
           }
-        },
-        bad);
+          if (counting && bad_values > 0)
+            Kokkos::atomic_add(&counter(), std::int64_t(bad_values));
+        });
   }
-  if (bad > 0)
-    throw InputError(parameter, ": " + std::to_string(bad) + " values are NaN or infinite");
+  return set;
+}
+
+// All rows of `s`, checked before they are returned (a tree is not built
+// over bad input).
+template <class Space>
+PointSet<typename Space::memory_space> checked_rows(Space const& space, Source<Space> const& s,
+                                                    std::string const& parameter) {
+  NonFinite<Space> bad(space, parameter);
+  auto set = rows_of(space, s, 0, s.rows, &bad);
+  bad.check(space, true);
   return set;
 }
 

@@ -69,8 +69,8 @@ void bh_accelerations(Input positions, Input1 masses, double theta, double softe
       // memory (a host array's copy on the GPU).
       auto const body_source = source(space, p, "pos");
       auto const mass_source = source(space, w, "masses");
-      auto const bodies = rows_of(space, body_source, 0, n, "pos");
-      auto const mass_column = rows_of(space, mass_source, 0, n, "masses").coordinates;
+      auto const bodies = checked_rows(space, body_source, "pos");
+      auto const mass_column = checked_rows(space, mass_source, "masses").coordinates;
       Kokkos::View<Coordinate const*, MemorySpace> body_masses(
           Kokkos::subview(mass_column, Kokkos::ALL, 0));
       auto const tree = build_morton_octree(space, bodies, body_masses, leaf_size,

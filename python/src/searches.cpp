@@ -6,6 +6,7 @@
 
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/pair_count.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/math.hpp>
@@ -78,10 +79,26 @@ void with_strategy(std::optional<std::string> const& name, F&& f) {
       strategy);
 }
 
+// The k (largest rank + 1, at most the points there are) a search needs.
+inline int k_needed(std::vector<int> const& ranks, Index n) {
+  if (ranks.empty())
+    throw InputError("k", ": no neighbour rank asked for");
+  int largest = 0;
+  for (int r : ranks) {
+    if (r < 0)
+      throw InputError("k", ": ranks start at 1 (got " + std::to_string(r + 1) + ")");
+    largest = std::max(largest, r);
+  }
+  if (largest + 1 > max_neighbors)
+    throw InputError("k", ": " + std::to_string(largest + 1) + " exceeds the largest k, " +
+                              std::to_string(max_neighbors));
+  return std::min<int>(largest + 1, n);
+}
+
 // Writes one pass's neighbours (squared distances) into the caller's arrays:
-// output column c holds the neighbour of rank ranks[c]; ranks beyond the
-// found ones and neighbours at or beyond `upper_bound` become (infinity, n),
-// as scipy's.
+// output column c holds the neighbour of rank ranks[c] (of rank c without
+// ranks); ranks beyond the found ones and neighbours at or beyond
+// `upper_bound` become (infinity, n), as scipy's.
 template <class Space, class Distance>
 void write_neighbors(Space const& space, NeighborResults<typename Space::memory_space> const& found,
                      Index first, Kokkos::View<int const*, typename Space::memory_space> ranks,
@@ -91,7 +108,8 @@ void write_neighbors(Space const& space, NeighborResults<typename Space::memory_
   auto const in_indices = found.indices;
   auto const in_distances = found.distances;
   int const found_k = static_cast<int>(in_indices.extent(1));
-  int const columns = static_cast<int>(ranks.extent(0));
+  int const columns = static_cast<int>(indices.extent(1));
+  bool const ranked = ranks.extent(0) > 0;
   Distance const infinity = std::numeric_limits<Distance>::infinity();
   // One thread an output element (query, column): the writes of a warp are
   // contiguous (a thread a query would stride them by the row's bytes).
@@ -101,7 +119,7 @@ void write_neighbors(Space const& space, NeighborResults<typename Space::memory_
       KOKKOS_LAMBDA(std::int64_t e) {
         std::int64_t const q = e / columns;
         int const c = static_cast<int>(e % columns);
-        int const rank = ranks(c);
+        int const rank = ranked ? ranks(c) : c;
         Distance d = infinity;
         std::int64_t index = n;
         if (rank < found_k) {
@@ -120,61 +138,113 @@ void write_neighbors(Space const& space, NeighborResults<typename Space::memory_
 
 // The caller's output arrays of a neighbour search.
 template <class Distance>
-struct NeighborOutputs {
+struct NeighborOutputArrays {
   RawOut<Distance> distances;
   RawOut<std::int64_t> indices;
 };
 
+// Rows [first, first + count) of the caller's (rows, k) int64 indices and
+// float distances as the search's outputs: the indices' low words (little-
+// endian: the high words, zeroed once, make the int64 values), so that the
+// walk writes scipy's results itself and no conversion pass follows.
+template <class MemorySpace>
+NeighborOutputs<MemorySpace> direct_outputs(
+    Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> const& indices,
+    Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> const& distances, std::int64_t first,
+    std::int64_t count) {
+  static_assert(sizeof(Index) * 2 == sizeof(std::int64_t) && std::is_same_v<Coordinate, float>);
+  std::size_t const k = indices.extent(1);
+  using Indices = Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Distances = Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return {Indices(reinterpret_cast<Index*>(indices.data() + first * k),
+                  Kokkos::LayoutStride(count, 2 * k, k, 2)),
+          Distances(distances.data() + first * k, Kokkos::LayoutStride(count, k, k, 1))};
+}
+
+// Zeroes a contiguous output, one thread a word (Kokkos 3's fill of a rank-2
+// View ran at a tenth of the bandwidth).
+template <class Space, class View>
+void zero(Space const& space, View const& view) {
+  auto* const data = view.data();
+  Kokkos::parallel_for(
+      "treetrav::python::zero", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(view.size())),
+      KOKKOS_LAMBDA(std::int64_t e) { data[e] = 0; });
+}
+
+inline bool little_endian() {
+  std::uint16_t const one = 1;
+  unsigned char first = 0;
+  std::memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+// The searches of a query call in passes, into the caller's arrays, with
+// `base`'s options (the walk order). search(points, options) gives a pass's
+// NeighborResults; when
+// search(points, options, outputs) also exists and the call asks for the k
+// nearest as they are (ranks 1..k, float distances, no bound), the walk
+// writes into the caller's arrays directly.
 template <class Distance, class Space, class Search>
 void neighbors_in_passes(Space const& space, Source<Space> const& queries,
-                         std::vector<int> const& ranks, double upper_bound, Index n, Index chunk,
-                         NeighborOutputs<Distance> const& out, Search&& search) {
+                         NeighborOptions const& base, std::vector<int> const& ranks,
+                         double upper_bound, Index n, Index chunk,
+                         NeighborOutputArrays<Distance> const& out, Search&& search) {
   using MemorySpace = typename Space::memory_space;
   auto const indices = destination(space, out.indices);
   auto const distances = destination(space, out.distances);
-  Kokkos::View<int*, MemorySpace> device_ranks(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::ranks"), ranks.size());
-  Kokkos::deep_copy(space, device_ranks,
-                    Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                        ranks.data(), ranks.size()));
+  NonFinite<Space> bad(space, "x");
+  bool plain = true;
+  for (std::size_t c = 0; c < ranks.size(); ++c)
+    plain = plain && ranks[c] == static_cast<int>(c) && static_cast<Index>(c) < n;
+  Kokkos::View<int*, MemorySpace> device_ranks;
+  if (!plain) {
+    device_ranks = decltype(device_ranks)(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::ranks"), ranks.size());
+    Kokkos::deep_copy(space, device_ranks,
+                      Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                          ranks.data(), ranks.size()));
+  }
+  using Points = PointSet<MemorySpace>;
+  constexpr bool can_write_directly =
+      std::is_same_v<Distance, Coordinate> &&
+      std::is_invocable_v<Search&, Points const&, NeighborOptions const&, NeighborOutputs<MemorySpace> const&>;
+  bool const direct = can_write_directly && plain && !(upper_bound < std::numeric_limits<double>::infinity()) &&
+                      little_endian();
+  if constexpr (can_write_directly)
+    if (direct)
+      zero(space, indices.view); // the high words
   in_passes(static_cast<Index>(queries.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
-    auto const found = search(rows_of(space, queries, first, count, "x"));
-    write_neighbors<Space, Distance>(space, found, first, device_ranks, upper_bound, n,
-                                     indices.view, distances.view);
+    auto const points = rows_of(space, queries, first, count, &bad);
+    NeighborOptions options = base;
+    options.k = k_needed(ranks, n);
+    options.squared_distances = !direct;
+    if constexpr (can_write_directly) {
+      if (direct) {
+        search(points, options, direct_outputs(indices.view, distances.view, first, count));
+        return;
+      }
+    }
+    write_neighbors<Space, Distance>(space, search(points, options), first, device_ranks,
+                                     upper_bound, n, indices.view, distances.view);
   });
   indices.finish(space);
   distances.finish(space);
   space.fence();
-}
-
-// The k (largest rank + 1, at most the points there are) a search needs.
-inline int k_needed(std::vector<int> const& ranks, Index n) {
-  if (ranks.empty())
-    throw InputError("k", ": no neighbour rank asked for");
-  int largest = 0;
-  for (int r : ranks) {
-    if (r < 0)
-      throw InputError("k", ": ranks start at 1 (got " + std::to_string(r + 1) + ")");
-    largest = std::max(largest, r);
-  }
-  if (largest + 1 > max_neighbors)
-    throw InputError("k", ": " + std::to_string(largest + 1) + " exceeds the largest k, " +
-                              std::to_string(max_neighbors));
-  return std::min<int>(largest + 1, n);
+  bad.check(space);
 }
 
 // The output arrays of a neighbour search, float32 or float64 distances.
-using AnyNeighborOutputs = std::variant<NeighborOutputs<float>, NeighborOutputs<double>>;
+using AnyNeighborOutputs = std::variant<NeighborOutputArrays<float>, NeighborOutputArrays<double>>;
 
 AnyNeighborOutputs neighbor_outputs(nb::ndarray<> const& distances,
                                     nb::ndarray<std::int64_t> const& indices, std::int64_t rows,
                                     std::int64_t cols) {
   auto const index_out = raw_out<std::int64_t>(indices, rows, cols, "indices");
   if (distances.dtype() == nb::dtype<double>())
-    return NeighborOutputs<double>{
+    return NeighborOutputArrays<double>{
         raw_out<double>(nb::ndarray<double>(distances), rows, cols, "distances"), index_out};
   if (distances.dtype() == nb::dtype<float>())
-    return NeighborOutputs<float>{raw_out<float>(nb::ndarray<float>(distances), rows, cols, "distances"),
+    return NeighborOutputArrays<float>{raw_out<float>(nb::ndarray<float>(distances), rows, cols, "distances"),
                                   index_out};
   throw InputError("distances", ": float32 or float64 outputs only");
 }
@@ -199,9 +269,12 @@ nb::object host_array(std::vector<std::int64_t>&& values) {
 
 class KDTree {
 public:
-  KDTree(Input data, int leaf_size, std::string const& backend)
+  KDTree(Input data, int leaf_size, std::string const& backend, std::vector<double> const& box)
       : backend_(backend_named(backend)), n_(static_cast<Index>(data.shape(0))),
-        dimension_(static_cast<int>(data.shape(1))) {
+        dimension_(static_cast<int>(data.shape(1))), box_(box.empty() ? PeriodicBox() : PeriodicBox(box)) {
+    if (box_.periodic() && box_.dimension != dimension_)
+      throw InputError("boxsize", ": " + std::to_string(box_.dimension) + " sides for " +
+                                      std::to_string(dimension_) + "-dimensional points");
     if (n_ == 0)
       throw InputError("data", ": no points (a tree needs at least one)");
     if (data.shape(0) > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
@@ -211,9 +284,11 @@ public:
       dispatch_backend(backend_, [&](auto space) {
         using Space = decltype(space);
         auto const s = source(space, r, "data");
-        auto points = rows_of(space, s, 0, s.rows, "data");
+        auto points = checked_rows(space, s, "data");
         if (s.engine_layout(0, s.rows)) // keep no view of the caller's memory
           points = copy_points(space, points, "treetrav::python::data");
+        if (box_.periodic())
+          detail::check_in_box(space, points.coordinates, box_, "data");
         Bvh<typename Space::memory_space> tree(space, points,
                                                leaf_size > 0 ? leaf_size : default_leaf_size);
         space.fence();
@@ -242,7 +317,7 @@ public:
              std::optional<std::string> const& strategy, bool sorted, Index chunk,
              nb::ndarray<> distances, nb::ndarray<std::int64_t> indices) {
     check_dimension(x, "x");
-    int const k = k_needed(ranks, n_);
+    k_needed(ranks, n_); // bad ranks before any work
     Raw const r = raw(x);
     auto const out = neighbor_outputs(distances, indices, r.rows, static_cast<std::int64_t>(ranks.size()));
     on_engine([&] {
@@ -251,16 +326,15 @@ public:
         auto const& built = built_of<Space>();
         auto const q = source(space, r, "x");
         NeighborOptions options;
-        options.k = k;
         options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
-        options.squared_distances = true;
+        options.box = box_;
         with_strategy<Space>(strategy, [&](auto tag) {
-          auto search = [&](auto const& queries) {
-            return find_neighbors(space, built.tree, queries, options, tag);
+          auto search = [&](auto const& queries, NeighborOptions const& o, auto const&... into) {
+            return find_neighbors(space, built.tree, queries, o, tag, into...);
           };
           std::visit(
               [&](auto const& o) {
-                neighbors_in_passes(space, q, ranks, upper_bound, n_, chunk, o, search);
+                neighbors_in_passes(space, q, options, ranks, upper_bound, n_, chunk, o, search);
               },
               out);
         });
@@ -278,13 +352,16 @@ public:
       dispatch_backend(backend_, [&](auto space) {
         auto const q = source(space, r, "x");
         auto const d = destination(space, out);
-        counts_in_passes(space, q, radius, strategy, sorted, chunk, [&](Index first, auto const& found) {
-          auto const rows = Kokkos::pair<std::int64_t, std::int64_t>(
-              first, std::int64_t(first) + std::int64_t(found.extent(0)));
-          Kokkos::deep_copy(space, Kokkos::subview(d.view, rows, 0), found);
-        });
+        NonFinite<decltype(space)> bad(space, "x");
+        counts_in_passes(space, q, &bad, radius, strategy, sorted, chunk,
+                         [&](Index first, auto const& found) {
+                           auto const rows = Kokkos::pair<std::int64_t, std::int64_t>(
+                               first, std::int64_t(first) + std::int64_t(found.extent(0)));
+                           Kokkos::deep_copy(space, Kokkos::subview(d.view, rows, 0), found);
+                         });
         d.finish(space);
         space.fence();
+        bad.check(space);
       });
     });
   }
@@ -304,11 +381,13 @@ public:
         auto const q = source(space, r, "x");
         RadiusSearchOptions options;
         options.radius.radius = static_cast<Coordinate>(radius); // find_within checks it
+        options.radius.box = box_;
         offsets.reserve(q.rows + 1);
+        NonFinite<Space> bad(space, "x");
         with_strategy<Space>(strategy, [&](auto tag) {
           in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
             auto const found =
-                find_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag);
+                find_within(space, built.tree, rows_of(space, q, first, count, &bad), options, tag);
             auto const o = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.offsets);
             auto const i = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.indices);
             std::int64_t const base = static_cast<std::int64_t>(indices.size());
@@ -320,6 +399,7 @@ public:
             }
           });
         });
+        bad.check(space, true);
       });
     });
     return nb::make_tuple(host_array(std::move(offsets)), host_array(std::move(indices)));
@@ -331,6 +411,9 @@ public:
     if (other.backend_ != backend_)
       throw InputError("other", ": a tree on backend " + other.backend() + ", this one is on " +
                                     backend());
+    if (other.box_.periodic() != box_.periodic() ||
+        (box_.periodic() && !std::equal(box_.length, box_.length + box_.dimension, other.box_.length)))
+      throw InputError("other", ": a tree in another periodic box (boxsize) than this one's");
     if (other.dimension_ != dimension_)
       throw InputError("other", ": " + std::to_string(other.dimension_) +
                                     "-dimensional points, this tree's are " +
@@ -348,7 +431,8 @@ public:
         q.col_stride = static_cast<std::int64_t>(points.coordinates.stride(1));
         for (double r : radii) {
           std::int64_t total = 0;
-          counts_in_passes(space, q, r, strategy, true, chunk,
+          // The tree's own points, checked when it was built.
+          counts_in_passes(space, q, static_cast<NonFinite<Space> const*>(nullptr), r, strategy, true, chunk,
                            [&](Index, auto const& found) { total += sum_of(space, found); });
           pairs.push_back(total);
         }
@@ -373,16 +457,18 @@ private:
   // Runs count_within over the queries in passes, handing each pass's counts
   // to sink(first query, counts).
   template <class Space, class Sink>
-  void counts_in_passes(Space const& space, Source<Space> const& q, double r,
+  void counts_in_passes(Space const& space, Source<Space> const& q, NonFinite<Space> const* bad,
+                        double r,
                         std::optional<std::string> const& strategy, bool sorted, Index chunk,
                         Sink&& sink) const {
     auto const& built = built_of<Space>();
     RangeCountOptions options;
     options.radius = static_cast<Coordinate>(r); // count_within checks it
     options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
+    options.box = box_;
     with_strategy<Space>(strategy, [&](auto tag) {
       in_passes(static_cast<Index>(q.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
-        sink(first, count_within(space, built.tree, rows_of(space, q, first, count, "x"), options, tag));
+        sink(first, count_within(space, built.tree, rows_of(space, q, first, count, bad), options, tag));
       });
     });
   }
@@ -390,6 +476,7 @@ private:
   Backend backend_;
   Index n_;
   int dimension_;
+  PeriodicBox box_;
   std::shared_ptr<AnyBuilt> built_;
 };
 
@@ -402,26 +489,84 @@ void knn_brute(Input data, Input x, std::vector<int> const& ranks, std::string c
     throw InputError("x", ": points of dimension " + std::to_string(x.shape(1)) +
                               ", the data's are " + std::to_string(data.shape(1)) + "-dimensional");
   Index const n = static_cast<Index>(data.shape(0));
-  int const k = k_needed(ranks, n);
+  k_needed(ranks, n); // bad ranks before any work
   Raw const rd = raw(data), rx = raw(x);
   auto const out = neighbor_outputs(distances, indices, rx.rows, static_cast<std::int64_t>(ranks.size()));
   on_engine([&] {
     dispatch_backend(backend_named(backend), [&](auto space) {
       auto const d = source(space, rd, "data");
       auto const q = source(space, rx, "x");
-      auto const reference = rows_of(space, d, 0, d.rows, "data");
-      NeighborOptions options;
-      options.k = k;
-      options.squared_distances = true;
-      auto search = [&](auto const& queries) {
+      auto const reference = checked_rows(space, d, "data");
+      auto search = [&](auto const& queries, NeighborOptions const& options) {
         return find_neighbors(space, reference, queries, options, BruteForce{});
       };
       double const unbounded = std::numeric_limits<double>::infinity();
       std::visit(
-          [&](auto const& o) { neighbors_in_passes(space, q, ranks, unbounded, n, chunk, o, search); },
+          [&](auto const& o) {
+            neighbors_in_passes(space, q, NeighborOptions{}, ranks, unbounded, n, chunk, o, search);
+          },
           out);
     });
   });
+}
+
+// Pair counts in the bins of `edges` (pair_count.hpp): of data's pairs, or
+// of (other, data) pairs; weights optional; in a periodic box also xi.
+nb::tuple paircount(Input data, std::optional<Input> other, std::vector<double> const& edges,
+                    std::vector<double> const& box, std::optional<Input1> weights,
+                    std::optional<Input1> other_weights, std::string const& backend,
+                    std::optional<std::string> const& strategy, int leaf_size, bool sorted) {
+  if (data.shape(0) == 0)
+    throw InputError("data", ": no points");
+  PairCountOptions options;
+  options.edges = edges;
+  if (!box.empty())
+    options.box = PeriodicBox(box);
+  options.autocorrelation = !other;
+  options.order = sorted ? QueryOrder::sfc : QueryOrder::none;
+  Raw const rd = raw(data);
+  std::optional<Raw> const ro = other ? std::optional<Raw>(raw(*other)) : std::nullopt;
+  auto vector_raw = [](std::optional<Input1> const& v) {
+    return v ? std::optional<Raw>(raw(*v)) : std::nullopt;
+  };
+  auto const rw = vector_raw(weights), row = vector_raw(other_weights);
+  PairCounts counted;
+  on_engine([&] {
+    dispatch_backend(backend_named(backend), [&](auto space) {
+      using Space = decltype(space);
+      using MemorySpace = typename Space::memory_space;
+      auto const d = source(space, rd, "data");
+      auto const points = checked_rows(space, d, "data");
+      Bvh<MemorySpace> tree(space, points, leaf_size > 0 ? leaf_size : default_leaf_size);
+      std::optional<Source<Space>> o;
+      if (ro)
+        o = source(space, *ro, "others");
+      auto const queries = o ? checked_rows(space, *o, "others") : points;
+      auto weights_of = [&](std::optional<Raw> const& r, char const* parameter) {
+        Kokkos::View<Coordinate const*, MemorySpace> w;
+        if (r) {
+          auto const s = source(space, *r, parameter);
+          w = Kokkos::View<Coordinate const*, MemorySpace>(
+              Kokkos::subview(checked_rows(space, s, parameter).coordinates, Kokkos::ALL, 0));
+          // The staged copy of a host array lives in `s`: keep it with a copy.
+          Kokkos::View<Coordinate*, MemorySpace> kept("treetrav::python::weights", w.extent(0));
+          Kokkos::deep_copy(space, kept, w);
+          space.fence();
+          w = kept;
+        }
+        return w;
+      };
+      auto const wd = weights_of(rw, "weights");
+      auto const wo = ro ? weights_of(row, "others_weights") : wd;
+      with_strategy<Space>(strategy, [&](auto tag) {
+        counted = count_pairs(space, tree, queries, options, tag, wd, wo);
+      });
+    });
+  });
+  std::vector<double> xi;
+  if (options.box.periodic())
+    xi = natural_estimator(counted, options.box);
+  return nb::make_tuple(counted.counts, counted.weighted, xi, counted.pairs, counted.weight_pairs);
 }
 
 } // namespace
@@ -429,7 +574,8 @@ void knn_brute(Input data, Input x, std::vector<int> const& ranks, std::string c
 void bind_searches(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<KDTree>(m, "KDTreeCore")
-      .def(nb::init<Input, int, std::string const&>(), "data"_a, "leaf_size"_a, "backend"_a)
+      .def(nb::init<Input, int, std::string const&, std::vector<double> const&>(), "data"_a,
+           "leaf_size"_a, "backend"_a, "box"_a)
       .def_prop_ro("n", &KDTree::size)
       .def_prop_ro("m", &KDTree::dimension)
       .def_prop_ro("backend", &KDTree::backend)
@@ -440,6 +586,11 @@ void bind_searches(nb::module_& m) {
       .def("ball_lists", &KDTree::ball_lists, "x"_a, "r"_a, "strategy"_a.none(), "chunk"_a)
       .def("count_pairs", &KDTree::count_pairs, "other"_a, "radii"_a, "strategy"_a.none(),
            "chunk"_a);
+  m.def("paircount", &paircount, "data"_a, "other"_a.none(), "edges"_a, "box"_a,
+        "weights"_a.none(), "other_weights"_a.none(), "backend"_a, "strategy"_a.none(),
+        "leaf_size"_a, "sorted"_a);
+  m.def("log_edges", &log_edges, "low"_a, "high"_a, "bins"_a);
+  m.def("linear_edges", &linear_edges, "low"_a, "high"_a, "bins"_a);
   m.def("knn_brute", &knn_brute, "data"_a, "x"_a, "ranks"_a, "backend"_a, "chunk"_a,
         "distances"_a.noconvert(), "indices"_a.noconvert());
 }

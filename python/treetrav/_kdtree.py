@@ -51,16 +51,24 @@ class KDTree:
     default autoropes), ``sorted`` walks the queries in Morton order (results
     stay in the caller's order), ``chunk`` is the number of queries per pass
     (0: automatic); Ctrl-C interrupts a call between passes.
+
+    ``boxsize`` (scipy's): a number or one side per dimension; the data and
+    every query lie in the periodic box [0, L) (points outside are refused,
+    not wrapped) and distances are to the nearest image; radii below L / 2.
     """
 
-    def __init__(self, data, leafsize=None, backend=None, *, strategy=None, sorted=True, chunk=0):
+    def __init__(self, data, leafsize=None, backend=None, *, boxsize=None, strategy=None,
+                 sorted=True, chunk=0):
         flat, lead, float64, framework = _arrays.points(data, "data", allow_vector=False)
         if len(lead) != 1:
             raise ValueError(f"data: expected a 2-D array (n, m), got shape {tuple(lead) + flat.shape[1:]}")
         if leafsize is not None and (int(leafsize) != leafsize or leafsize < 1):
             raise ValueError(f"leafsize: {leafsize} is not a positive integer")
+        box = [] if boxsize is None else [
+            float(v) for v in np.broadcast_to(np.asarray(boxsize, dtype=np.float64), (flat.shape[1],))]
         self._core = _core.KDTreeCore(flat, 0 if leafsize is None else int(leafsize),
-                                      backend or "")
+                                      backend or "", box)
+        self.boxsize = None if boxsize is None else np.asarray(box)
         self.data = data
         self.n, self.m = self._core.n, self._core.m
         self.backend = self._core.backend

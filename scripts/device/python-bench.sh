@@ -12,6 +12,8 @@
 # pykdtree jztree jztree-cu13). $OUT gets info.txt (device, build),
 # results.md and results.json, bench_search.json, log.txt (answer checks),
 # pytest.log and profile.txt, each written as soon as it is done.
+#   TREETRAV_TRACE_SYNCS=1: also syncs.txt, the Kokkos calls of one torch
+#   query (perf/python/trace_syncs.py with perf/python/kokkos_events.c)
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -47,6 +49,32 @@ echo "build (module, library, searches, bench_search): $(( $(date +%s) - start )
 python3 -m pip install -q --no-deps --target /tmp/tt-module /tmp/tt-wheel/treetrav-*.whl
 export PYTHONPATH=/tmp/tt-module:$deps
 
+# Phases (TREETRAV_PHASES, default "search tests profile"): search (the
+# kNN timings beside the peers), tests (pytest), profile (a torch query's
+# profile), paircount (perf/paircount/bench_paircount.py beside Corrfunc,
+# built here from the carried .device/corrfunc-2.5.3-src.tar.gz, and
+# TreeCorr from .device/pcwheels; writes paircount.json and paircount.md).
+phases=" ${TREETRAV_PHASES:-search tests profile} "
+if [[ $phases == *" paircount "* ]]; then
+  echo "== pair counts beside Corrfunc and TreeCorr"
+  pc=/tmp/tt-pc
+  rm -rf "$pc" && mkdir -p "$pc/src"
+  tar xzf "$root/.device/corrfunc-2.5.3-src.tar.gz" -C "$pc/src"
+  start=$(date +%s)
+  (cd "$pc/src/corrfunc-2.5.3" && python3 -m pip install -q --no-deps --no-build-isolation \
+    --target "$pc/site" . >"$pc/corrfunc-build.log" 2>&1) ||
+    { echo "Corrfunc build failed"; tail -n 15 "$pc/corrfunc-build.log"; }
+  python3 -m pip install -q --no-deps --no-index --target "$pc/site" "$root"/.device/pcwheels/*.whl \
+    2>&1 | tail -n 3
+  echo "Corrfunc and TreeCorr installed in $(( $(date +%s) - start )) s"
+  PYTHONPATH=$PYTHONPATH:$pc/site timeout "${TREETRAV_PAIRCOUNT_TIMEOUT:-420}" python3 \
+    "$root/perf/paircount/bench_paircount.py" --n ${TREETRAV_PAIRCOUNT_N:-1000000 10000000} \
+    --out "$pc/out" 2>&1 | tail -n 30
+  cp "$pc/out/results.json" "$out/paircount.json" 2>/dev/null
+  cp "$pc/out/results.md" "$out/paircount.md" 2>/dev/null
+fi
+
+if [[ $phases == *" search "* ]]; then
 echo "== timings, n = $n"
 work=$(mktemp -d)
 python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
@@ -55,16 +83,31 @@ python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
 timeout 300 python3 "$root/perf/python/bench_module.py" --n "$n" --bench-json "$out/bench_search.json" \
   --out "$out" 2>&1 | tail -n 20
 
+fi
+
+if [[ $phases == *" tests "* ]]; then
 echo "== pytest (CUDA build)"
 (cd /tmp && timeout 240 python3 -m pytest -v -p no:cacheprovider "$root/python/tests" >"$out/pytest.log" 2>&1)
 grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/pytest.log" | tail -n 12
 
+fi
+
+if [[ $phases == *" profile "* ]]; then
 echo "== profile of a torch query"
 timeout 120 python3 "$root/perf/python/profile_query.py" "$n" >"$out/profile.txt" 2>&1
 head -n 45 "$out/profile.txt"
+fi
+
+if [[ -n ${TREETRAV_TRACE_SYNCS:-} ]]; then
+  echo "== what one torch query asks of Kokkos (perf/python/kokkos_events.c)"
+  gcc -shared -fPIC -O1 -o /tmp/tt-kokkos-events.so "$root/perf/python/kokkos_events.c" &&
+    KOKKOS_PROFILE_LIBRARY=/tmp/tt-kokkos-events.so TREETRAV_TRACE_FILE=/tmp/tt-trace-on \
+      timeout 120 python3 "$root/perf/python/trace_syncs.py" "$n" >"$out/syncs.txt" 2>&1
+  sed -n '/== traced call/,/== end of traced call/p' "$out/syncs.txt" | head -n 80
+fi
 
 if [[ -n ${TREETRAV_SANITIZE:-} ]]; then
-  echo "== compute-sanitizer memcheck: kNN, radius, Barnes-Hut on torch arrays"
+  echo "== compute-sanitizer memcheck: kNN, radius, Barnes-Hut, periodic searches, pair counts on torch arrays"
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 python3 - <<'PY' 2>&1 | tail -n 4 | tee -a "$out/info.txt"
 import numpy as np, torch, treetrav
 rng = np.random.default_rng(1)
@@ -75,7 +118,13 @@ d, i = tree.query(x, k=10)
 c = tree.query_ball_point(x, 0.05, return_length=True)
 lists = tree.query_ball_point(x[:100].cpu().numpy(), 0.05)
 a = treetrav.bh_accelerations(data, torch.ones(20000, device="cuda") / 20000, backend="cuda")
+box = treetrav.KDTree(data, backend="cuda", boxsize=1.0)
+bd, bi = box.query(x, k=10)
+bc = box.query_ball_point(x, 0.05, return_length=True)
+pc = treetrav.paircount(data, treetrav.log_edges(0.01, 0.3, 8), boxsize=1.0, backend="cuda",
+                        weights=torch.ones(20000, device="cuda"))
 torch.cuda.synchronize()
-print("sanitized run done", int(i[0, 0]), int(c.sum()), len(lists), float(a.abs().sum()))
+print("sanitized run done", int(i[0, 0]), int(c.sum()), len(lists), float(a.abs().sum()),
+      int(bi[0, 0]), int(bc.sum()), int(pc.counts.sum()))
 PY
 fi

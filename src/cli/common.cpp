@@ -31,6 +31,11 @@ std::string command_line_message(InputError const& error) {
       {"chunk", "--chunk"},
       {"exclude_self", "--self"},
       {"backend", "--backend"},
+      {"box", "--box"},
+      {"edges", "--edges"},
+      {"bins", "--bins"},
+      {"reference", "--reference"},
+      {"queries", "--queries"},
   };
   for (auto const& [parameter, flag] : flags)
     if (error.parameter() == parameter)

@@ -164,5 +164,6 @@ void add_treefix_commands(CLI::App& app);  // treefix, treefix-generate
 void add_search_commands(CLI::App& app);  // pc, nn, knn, vp, bt
 void add_bh_force_command(CLI::App& app);
 void add_nbody_command(CLI::App& app);
+void add_paircount_command(CLI::App& app);
 
 }  // namespace treetrav::cli

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   treetrav::cli::add_inspect_command(app);
   treetrav::cli::add_treefix_commands(app);
   treetrav::cli::add_search_commands(app);
+  treetrav::cli::add_paircount_command(app);
   treetrav::cli::add_bh_force_command(app);
   treetrav::cli::add_nbody_command(app);
   // One exit-code contract (README "Command line"): 0 on success and for --help

@@ -59,6 +59,7 @@ struct SearchOptions {
   bool self = false;
   int k = 1;
   Coordinate radius = 0;
+  std::vector<double> box;
   Index chunk = 0;
   RunOptions run;
 };
@@ -163,6 +164,12 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                     "Reference points within this distance count (inclusive)")
         ->required()
         ->check(positive<Coordinate>());
+  sub->add_option("--box", options->box,
+                  "Lx,Ly,Lz (one side per dimension): the points lie in the periodic box [0, L) "
+                  "and distances are to the nearest image (a radius below L/2); points outside "
+                  "the box are refused")
+      ->delimiter(',')
+      ->check(positive<double>());
   sub->add_option("--chunk", options->chunk,
                   "Queries per chunk: the queries are read, searched and their results written "
                   "a chunk at a time, side by side (0: as many as fit in half the free device "
@@ -213,6 +220,9 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     options->run.leaf_size = leaf_size_of(options->run, /*forces=*/false);
     record.leaf_size = options->run.leaf_size;
     record.sort = options->run.sort;
+    if (session.ranks() > 1 && !options->box.empty())
+      throw InputError(fmt::format("--box: periodic searches run on one MPI rank, not {}",
+                                   session.ranks()));
     if (session.ranks() > 1 && options->chunk > 0)
       throw InputError(fmt::format("--chunk: a search over {} ranks holds each rank's block of "
                                    "queries whole (run it without --chunk)",
@@ -232,6 +242,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     SearchJob job{std::move(read),
                   options->k,
                   options->radius,
+                  options->box.empty() ? PeriodicBox() : PeriodicBox(options->box),
                   options->self,
                   strategy,
                   &record,
@@ -244,6 +255,12 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     record.dimension = inputs.reference.dimension();
     record.parameters.set("reference", options->reference)
         .set("queries", options->self ? "self" : options->queries);
+    if (!options->box.empty()) {
+      std::string sides;
+      for (double side : options->box)
+        sides += (sides.empty() ? "" : ",") + fmt::format("{}", side);
+      record.parameters.set("box", sides);
+    }
     if (command.parameter == Parameter::radius)
       record.parameters.set("radius", static_cast<double>(options->radius));
     else

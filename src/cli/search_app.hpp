@@ -10,6 +10,7 @@
 
 #include <treetrav/apps/automatic.hpp>
 #include <treetrav/apps/batch.hpp>
+#include <treetrav/core/periodic_box.hpp>
 #include <treetrav/core/progress.hpp>
 #include <treetrav/io/points.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
@@ -64,6 +65,7 @@ struct SearchJob {
   SearchInputs inputs;
   int k = 1;              // nn, knn, vp, bt
   Coordinate radius = 0;  // pc, radius
+  PeriodicBox box;        // periodic: distances to the nearest image
   bool self = false;      // queries are the reference points: each skips itself
   SearchStrategy strategy;
   RunRecord* record;

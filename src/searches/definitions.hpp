@@ -7,20 +7,21 @@
 #include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/apps/brute_force.hpp>
 #include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/pair_count.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 
 namespace treetrav::detail {
 
 template <class ExecutionSpace, class Tree, int Part>
-NeighborResults<typename Tree::memory_space> CompiledNeighbors<ExecutionSpace, Tree, Part>::run(
+void CompiledNeighbors<ExecutionSpace, Tree, Part>::run(
     ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
     NeighborOptions const& options, CompiledStrategy const& strategy,
-    Kokkos::View<Index const*, memory_space> order, TraversalMetrics<memory_space> const& metrics) {
-  return visit_compiled<ExecutionSpace, NeighborResults<memory_space>, Part>(
-      strategy, [&](auto const& tag) {
-        return find_neighbors_with(space, tree, queries, options, tag, order, metrics);
-      });
+    Kokkos::View<Index const*, memory_space> order, TraversalMetrics<memory_space> const& metrics,
+    NeighborOutputs<memory_space> const& out) {
+  visit_compiled<ExecutionSpace, void, Part>(strategy, [&](auto const& tag) {
+    find_neighbors_with(space, tree, queries, options, tag, order, metrics, out);
+  });
 }
 
 template <class ExecutionSpace, class Tree, int Part>
@@ -45,6 +46,19 @@ RadiusResults<typename Tree::memory_space> CompiledRadiusLists<ExecutionSpace, T
       strategy, [&](auto const& tag) {
         return find_within_with(space, tree, queries, options, tag);
       });
+}
+
+template <class ExecutionSpace, class Tree, int Part>
+void CompiledPairCount<ExecutionSpace, Tree, Part>::run(
+    ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
+    PairCountOptions const& options, CompiledStrategy const& strategy,
+    Kokkos::View<double const*, memory_space> edges2,
+    Kokkos::View<double const*, memory_space> weight_prefix,
+    Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, memory_space> counts,
+    Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> sums) {
+  visit_compiled<ExecutionSpace, void, Part>(strategy, [&](auto const& tag) {
+    count_pairs_with(space, tree, queries, options, tag, edges2, weight_prefix, counts, sums);
+  });
 }
 
 template <class ExecutionSpace>

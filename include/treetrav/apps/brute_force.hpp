@@ -95,6 +95,31 @@ find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& referen
                PointSet<MemorySpace> const& queries, NeighborOptions const& options,
                BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
   detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
+  if (options.box.periodic()) {
+    detail::check_neighbor_arguments(reference.size(), reference.dimension(), queries, options);
+    detail::check_periodic_search(space, reference.coordinates, reference.dimension(), queries,
+                                  options.box);
+    NeighborResults<MemorySpace> results;
+    results.indices = decltype(results.indices)(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
+        queries.size(), options.k);
+    results.distances = decltype(results.distances)(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::distances"),
+        queries.size(), options.k);
+    auto const search = [&](PointSet<MemorySpace> const& points, NeighborOptions const& open) {
+      return find_neighbors(space, reference, points, open, strategy);
+    };
+    detail::periodic_neighbors(
+        space, reference.size(), queries, options, NeighborOutputs<MemorySpace>(results),
+        [&](PointSet<MemorySpace> const& points, NeighborOptions const& open,
+            NeighborOutputs<MemorySpace> const& into) {
+          auto const found = search(points, open);
+          Kokkos::deep_copy(space, into.indices, found.indices);
+          Kokkos::deep_copy(space, into.distances, found.distances);
+        },
+        search);
+    return results;
+  }
   if constexpr (detail::compiled_space_v<ExecutionSpace>)
     return detail::CompiledBruteForce<ExecutionSpace>::neighbors(space, reference, queries, options,
                                                                  strategy);
@@ -109,6 +134,16 @@ count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference
              PointSet<MemorySpace> const& queries, RangeCountOptions const& options,
              BruteForce const& strategy, Kokkos::View<Index const*, MemorySpace> = {}) {
   detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
+  if (options.box.periodic()) {
+    detail::check_range_count_arguments(reference.size(), reference.dimension(), queries, options);
+    detail::check_periodic_search(space, reference.coordinates, reference.dimension(), queries,
+                                  options.box);
+    return detail::periodic_counts(space, queries, options,
+                                   [&](PointSet<MemorySpace> const& points,
+                                       RangeCountOptions const& open, bool) {
+                                     return count_within(space, reference, points, open, strategy);
+                                   });
+  }
   if constexpr (detail::compiled_space_v<ExecutionSpace>)
     return detail::CompiledBruteForce<ExecutionSpace>::counts(space, reference, queries, options,
                                                               strategy);

@@ -1,14 +1,17 @@
 #pragma once
 
 #include <treetrav/apps/detail/compiled.hpp>
+#include <treetrav/apps/detail/periodic_images.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
 #include <treetrav/traversal/traverse.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace treetrav {
 
@@ -118,8 +121,9 @@ struct NeighborSearchVisitor {
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> queries;
   int k;
   bool exclude_self;
-  Kokkos::View<Index**, Kokkos::LayoutRight, memory_space> indices;
-  Kokkos::View<Coordinate**, Kokkos::LayoutRight, memory_space> distances;
+  // Any strides: the search's own results or a caller's arrays (NeighborOutputs).
+  Kokkos::View<Index**, Kokkos::LayoutStride, memory_space> indices;
+  Kokkos::View<Coordinate**, Kokkos::LayoutStride, memory_space> distances;
   bool squared; // distances are written squared (exactly as compared)
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
@@ -223,6 +227,22 @@ struct NeighborResults {
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> distances; // (queries, k), ascending
 };
 
+// Where a search writes its (queries, k) results, nearest first: arrays of
+// the caller's, in any strides (a row of another framework's array, the low
+// words of 64-bit indices...), so that no copy follows the search.
+template <class MemorySpace>
+struct NeighborOutputs {
+  Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> indices;
+  Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace> distances;
+
+  NeighborOutputs() = default;
+  NeighborOutputs(Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> i,
+                  Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace> d)
+      : indices(std::move(i)), distances(std::move(d)) {}
+  NeighborOutputs(NeighborResults<MemorySpace> const& results) // NOLINT: a search's own arrays
+      : indices(results.indices), distances(results.distances) {}
+};
+
 struct NeighborOptions {
   int k = 8;
   bool exclude_self = false;           // queries are the reference set: skip each query itself
@@ -230,6 +250,7 @@ struct NeighborOptions {
   // Squared distances in the results, the values the search ordered by
   // (distributed searches merge partial results by them exactly).
   bool squared_distances = false;
+  PeriodicBox box; // periodic: distances to the nearest image (periodic_images.hpp)
 };
 
 // The largest k a search supports (its candidate list lives in registers).
@@ -290,42 +311,72 @@ void check_neighbor_arguments(Index reference_size, int reference_dimension,
 
 namespace detail {
 
-// find_neighbors, instantiated here (compiled.hpp).
+// find_neighbors into `out`, its arguments checked (check_neighbor_outputs);
+// instantiated here (compiled.hpp).
 template <class ExecutionSpace, class Tree, class Strategy>
-NeighborResults<typename Tree::memory_space>
-find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
-               PointSet<typename Tree::memory_space> const& queries, NeighborOptions const& options,
-               Strategy strategy,
-               Kokkos::View<Index const*, typename Tree::memory_space> order,
-               TraversalMetrics<typename Tree::memory_space> const& metrics) {
-  detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
-  using MemorySpace = typename Tree::memory_space;
+void find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
+                         PointSet<typename Tree::memory_space> const& queries,
+                         NeighborOptions const& options, Strategy strategy,
+                         Kokkos::View<Index const*, typename Tree::memory_space> order,
+                         TraversalMetrics<typename Tree::memory_space> const& metrics,
+                         NeighborOutputs<typename Tree::memory_space> const& out) {
   Kokkos::Profiling::pushRegion("treetrav::find_neighbors");
-  // The sort first: the results are allocated while the device sorts.
   auto const walk_order = detail::resolve_order(space, queries, options.order, order);
-  NeighborResults<MemorySpace> results;
-  results.indices = decltype(results.indices)(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
-      queries.size(), options.k);
-  results.distances =
-      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                                     "treetrav::NeighborResults::distances"),
-                                  queries.size(), options.k);
   dispatch_k<Strategy>(options.k, [&](auto k_max) {
     dispatch_width(tree.width(), [&](auto width) {
       NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
-          tree,
-          queries.coordinates,
-          options.k,
-          options.exclude_self,
-          results.indices,
-          results.distances,
+          tree,          queries.coordinates, options.k,
+          options.exclude_self, out.indices,  out.distances,
           options.squared_distances};
       traverse(space, tree.topology, visitor, strategy, walk_order, metrics);
     });
   });
   Kokkos::Profiling::popRegion();
-  return results;
+}
+
+// The arguments of a search into the caller's outputs: those of every
+// search, and outputs of (queries, k).
+template <class MemorySpace>
+void check_neighbor_outputs(Index reference_size, int reference_dimension,
+                            PointSet<MemorySpace> const& queries, NeighborOptions const& options,
+                            NeighborOutputs<MemorySpace> const& out) {
+  check_neighbor_arguments(reference_size, reference_dimension, queries, options);
+  auto const expected = [&](auto const& v) {
+    return v.extent(0) == std::size_t(queries.size()) && v.extent(1) == std::size_t(options.k);
+  };
+  if (!expected(out.indices) || !expected(out.distances))
+    throw InputError("outputs", ": indices and distances of (" + std::to_string(queries.size()) +
+                                    ", " + std::to_string(options.k) + ") expected (queries, k)");
+}
+
+// find_neighbors in a periodic box (periodic_images.hpp): the queries'
+// k nearest into `out`, merged with those of the images within reach of the
+// k-th. into(queries, options, out) searches in open space into `out`;
+// search(points, options) returns NeighborResults.
+template <class ExecutionSpace, class MemorySpace, class Into, class Search>
+void periodic_neighbors(ExecutionSpace const& space, Index reference_size,
+                        PointSet<MemorySpace> const& queries, NeighborOptions const& options,
+                        NeighborOutputs<MemorySpace> const& out, Into const& into,
+                        Search const& search) {
+  NeighborOptions open = options;
+  open.box = {};
+  open.squared_distances = true;
+  into(queries, open, out);
+  auto const images = query_images(space, queries, options.box, KthReach<decltype(out.distances)>{out.distances});
+  if (images.count > 0) {
+    // An image's list may hold its query itself, which is skipped: one more.
+    open.exclude_self = false;
+    open.k = static_cast<int>(std::min<Index>(options.k + (options.exclude_self ? 1 : 0), reference_size));
+    if (open.k > max_neighbors)
+      throw InputError("k", " must be <= " + std::to_string(max_neighbors - 1) +
+                                " to skip each query in a periodic box (got " +
+                                std::to_string(options.k) + ")");
+    auto const found = search(images.points, open);
+    merge_image_neighbors(space, out.indices, out.distances, found.indices, found.distances, images,
+                          options.exclude_self);
+  }
+  if (!options.squared_distances)
+    take_roots(space, out.distances);
 }
 
 // find_neighbors of the trees, backends and strategies that treetrav::searches
@@ -333,18 +384,51 @@ find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
 template <class ExecutionSpace, class Tree, int Part>
 struct CompiledNeighbors {
   using memory_space = typename Tree::memory_space;
-  static NeighborResults<memory_space>
-  run(ExecutionSpace const& space, Tree const& tree, PointSet<memory_space> const& queries,
-      NeighborOptions const& options, CompiledStrategy const& strategy,
-      Kokkos::View<Index const*, memory_space> order,
-      TraversalMetrics<memory_space> const& metrics);
+  static void run(ExecutionSpace const& space, Tree const& tree,
+                  PointSet<memory_space> const& queries, NeighborOptions const& options,
+                  CompiledStrategy const& strategy, Kokkos::View<Index const*, memory_space> order,
+                  TraversalMetrics<memory_space> const& metrics,
+                  NeighborOutputs<memory_space> const& out);
 };
 
 } // namespace detail
 
-// The k nearest reference points of every query, ties broken by index.
+// The k nearest reference points of every query, ties broken by index,
+// written into the caller's `out` (queries x k).
 // `order` (optional) is a query permutation given by the caller; otherwise
 // options.order decides (sfc: a Morton sort on the device, counted here).
+template <class ExecutionSpace, class Tree, class Strategy>
+void find_neighbors(ExecutionSpace const& space, Tree const& tree,
+                    PointSet<typename Tree::memory_space> const& queries,
+                    NeighborOptions const& options, Strategy strategy,
+                    NeighborOutputs<typename Tree::memory_space> const& out,
+                    Kokkos::View<Index const*, typename Tree::memory_space> order = {},
+                    TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
+  using MemorySpace = typename Tree::memory_space;
+  detail::check_neighbor_outputs(tree.points.size(), tree.points.dimension, queries, options, out);
+  if (options.box.periodic()) {
+    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+                                  options.box);
+    detail::periodic_neighbors(
+        space, tree.points.size(), queries, options, out,
+        [&](auto const& points, NeighborOptions const& open, NeighborOutputs<MemorySpace> const& into) {
+          find_neighbors(space, tree, points, open, strategy, into, order, metrics);
+        },
+        [&](auto const& points, NeighborOptions const& open) {
+          return find_neighbors(space, tree, points, open, strategy);
+        });
+    return;
+  }
+  if constexpr (detail::compiled_search_v<ExecutionSpace,
+                                          detail::neighbor_tree_v<Tree, MemorySpace>, Strategy>)
+    detail::CompiledNeighbors<ExecutionSpace, Tree,
+                              detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics, out);
+  else
+    detail::find_neighbors_with(space, tree, queries, options, strategy, order, metrics, out);
+}
+
+// The same into arrays of its own: NeighborResults.
 template <class ExecutionSpace, class Tree, class Strategy>
 NeighborResults<typename Tree::memory_space>
 find_neighbors(ExecutionSpace const& space, Tree const& tree,
@@ -353,13 +437,18 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
                Kokkos::View<Index const*, typename Tree::memory_space> order = {},
                TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   using MemorySpace = typename Tree::memory_space;
-  if constexpr (detail::compiled_search_v<ExecutionSpace,
-                                          detail::neighbor_tree_v<Tree, MemorySpace>, Strategy>)
-    return detail::CompiledNeighbors<ExecutionSpace, Tree,
-                                     detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
-        space, tree, queries, options, detail::compiled_strategy(strategy), order, metrics);
-  else
-    return detail::find_neighbors_with(space, tree, queries, options, strategy, order, metrics);
+  detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
+  NeighborResults<MemorySpace> results;
+  results.indices = decltype(results.indices)(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
+      queries.size(), options.k);
+  results.distances =
+      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                     "treetrav::NeighborResults::distances"),
+                                  queries.size(), options.k);
+  find_neighbors(space, tree, queries, options, strategy, NeighborOutputs<MemorySpace>(results),
+                 order, metrics);
+  return results;
 }
 
 } // namespace treetrav

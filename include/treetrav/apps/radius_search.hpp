@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/apps/detail/periodic_images.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/math.hpp>
@@ -23,6 +24,8 @@ struct RadiusSearchOptions {
   // Neighbours per query written in the first walk; a query with more is
   // walked once more on its own. 0: automatic.
   Index capacity = 0;
+  // Squared distances in the lists (the values the search compared).
+  bool squared_distances = false;
 };
 
 namespace detail {
@@ -78,9 +81,11 @@ struct UnpackNeighbors {
   Kokkos::View<std::uint64_t**, Kokkos::LayoutLeft, MemorySpace> slots;
   Kokkos::View<std::uint64_t*, MemorySpace> sorted_keys;
   RadiusResults<MemorySpace> results;
+  bool squared;
   KOKKOS_FUNCTION void write(std::int64_t at, std::uint64_t key) const {
     results.indices(at) = neighbor_key_index(key);
-    results.distances(at) = math::sqrt(neighbor_key_distance2(key));
+    Coordinate const d2 = neighbor_key_distance2(key);
+    results.distances(at) = squared ? d2 : math::sqrt(d2);
   }
   KOKKOS_FUNCTION void operator()(Index q) const {
     std::int64_t const size = counts(q), first = results.offsets(q);
@@ -164,7 +169,8 @@ find_within_with(ExecutionSpace const& space, Tree const& tree,
   }
   Kokkos::parallel_for("treetrav::RadiusSearch::unpack",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       detail::UnpackNeighbors<MemorySpace>{counts, slots, sorted_keys, results});
+                       detail::UnpackNeighbors<MemorySpace>{counts, slots, sorted_keys, results,
+                                                            options.squared_distances});
   Kokkos::Profiling::popRegion();
   return results;
 }
@@ -194,6 +200,31 @@ find_within(ExecutionSpace const& space, Tree const& tree,
             PointSet<typename Tree::memory_space> const& queries,
             RadiusSearchOptions const& options, Strategy strategy) {
   using MemorySpace = typename Tree::memory_space;
+  if (options.radius.box.periodic()) {
+    // In a periodic box: the queries' lists merged with their images'
+    // (periodic_images.hpp), by squared distance.
+    detail::check_radius_search(tree, queries, options.radius);
+    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+                                  options.radius.box);
+    detail::check_periodic_radius(options.radius);
+    RadiusSearchOptions open = options;
+    open.radius.box = {};
+    open.squared_distances = true;
+    auto const own = find_within(space, tree, queries, open, strategy);
+    Coordinate const r2 = options.radius.radius * options.radius.radius;
+    auto const images =
+        detail::query_images(space, queries, options.radius.box, detail::SameReach{r2});
+    detail::ImageLists<MemorySpace> merged{own.offsets, own.indices, own.distances};
+    if (images.count > 0) {
+      open.radius.exclude_self = false; // an image is L or more from its query
+      auto const theirs = find_within(space, tree, images.points, open, strategy);
+      merged = detail::merge_image_lists(
+          space, merged, {theirs.offsets, theirs.indices, theirs.distances}, images);
+    }
+    if (!options.squared_distances)
+      detail::take_list_roots(space, merged.distances);
+    return {merged.offsets, merged.indices, merged.distances};
+  }
   if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
                                           Strategy>)
     return detail::CompiledRadiusLists<ExecutionSpace, Tree,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/apps/detail/compiled.hpp>
+#include <treetrav/apps/detail/periodic_images.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
@@ -116,6 +117,7 @@ struct RangeCountOptions {
   Coordinate radius = 0.1f;
   bool exclude_self = false;
   QueryOrder order = QueryOrder::none;
+  PeriodicBox box; // periodic: distances to the nearest image (radius below L / 2)
 };
 
 namespace detail {
@@ -129,6 +131,35 @@ void check_range_count_arguments(Index reference_size, int reference_dimension,
     throw InputError("radius", " must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
   check_queries(reference_size, reference_dimension, queries, options.exclude_self);
+}
+
+// A radius in a periodic box: below half its shortest side, so that a point
+// is within reach of one image of a query at most.
+inline void check_periodic_radius(RangeCountOptions const& options) {
+  if (!(options.radius < options.box.shortest() / 2))
+    throw InputError("radius", " must be below half the periodic box's shortest side (" +
+                                   std::to_string(options.box.shortest() / 2) + "), got " +
+                                   std::to_string(options.radius));
+}
+
+// Range counts in a periodic box: the queries' counts plus their images'
+// (periodic_images.hpp); count(points, options, own) counts in open space
+// (own: the queries themselves, not their images).
+template <class ExecutionSpace, class MemorySpace, class Count>
+Kokkos::View<std::int64_t*, MemorySpace>
+periodic_counts(ExecutionSpace const& space, PointSet<MemorySpace> const& queries,
+                RangeCountOptions const& options, Count const& count) {
+  check_periodic_radius(options);
+  RangeCountOptions open = options;
+  open.box = {};
+  auto counts = count(queries, open, true);
+  auto const images = query_images(space, queries, options.box,
+                                   SameReach{options.radius * options.radius});
+  if (images.count > 0) {
+    open.exclude_self = false; // an image is L or more from its query
+    add_image_counts(space, counts, count(images.points, open, false), images);
+  }
+  return counts;
 }
 
 template <class Tree, class MemorySpace>
@@ -204,6 +235,17 @@ count_within(ExecutionSpace const& space, Tree const& tree,
              Strategy strategy, Kokkos::View<Index const*, typename Tree::memory_space> order = {},
              TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   using MemorySpace = typename Tree::memory_space;
+  if (options.box.periodic()) {
+    detail::check_radius_search(tree, queries, options);
+    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+                                  options.box);
+    return detail::periodic_counts(space, queries, options,
+                                   [&](auto const& points, auto const& open, bool own) {
+                                     return count_within(space, tree, points, open, strategy,
+                                                         own ? order : decltype(order)(),
+                                                         own ? metrics : TraversalMetrics<MemorySpace>{});
+                                   });
+  }
   if constexpr (detail::compiled_search_v<ExecutionSpace, detail::radius_tree_v<Tree, MemorySpace>,
                                           Strategy>)
     return detail::CompiledRangeCount<ExecutionSpace, Tree,

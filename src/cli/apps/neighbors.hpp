@@ -19,7 +19,7 @@ struct NeighborSearch {
   static constexpr bool distributed = true;
   NeighborOptions options;
 
-  explicit NeighborSearch(SearchJob const& job) : options{job.k, job.self} {}
+  explicit NeighborSearch(SearchJob const& job) : options{job.k, job.self} { options.box = job.box; }
 
   std::size_t result_bytes() const { return options.k * (sizeof(Index) + sizeof(Coordinate)); }
 

@@ -22,7 +22,7 @@ struct PointCorrelation {
   template <class Space, class Target, class Strategy, class Queries, class Order>
   auto search(Space const& space, Target const& target, Strategy const& strategy,
               Queries const& queries, QueryOrder order, bool probe, Order const& given) const {
-    RangeCountOptions const run{options.radius, options.exclude_self && !probe, order};
+    RangeCountOptions const run{options.radius, options.exclude_self && !probe, order, options.box};
     return count_within(space, target, queries, run, strategy, given);
   }
   template <class Counts>
@@ -46,7 +46,7 @@ struct PointCorrelation {
 } // namespace
 
 io::QueryResults run_pc(SearchJob const& job) {
-  return run_search(job, PointCorrelation{{job.radius, job.self}});
+  return run_search(job, PointCorrelation{{job.radius, job.self, QueryOrder::none, job.box}});
 }
 
 } // namespace treetrav::cli

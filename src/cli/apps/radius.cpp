@@ -44,7 +44,7 @@ struct RadiusSearch {
 } // namespace
 
 io::QueryResults run_radius(SearchJob const& job) {
-  return run_search(job, RadiusSearch{{job.radius, job.self}});
+  return run_search(job, RadiusSearch{{job.radius, job.self, QueryOrder::none, job.box}});
 }
 
 } // namespace treetrav::cli

@@ -1,0 +1,537 @@
+#pragma once
+
+// Pair counts in radial bins (the two-point correlation function's DD(r)):
+// for every pair (query, reference point) the bin [e_b, e_{b+1}) of their
+// distance, counted, and with weights the sum of the products of their
+// weights. One walk per query answers every bin: a node whose distances from
+// the query all fall in one bin adds its point count (and weight) to that
+// bin without being opened. In a periodic box the distance is to the nearest
+// image (radii up to half the box's shortest side).
+//
+// The bin of a pair is decided in double precision from the float
+// coordinates (exact differences, the nearest image's by subtracting L),
+// as Corrfunc decides it for double inputs, so the counts are exact and
+// equal to a double-precision brute force. A node is counted whole only when
+// its distance bounds sit inside one bin by a margin far above their
+// rounding, so a node never lands a point in another bin than its own
+// distance would.
+#include <treetrav/apps/detail/compiled.hpp>
+#include <treetrav/apps/detail/search_setup.hpp>
+#include <treetrav/core/error.hpp>
+#include <treetrav/core/periodic_box.hpp>
+#include <treetrav/traversal/traverse.hpp>
+#include <treetrav/trees/bvh.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace treetrav {
+
+inline constexpr int max_pair_bins = 64;
+
+struct PairCountOptions {
+  // Bin edges e_0 < e_1 < ... < e_N (N bins, 1..max_pair_bins): bin b holds
+  // the pairs at distances in [e_b, e_{b+1}).
+  std::vector<double> edges;
+  PeriodicBox box;
+  // The queries are the reference points: each unordered pair of distinct
+  // points counted once (a point is not paired with itself).
+  bool autocorrelation = false;
+  QueryOrder order = QueryOrder::sfc;
+};
+
+// The counts of a pair count, per bin, on the host.
+struct PairCounts {
+  std::vector<double> edges;
+  std::vector<std::uint64_t> counts;
+  std::vector<double> weighted; // sum of w_query * w_point (empty without weights)
+  // All pairs the bins draw from (autocorrelation: n(n - 1) / 2, cross:
+  // n_queries * n_reference) and their weight products' sum: the
+  // normalisation of an estimator.
+  double pairs = 0;
+  double weight_pairs = 0;
+};
+
+// Bin edges: `bins` bins between lo and hi, equal in r or in log r.
+inline std::vector<double> linear_edges(double lo, double hi, int bins) {
+  if (!(bins >= 1 && bins <= max_pair_bins))
+    throw InputError("bins", ": 1 to " + std::to_string(max_pair_bins) + " bins (got " +
+                                 std::to_string(bins) + ")");
+  if (!(lo >= 0 && hi > lo && std::isfinite(hi)))
+    throw InputError("edges", ": 0 <= low < high, finite (got " + std::to_string(lo) + ", " +
+                                  std::to_string(hi) + ")");
+  std::vector<double> edges(bins + 1);
+  for (int b = 0; b <= bins; ++b)
+    edges[b] = b == bins ? hi : lo + (hi - lo) * b / bins;
+  return edges;
+}
+inline std::vector<double> log_edges(double lo, double hi, int bins) {
+  if (!(lo > 0))
+    throw InputError("edges", ": logarithmic bins start above 0 (got " + std::to_string(lo) + ")");
+  auto edges = linear_edges(lo, hi, bins); // checks bins, lo and hi
+  double const step = (std::log10(hi) - std::log10(lo)) / bins;
+  for (int b = 1; b < bins; ++b)
+    edges[b] = std::pow(10.0, std::log10(lo) + step * b);
+  return edges;
+}
+
+// The natural estimator of the correlation function in a periodic box,
+// xi_b = DD_b / RR_b - 1, with RR_b the pairs a uniform box would put in bin
+// b (its shell's share of the box's volume); of the weighted counts when
+// there are weights.
+inline std::vector<double> natural_estimator(PairCounts const& counts, PeriodicBox const& box) {
+  if (!box.periodic())
+    throw InputError("box", ": the natural estimator's RR is the periodic box's (no box given)");
+  constexpr double pi = 3.14159265358979323846;
+  auto const ball = [&](double r) {
+    return box.dimension == 1 ? 2 * r : box.dimension == 2 ? pi * r * r : 4.0 / 3.0 * pi * r * r * r;
+  };
+  bool const weighted = !counts.weighted.empty();
+  std::vector<double> xi(counts.counts.size());
+  for (std::size_t b = 0; b < xi.size(); ++b) {
+    double const share = (ball(counts.edges[b + 1]) - ball(counts.edges[b])) / box.volume();
+    double const dd = weighted ? counts.weighted[b] : static_cast<double>(counts.counts[b]);
+    double const rr = (weighted ? counts.weight_pairs : counts.pairs) * share;
+    xi[b] = dd / rr - 1;
+  }
+  return xi;
+}
+
+namespace detail {
+
+// The nearest-image geometry of the pair counts, in double: per dimension
+// the box's side (0: open) and its half.
+struct PairGeometry {
+  int dimension = 0;
+  double length[PeriodicBox::max_dimension] = {0, 0, 0};
+
+  // A coordinate difference's magnitude, to the nearest image.
+  KOKKOS_FORCEINLINE_FUNCTION double gap(int k, double d) const {
+    d = d < 0 ? -d : d;
+    if (k < dimension) {
+      double const wrapped = length[k] - d;
+      d = wrapped < d ? wrapped : d;
+    }
+    return d;
+  }
+  // The least and largest distance (to the nearest image) from q to the
+  // box [lo, hi], per dimension: a box inside [0, L) and q in [0, L).
+  KOKKOS_FORCEINLINE_FUNCTION void box_gaps(int k, double q, double lo, double hi, double& least,
+                                            double& most) const {
+    double const below = lo - q, above = q - hi;
+    double const outside = below > above ? below : above;
+    least = outside > 0 ? outside : 0;
+    double const a = below < 0 ? -below : below, b = above < 0 ? -above : above;
+    most = a > b ? a : b;
+    if (k < dimension) {
+      double const around = length[k] + (below < above ? below : above);
+      least = around < least ? around : least;
+      most = most < length[k] / 2 ? most : length[k] / 2;
+    }
+  }
+};
+
+// One query's walk: its pairs binned in its state (counts, and the weight
+// sums of the points), written to row `query` of counts and sums at its end.
+// Everything counted lives in the state, so strategies that walk parts of
+// the tree again (hybrid's profile, REGTT's probes) count nothing twice.
+// A node counted whole into bin b travels as a leaf whose count carries
+// b + 1 above accepted_shift (child_keys sees the state read-only).
+template <class MemorySpace, int W, int MaxBins>
+struct PairCountVisitor {
+  using memory_space = MemorySpace;
+  using Tree = Bvh<MemorySpace>;
+  struct state_type {
+    Coordinate query[W];
+    std::uint32_t counts[MaxBins];
+    double sums[MaxBins];
+  };
+  static constexpr bool guided = false;
+  static constexpr bool keyed = true;
+  // A node is counted whole only this far inside its bin (relative to the
+  // squared edges), far above the double rounding of the bounds and of each
+  // pair's distance.
+  static constexpr double margin = 1e-12;
+  static constexpr int accepted_shift = 24; // nodes of fewer points are counted whole
+
+  Tree tree;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> queries;
+  Kokkos::View<double const*, MemorySpace> edges2; // squared edges, N + 1
+  int bins;
+  Coordinate reach2; // float bound beyond which a node is pruned (above e_N^2)
+  PairGeometry geometry;
+  Kokkos::View<double const*, MemorySpace> weight_prefix; // tree order, n + 1 (empty: none)
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts;
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums;
+
+  KOKKOS_FUNCTION bool weighted() const { return weight_prefix.extent(0) > 0; }
+  KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
+  KOKKOS_FORCEINLINE_FUNCTION void initialize(Index query, state_type& s) const {
+    detail::load_query<W>(queries, query, s.query);
+    for (int b = 0; b < bins; ++b) {
+      s.counts[b] = 0;
+      if (weighted())
+        s.sums[b] = 0;
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION bool prune(Coordinate bound, state_type const&) const {
+    return bound > reach2;
+  }
+
+  // The bin of a squared distance, or -1 outside [e_0, e_N).
+  KOKKOS_FORCEINLINE_FUNCTION int bin_of(double d2) const {
+    if (d2 < edges2(0) || !(d2 < edges2(bins)))
+      return -1;
+    int lo = 0, hi = bins; // edges2(lo) <= d2 < edges2(hi)
+    while (hi - lo > 1) {
+      int const mid = (lo + hi) / 2;
+      if (edges2(mid) <= d2)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void add(state_type& s, int bin, Index first, Index end) const {
+    s.counts[bin] += static_cast<std::uint32_t>(end - first);
+    if (weighted())
+      s.sums[bin] += weight_prefix(end) - weight_prefix(first);
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void process_point(Index p, state_type& s) const {
+    Coordinate row[W];
+    detail::load_row<W>(tree.points.rows.data() + std::size_t(p) * row_stride(W), row);
+    double d2 = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      double const g = geometry.gap(k, double(s.query[k]) - double(row[k]));
+      d2 += g * g;
+    }
+    int const b = bin_of(d2);
+    if (b >= 0)
+      add(s, b, p, p + 1);
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void process_leaf(NodeRef leaf, Index, state_type& s) const {
+    int const accepted = leaf.count >> accepted_shift;
+    Index const count = leaf.count & ((Index(1) << accepted_shift) - 1);
+    if (accepted > 0) {
+      add(s, accepted - 1, leaf.index, leaf.index + count);
+      return;
+    }
+    for (Index p = leaf.index; p < leaf.index + count; ++p)
+      process_point(p, s);
+  }
+
+  // What a node with box [lo, hi] and points [first, end) is to the query:
+  // wholly in one bin (its bin, counted whole), wholly outside the bins
+  // (-2), or to be walked (-1, its least squared distance in `key`, a float
+  // rounded within the margin).
+  KOKKOS_FORCEINLINE_FUNCTION int settle(Coordinate const (&lo)[W], Coordinate const (&hi)[W],
+                                         Index first, Index end, state_type const& s,
+                                         Coordinate& key) const {
+    double least2 = 0, most2 = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      double least, most;
+      geometry.box_gaps(k, s.query[k], lo[k], hi[k], least, most);
+      least2 += least * least;
+      most2 += most * most;
+    }
+    if (most2 * (1 + margin) < edges2(0) || least2 * (1 - margin) >= edges2(bins))
+      return -2;
+    int const b = bin_of(least2 * (1 - margin));
+    if (b >= 0 && most2 * (1 + margin) < edges2(b + 1) &&
+        end - first < (Index(1) << accepted_shift))
+      return b;
+    key = static_cast<Coordinate>(least2 * (1 - margin));
+    return -1;
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION bool visit(Index node, Index, state_type& s) const {
+    auto const& topology = tree.topology;
+    if (!topology.is_internal(node)) {
+      process_point(topology.point_begin(node), s);
+      return false;
+    }
+    Coordinate lo[W], hi[W], key = 0;
+    detail::load_row<W>(&tree.boxes(node, 0), lo);
+    detail::load_row<W>(&tree.boxes(node, row_stride(W)), hi);
+    Index const first = topology.point_begin(node), end = topology.point_end(node);
+    int const settled = settle(lo, hi, first, end, s, key);
+    if (settled >= 0)
+      add(s, settled, first, end);
+    if (settled != -1 || prune(key, s))
+      return false;
+    NodeRef const ref = topology.ref(node);
+    if (!ref.is_leaf())
+      return true;
+    process_leaf(ref, node, s);
+    return false;
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION NodeRef root() const {
+    return tree.topology.ref(tree.topology.root());
+  }
+
+  // Both children from the parent's record row: each out of reach (key
+  // infinity: pruned), counted whole (a tagged leaf, key 0) or keyed by its
+  // least distance.
+  KOKKOS_FORCEINLINE_FUNCTION void child_keys(NodeRef inner, Index, state_type const& s,
+                                              NodeRef (&children)[2], Coordinate (&keys)[2]) const {
+    Coordinate const* row = &tree.records(inner.index, 0);
+    Coordinate refs[4];
+    detail::load_row<4>(row + detail::ChildRecord<W>::refs, refs);
+    for (int slot = 0; slot < 2; ++slot) {
+      Coordinate lo[W], hi[W];
+      detail::load_row<W>(row + detail::ChildRecord<W>::lower(slot), lo);
+      detail::load_row<W>(row + detail::ChildRecord<W>::upper(slot), hi);
+      NodeRef const child{static_cast<Index>(detail::float_bits(refs[2 * slot])),
+                          static_cast<Index>(detail::float_bits(refs[2 * slot + 1]))};
+      Index const first = child.is_leaf() ? child.index : tree.topology.point_begin(child.index);
+      Index const end = child.is_leaf() ? child.index + child.count
+                                        : tree.topology.point_end(child.index);
+      Coordinate key = 0;
+      int const settled = settle(lo, hi, first, end, s, key);
+      children[slot] = child;
+      keys[slot] = settled == -2 ? infinity : key;
+      if (settled >= 0) {
+        children[slot] = NodeRef::leaf(first, (end - first) | ((settled + 1) << accepted_shift));
+        keys[slot] = 0;
+      }
+    }
+  }
+  KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
+  KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const {
+    for (int b = 0; b < bins; ++b) {
+      counts(query, b) = s.counts[b];
+      if (weighted())
+        sums(query, b) = s.sums[b];
+    }
+  }
+};
+
+// What a pair count checks before any work.
+template <class MemorySpace>
+void check_pair_count(Index reference_size, int dimension, PointSet<MemorySpace> const& queries,
+                      PairCountOptions const& options, std::size_t reference_weights,
+                      std::size_t query_weights) {
+  auto const& e = options.edges;
+  if (e.size() < 2 || e.size() > std::size_t(max_pair_bins) + 1)
+    throw InputError("edges", ": 2 to " + std::to_string(max_pair_bins + 1) +
+                                  " bin edges (1 to " + std::to_string(max_pair_bins) +
+                                  " bins), got " + std::to_string(e.size()));
+  for (std::size_t b = 0; b < e.size(); ++b)
+    if (!std::isfinite(e[b]) || e[b] < 0 || (b > 0 && !(e[b] > e[b - 1])))
+      throw InputError("edges", ": finite, >= 0 and increasing (edge " + std::to_string(b) +
+                                    " is " + std::to_string(e[b]) + ")");
+  check_queries(reference_size, dimension, queries, options.autocorrelation);
+  if (options.box.periodic()) {
+    if (options.box.dimension != dimension)
+      throw InputError("box", ": " + std::to_string(options.box.dimension) + " sides for " +
+                                  std::to_string(dimension) + "-dimensional points");
+    if (e.back() > options.box.shortest() / 2)
+      throw InputError("edges", ": the largest edge " + std::to_string(e.back()) +
+                                    " exceeds half the periodic box's shortest side (" +
+                                    std::to_string(options.box.shortest() / 2) + ")");
+  }
+  if (reference_weights != 0 && reference_weights != std::size_t(reference_size))
+    throw InputError("weights", ": " + std::to_string(reference_weights) + " weights for " +
+                                    std::to_string(reference_size) + " reference points");
+  if ((query_weights != 0) != (reference_weights != 0) ||
+      (query_weights != 0 && query_weights != std::size_t(queries.size())))
+    throw InputError("query_weights", ": weights for every query when the reference points "
+                                      "have them (got " +
+                                          std::to_string(query_weights) + " for " +
+                                          std::to_string(queries.size()) + " queries)");
+}
+
+// The per-query bins of every query into counts and sums (queries x bins),
+// under `strategy`; instantiated here (compiled.hpp).
+template <class ExecutionSpace, class Strategy, class MemorySpace>
+void count_pairs_with(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
+                      PointSet<MemorySpace> const& queries, PairCountOptions const& options,
+                      Strategy strategy, Kokkos::View<double const*, MemorySpace> edges2,
+                      Kokkos::View<double const*, MemorySpace> weight_prefix,
+                      Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts,
+                      Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums) {
+  Kokkos::Profiling::pushRegion("treetrav::count_pairs");
+  auto const order = detail::resolve_order(space, queries, options.order, {});
+  PairGeometry geometry;
+  geometry.dimension = options.box.dimension;
+  for (int k = 0; k < options.box.dimension; ++k)
+    geometry.length[k] = options.box.length[k];
+  int const bins = static_cast<int>(options.edges.size()) - 1;
+  double const top2 = options.edges.back() * options.edges.back();
+  // Pruned by float keys (rounded down within the margin) only beyond e_N^2
+  // by more than a float's rounding.
+  Coordinate const reach2 = static_cast<Coordinate>(top2 * (1 + 1e-6)) + Coordinate(1e-30);
+  // The bins' capacity of a query's state: 32 or max_pair_bins.
+  auto const walk = [&](auto capacity) {
+    dispatch_width(tree.width(), [&](auto width) {
+      PairCountVisitor<MemorySpace, decltype(width)::value, decltype(capacity)::value> visitor{
+          tree, queries.coordinates, edges2, bins, reach2, geometry, weight_prefix, counts, sums};
+      traverse(space, tree.topology, visitor, strategy, order);
+    });
+  };
+  if (bins <= 32)
+    walk(std::integral_constant<int, 32>{});
+  else
+    walk(std::integral_constant<int, max_pair_bins>{});
+  Kokkos::Profiling::popRegion();
+}
+
+// count_pairs_with of the backends and strategies that treetrav::searches
+// compiles (compiled.hpp); its definition is there (src/searches/).
+template <class ExecutionSpace, class Tree, int Part>
+struct CompiledPairCount {
+  using memory_space = typename Tree::memory_space;
+  static void run(ExecutionSpace const& space, Tree const& tree,
+                  PointSet<memory_space> const& queries, PairCountOptions const& options,
+                  CompiledStrategy const& strategy, Kokkos::View<double const*, memory_space> edges2,
+                  Kokkos::View<double const*, memory_space> weight_prefix,
+                  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, memory_space> counts,
+                  Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> sums);
+};
+
+} // namespace detail
+
+// Ordered pair counts of a set with itself (every query a point of the
+// set, each pair counted from both ends, each point with itself) made the
+// autocorrelation's: each unordered pair of distinct points once. n: the
+// points; weight_sum and weight_squares: their weights' sum and sum of
+// squares (0 without weights).
+inline void finish_autocorrelation(PairCounts& ordered, Index n, double weight_sum,
+                                   double weight_squares) {
+  bool const weighted = !ordered.weighted.empty();
+  if (ordered.edges[0] == 0) { // the points with themselves, at distance 0
+    ordered.counts[0] -= static_cast<std::uint64_t>(n);
+    if (weighted)
+      ordered.weighted[0] -= weight_squares;
+  }
+  for (std::size_t b = 0; b < ordered.counts.size(); ++b) {
+    ordered.counts[b] /= 2;
+    if (weighted)
+      ordered.weighted[b] /= 2;
+  }
+  ordered.pairs = 0.5 * double(n) * double(n - 1);
+  ordered.weight_pairs = 0.5 * (weight_sum * weight_sum - weight_squares);
+}
+
+// DD in the bins of options.edges: the pairs (query, reference point of the
+// tree), or with options.autocorrelation the unordered pairs of the tree's
+// own points (the queries are those points). With weights (one per point of
+// each set, in the caller's order), also the sums of their products.
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
+                       PointSet<MemorySpace> const& queries, PairCountOptions const& options,
+                       Strategy strategy,
+                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
+                           reference_weights = {},
+                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
+                           query_weights = {}) {
+  Index const n = tree.points.size(), m = queries.size();
+  detail::check_pair_count(n, tree.points.dimension, queries, options, reference_weights.extent(0),
+                           query_weights.extent(0));
+  if (options.box.periodic())
+    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+                                  options.box);
+  int const bins = static_cast<int>(options.edges.size()) - 1;
+  bool const weighted = reference_weights.extent(0) > 0;
+  auto const alloc = [&](std::string const& member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::" + member);
+  };
+  Kokkos::View<double*, MemorySpace> edges2(alloc("edges2"), bins + 1);
+  {
+    auto host = Kokkos::create_mirror_view(edges2);
+    for (int b = 0; b <= bins; ++b)
+      host(b) = options.edges[b] * options.edges[b];
+    Kokkos::deep_copy(space, edges2, host);
+    space.fence(); // `host` leaves scope
+  }
+  // The reference weights in tree order, as prefix sums (a node's weight is
+  // a difference of two).
+  Kokkos::View<double*, MemorySpace> prefix;
+  double weight_sum = 0, weight_squares = 0;
+  if (weighted) {
+    prefix = decltype(prefix)(alloc("weight_prefix"), n + 1);
+    auto const original = tree.points.original_index;
+    Kokkos::parallel_scan(
+        "treetrav::PairCount::weight_prefix", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        KOKKOS_LAMBDA(Index i, double& sum, bool final) {
+          if (final)
+            prefix(i) = sum;
+          sum += reference_weights(original(i));
+          if (final && i + 1 == n)
+            prefix(n) = sum;
+        },
+        weight_sum);
+    Kokkos::parallel_reduce(
+        "treetrav::PairCount::weight_squares", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        KOKKOS_LAMBDA(Index i, double& sum) {
+          sum += double(reference_weights(i)) * reference_weights(i);
+        },
+        weight_squares);
+  }
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts(alloc("counts"), m, bins);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums(alloc("sums"), weighted ? m : 0,
+                                                               bins);
+  if constexpr (detail::compiled_search_v<ExecutionSpace, true, Strategy>)
+    detail::CompiledPairCount<ExecutionSpace, Bvh<MemorySpace>,
+                              detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy), edges2, prefix, counts,
+        sums);
+  else
+    detail::count_pairs_with(space, tree, queries, options, strategy,
+                             Kokkos::View<double const*, MemorySpace>(edges2),
+                             Kokkos::View<double const*, MemorySpace>(prefix), counts, sums);
+
+  // Each bin summed over the queries (a team per bin).
+  Kokkos::View<std::uint64_t*, MemorySpace> bin_counts(alloc("bin_counts"), bins);
+  Kokkos::View<double*, MemorySpace> bin_sums(alloc("bin_sums"), bins);
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  Kokkos::parallel_for(
+      "treetrav::PairCount::sum_bins", Kokkos::TeamPolicy<ExecutionSpace>(space, bins, Kokkos::AUTO),
+      KOKKOS_LAMBDA(Team const& team) {
+        int const b = team.league_rank();
+        std::uint64_t count = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, m),
+            [&](Index q, std::uint64_t& sum) { sum += counts(q, b); }, count);
+        double weight = 0;
+        if (weighted)
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, m),
+              [&](Index q, double& sum) { sum += double(query_weights(q)) * sums(q, b); }, weight);
+        Kokkos::single(Kokkos::PerTeam(team), [&] {
+          bin_counts(b) = count;
+          bin_sums(b) = weight;
+        });
+      });
+  auto const host_counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, bin_counts);
+  auto const host_sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, bin_sums);
+  double query_weight_sum = 0;
+  if (weighted && !options.autocorrelation)
+    Kokkos::parallel_reduce(
+        "treetrav::PairCount::query_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(Index q, double& sum) { sum += query_weights(q); }, query_weight_sum);
+
+  PairCounts result;
+  result.edges = options.edges;
+  result.counts.assign(host_counts.data(), host_counts.data() + bins);
+  if (weighted)
+    result.weighted.assign(host_sums.data(), host_sums.data() + bins);
+  if (options.autocorrelation) {
+    finish_autocorrelation(result, n, weight_sum, weight_squares);
+  } else {
+    result.pairs = double(n) * double(m);
+    result.weight_pairs = weight_sum * query_weight_sum;
+  }
+  return result;
+}
+
+} // namespace treetrav
