@@ -49,11 +49,11 @@ def record(**row):
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write("| n | contender | seconds (median) | x Corrfunc | counts |\n|---:|---|---:|---:|---|\n")
         for r in rows:
-            base = next((b["seconds"] for b in rows if b["n"] == r["n"] and b["tool"] == "Corrfunc"),
-                        None)
+            base = next((b["seconds"] for b in rows
+                         if b["n"] == r["n"] and b["tool"] == "Corrfunc" and "seconds" in b), None)
             speed = f"{base / r['seconds']:.1f}" if base and r.get("seconds") else ""
             f.write(f"| {r['n']:,} | {r['tool']} | {r.get('seconds', float('nan')):.4g} | {speed} | "
-                    f"{r.get('check', '')} |\n")
+                    f"{r.get('check', r.get('error', ''))} |\n")
 
 
 def median_seconds(call, repeats, sync=lambda: None):
@@ -110,7 +110,7 @@ for n in args.n:
         def count():
             return treetrav.paircount(data, edges, boxsize=args.box, backend=backend)
 
-        seconds, out = median_seconds(count, args.repeats, sync)
+        seconds, out = median_seconds(count, args.repeats if n <= 2_000_000 else 2, sync)
         record(n=n, tool=f"treetrav {backend}", seconds=seconds, counts=np.asarray(out.counts).tolist(),
                check=check(out.counts), xi=np.asarray(out.xi).tolist())
 

@@ -144,9 +144,9 @@ struct NeighborOutputArrays {
 };
 
 // Rows [first, first + count) of the caller's (rows, k) int64 indices and
-// float distances as the search's outputs: the indices' low words (little-
-// endian: the high words, zeroed once, make the int64 values), so that the
-// walk writes scipy's results itself and no conversion pass follows.
+// float distances as the search's outputs: the indices' low and high words
+// (little-endian), so that the walk writes scipy's results itself and no
+// conversion pass follows.
 template <class MemorySpace>
 NeighborOutputs<MemorySpace> direct_outputs(
     Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> const& indices,
@@ -154,21 +154,13 @@ NeighborOutputs<MemorySpace> direct_outputs(
     std::int64_t count) {
   static_assert(sizeof(Index) * 2 == sizeof(std::int64_t) && std::is_same_v<Coordinate, float>);
   std::size_t const k = indices.extent(1);
-  using Indices = Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Words = Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Distances = Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  return {Indices(reinterpret_cast<Index*>(indices.data() + first * k),
-                  Kokkos::LayoutStride(count, 2 * k, k, 2)),
-          Distances(distances.data() + first * k, Kokkos::LayoutStride(count, k, k, 1))};
-}
-
-// Zeroes a contiguous output, one thread a word (Kokkos 3's fill of a rank-2
-// View ran at a tenth of the bandwidth).
-template <class Space, class View>
-void zero(Space const& space, View const& view) {
-  auto* const data = view.data();
-  Kokkos::parallel_for(
-      "treetrav::python::zero", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(view.size())),
-      KOKKOS_LAMBDA(std::int64_t e) { data[e] = 0; });
+  auto* const words = reinterpret_cast<Index*>(indices.data() + first * k);
+  Kokkos::LayoutStride const every_other(count, 2 * k, k, 2);
+  return {Words(words, every_other),
+          Distances(distances.data() + first * k, Kokkos::LayoutStride(count, k, k, 1)),
+          Words(words + 1, every_other)};
 }
 
 inline bool little_endian() {
@@ -210,9 +202,6 @@ void neighbors_in_passes(Space const& space, Source<Space> const& queries,
       std::is_invocable_v<Search&, Points const&, NeighborOptions const&, NeighborOutputs<MemorySpace> const&>;
   bool const direct = can_write_directly && plain && !(upper_bound < std::numeric_limits<double>::infinity()) &&
                       little_endian();
-  if constexpr (can_write_directly)
-    if (direct)
-      zero(space, indices.view); // the high words
   in_passes(static_cast<Index>(queries.rows), chunk_of<Space>(chunk), [&](Index first, Index count) {
     auto const points = rows_of(space, queries, first, count, &bad);
     NeighborOptions options = base;

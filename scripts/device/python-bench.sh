@@ -52,14 +52,18 @@ export PYTHONPATH=/tmp/tt-module:$deps
 # Phases (TREETRAV_PHASES, default "search tests profile"): search (the
 # kNN timings beside the peers), tests (pytest), profile (a torch query's
 # profile), paircount (perf/paircount/bench_paircount.py beside Corrfunc,
-# built here from the carried .device/corrfunc-2.5.3-src.tar.gz, and
-# TreeCorr from .device/pcwheels; writes paircount.json and paircount.md).
+# built here from the carried .device/corrfunc-2.5.3-src.tar.gz with the
+# GSL of .device/gsl-prefix.tar.gz, and TreeCorr from .device/pcwheels;
+# writes paircount.json and paircount.md).
 phases=" ${TREETRAV_PHASES:-search tests profile} "
 if [[ $phases == *" paircount "* ]]; then
   echo "== pair counts beside Corrfunc and TreeCorr"
   pc=/tmp/tt-pc
   rm -rf "$pc" && mkdir -p "$pc/src"
   tar xzf "$root/.device/corrfunc-2.5.3-src.tar.gz" -C "$pc/src"
+  # Corrfunc's build wants GSL: Debian's, unpacked (.device/gsl-prefix.tar.gz).
+  tar xzf "$root/.device/gsl-prefix.tar.gz" -C "$pc"
+  export PATH=$pc/prefix/bin:$PATH LD_LIBRARY_PATH=$pc/prefix/lib:${LD_LIBRARY_PATH:-}
   start=$(date +%s)
   (cd "$pc/src/corrfunc-2.5.3" && python3 -m pip install -q --no-deps --no-build-isolation \
     --target "$pc/site" . >"$pc/corrfunc-build.log" 2>&1) ||

@@ -51,7 +51,8 @@ struct PairCountRun {
   template <class Space>
   static Kokkos::View<Coordinate*, typename Space::memory_space>
   to_space(Space const& space, std::vector<float> const& values, char const* label) {
-    Kokkos::View<Coordinate*, typename Space::memory_space> view(label, values.size());
+    Kokkos::View<Coordinate*, typename Space::memory_space> view(std::string(label),
+                                                                 values.size());
     Kokkos::deep_copy(space, view,
                       Kokkos::View<float const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                           values.data(), values.size()));

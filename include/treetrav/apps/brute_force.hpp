@@ -27,14 +27,7 @@ find_neighbors_brute(ExecutionSpace const& space, PointSet<MemorySpace> const& r
                      BruteForce const& strategy) {
   detail::check_neighbor_arguments(reference.size(), reference.dimension(), queries, options);
   Kokkos::Profiling::pushRegion("treetrav::BruteForce::find_neighbors");
-  NeighborResults<MemorySpace> results;
-  results.indices = decltype(results.indices)(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
-      queries.size(), options.k);
-  results.distances =
-      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                                     "treetrav::NeighborResults::distances"),
-                                  queries.size(), options.k);
+  auto results = detail::allocate_neighbor_results<MemorySpace>(space, queries.size(), options.k);
   dispatch_k<BruteForce>(options.k, [&](auto k_max) {
     detail::brute_force_neighbors<decltype(k_max)::value>(
         space, reference.coordinates, queries.coordinates, options, strategy, results);
@@ -97,15 +90,11 @@ find_neighbors(ExecutionSpace const& space, PointSet<MemorySpace> const& referen
   detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
   if (options.box.periodic()) {
     detail::check_neighbor_arguments(reference.size(), reference.dimension(), queries, options);
-    detail::check_periodic_search(space, reference.coordinates, reference.dimension(), queries,
+    detail::check_periodic_search(space, reference.coordinates, detail::SameRow{},
+                                  reference.dimension(), queries,
                                   options.box);
-    NeighborResults<MemorySpace> results;
-    results.indices = decltype(results.indices)(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
-        queries.size(), options.k);
-    results.distances = decltype(results.distances)(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::distances"),
-        queries.size(), options.k);
+    auto const results =
+        detail::allocate_neighbor_results<MemorySpace>(space, queries.size(), options.k);
     auto const search = [&](PointSet<MemorySpace> const& points, NeighborOptions const& open) {
       return find_neighbors(space, reference, points, open, strategy);
     };
@@ -136,7 +125,8 @@ count_within(ExecutionSpace const& space, PointSet<MemorySpace> const& reference
   detail::check_brute_force_spaces<ExecutionSpace, MemorySpace>();
   if (options.box.periodic()) {
     detail::check_range_count_arguments(reference.size(), reference.dimension(), queries, options);
-    detail::check_periodic_search(space, reference.coordinates, reference.dimension(), queries,
+    detail::check_periodic_search(space, reference.coordinates, detail::SameRow{},
+                                  reference.dimension(), queries,
                                   options.box);
     return detail::periodic_counts(space, queries, options,
                                    [&](PointSet<MemorySpace> const& points,

@@ -125,6 +125,9 @@ struct NeighborSearchVisitor {
   Kokkos::View<Index**, Kokkos::LayoutStride, memory_space> indices;
   Kokkos::View<Coordinate**, Kokkos::LayoutStride, memory_space> distances;
   bool squared; // distances are written squared (exactly as compared)
+  // Set: each index is the low word of a 64-bit one whose high word is here
+  // (written 0 beside it: a caller's int64 array filled by the walk itself).
+  Kokkos::View<Index**, Kokkos::LayoutStride, memory_space> index_high_words = {};
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(queries.extent(0)); }
   KOKKOS_FORCEINLINE_FUNCTION void initialize(Index query, state_type& s) const {
@@ -213,8 +216,11 @@ struct NeighborSearchVisitor {
   }
 
   KOKKOS_FORCEINLINE_FUNCTION void finalize(Index query, state_type const& s) const {
+    bool const wide = index_high_words.data() != nullptr;
     s.best.for_each(k, [&](int j, std::uint64_t key) {
       indices(query, j) = detail::KBest<KMax>::index_of(key);
+      if (wide)
+        index_high_words(query, j) = 0;
       Coordinate const d2 = detail::KBest<KMax>::distance2_of(key);
       distances(query, j) = squared ? d2 : math::sqrt(d2);
     });
@@ -227,6 +233,20 @@ struct NeighborResults {
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> distances; // (queries, k), ascending
 };
 
+namespace detail {
+// A search's own (queries, k) result arrays, uninitialised.
+template <class MemorySpace, class ExecutionSpace>
+NeighborResults<MemorySpace> allocate_neighbor_results(ExecutionSpace const& space, Index queries,
+                                                       int k) {
+  auto const alloc = [&](char const* member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                              std::string("treetrav::NeighborResults::") + member);
+  };
+  return {Kokkos::View<Index**, Kokkos::LayoutRight, MemorySpace>(alloc("indices"), queries, k),
+          Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace>(alloc("distances"), queries, k)};
+}
+} // namespace detail
+
 // Where a search writes its (queries, k) results, nearest first: arrays of
 // the caller's, in any strides (a row of another framework's array, the low
 // words of 64-bit indices...), so that no copy follows the search.
@@ -234,11 +254,15 @@ template <class MemorySpace>
 struct NeighborOutputs {
   Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> indices;
   Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace> distances;
+  // Optional: indices are the low words of 64-bit ones, whose high words
+  // (here) the search zeroes as it writes them.
+  Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> index_high_words;
 
   NeighborOutputs() = default;
   NeighborOutputs(Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> i,
-                  Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace> d)
-      : indices(std::move(i)), distances(std::move(d)) {}
+                  Kokkos::View<Coordinate**, Kokkos::LayoutStride, MemorySpace> d,
+                  Kokkos::View<Index**, Kokkos::LayoutStride, MemorySpace> high = {})
+      : indices(std::move(i)), distances(std::move(d)), index_high_words(std::move(high)) {}
   NeighborOutputs(NeighborResults<MemorySpace> const& results) // NOLINT: a search's own arrays
       : indices(results.indices), distances(results.distances) {}
 };
@@ -327,7 +351,7 @@ void find_neighbors_with(ExecutionSpace const& space, Tree const& tree,
       NeighborSearchVisitor<Tree, decltype(k_max)::value, decltype(width)::value> visitor{
           tree,          queries.coordinates, options.k,
           options.exclude_self, out.indices,  out.distances,
-          options.squared_distances};
+          options.squared_distances, out.index_high_words};
       traverse(space, tree.topology, visitor, strategy, walk_order, metrics);
     });
   });
@@ -407,7 +431,8 @@ void find_neighbors(ExecutionSpace const& space, Tree const& tree,
   using MemorySpace = typename Tree::memory_space;
   detail::check_neighbor_outputs(tree.points.size(), tree.points.dimension, queries, options, out);
   if (options.box.periodic()) {
-    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
+                                  tree.points.dimension, queries,
                                   options.box);
     detail::periodic_neighbors(
         space, tree.points.size(), queries, options, out,
@@ -438,14 +463,7 @@ find_neighbors(ExecutionSpace const& space, Tree const& tree,
                TraversalMetrics<typename Tree::memory_space> const& metrics = {}) {
   using MemorySpace = typename Tree::memory_space;
   detail::check_neighbor_arguments(tree.points.size(), tree.points.dimension, queries, options);
-  NeighborResults<MemorySpace> results;
-  results.indices = decltype(results.indices)(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"),
-      queries.size(), options.k);
-  results.distances =
-      decltype(results.distances)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                                     "treetrav::NeighborResults::distances"),
-                                  queries.size(), options.k);
+  auto const results = detail::allocate_neighbor_results<MemorySpace>(space, queries.size(), options.k);
   find_neighbors(space, tree, queries, options, strategy, NeighborOutputs<MemorySpace>(results),
                  order, metrics);
   return results;

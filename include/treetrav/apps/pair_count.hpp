@@ -438,7 +438,8 @@ PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   detail::check_pair_count(n, tree.points.dimension, queries, options, reference_weights.extent(0),
                            query_weights.extent(0));
   if (options.box.periodic())
-    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
+                                  tree.points.dimension, queries,
                                   options.box);
   int const bins = static_cast<int>(options.edges.size()) - 1;
   bool const weighted = reference_weights.extent(0) > 0;

@@ -204,7 +204,8 @@ find_within(ExecutionSpace const& space, Tree const& tree,
     // In a periodic box: the queries' lists merged with their images'
     // (periodic_images.hpp), by squared distance.
     detail::check_radius_search(tree, queries, options.radius);
-    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
+                                  tree.points.dimension, queries,
                                   options.radius.box);
     detail::check_periodic_radius(options.radius);
     RadiusSearchOptions open = options;

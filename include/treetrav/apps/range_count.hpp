@@ -237,7 +237,8 @@ count_within(ExecutionSpace const& space, Tree const& tree,
   using MemorySpace = typename Tree::memory_space;
   if (options.box.periodic()) {
     detail::check_radius_search(tree, queries, options);
-    detail::check_periodic_search(space, tree.points.rows, tree.points.dimension, queries,
+    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
+                                  tree.points.dimension, queries,
                                   options.box);
     return detail::periodic_counts(space, queries, options,
                                    [&](auto const& points, auto const& open, bool own) {

@@ -51,30 +51,51 @@ struct PeriodicBox {
 
 namespace detail {
 
+// The caller's row of row i of a point set: itself, or a tree's
+// original_index of its i-th point.
+struct SameRow {
+  KOKKOS_FUNCTION Index operator()(Index i) const { return i; }
+};
+template <class Rows>
+struct CallerRow {
+  Rows original;
+  KOKKOS_FUNCTION Index operator()(Index i) const { return original(i); }
+};
+
 // Throws, naming `parameter`, unless the rows of `coordinates` (their
-// first box.dimension columns) all lie in [0, L): the first row outside,
-// with its coordinates.
-template <class ExecutionSpace, class Coordinates>
+// first box.dimension columns) all lie in [0, L): the first of the caller's
+// rows outside (row_of(i): the caller's row of row i), with its coordinates.
+template <class ExecutionSpace, class Coordinates, class RowOf = SameRow>
 void check_in_box(ExecutionSpace const& space, Coordinates const& x, PeriodicBox const& box,
-                  std::string const& parameter) {
+                  std::string const& parameter, RowOf const& row_of = {}) {
   PeriodicBox const b = box;
   Index const n = static_cast<Index>(x.extent(0));
   Index first = n;
   Kokkos::parallel_reduce(
       "treetrav::check_in_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(Index i, Index & least) {
+        bool outside = false;
         for (int k = 0; k < b.dimension; ++k)
-          if (!(x(i, k) >= 0 && x(i, k) < b.length[k]) && i < least)
-            least = i;
+          outside = outside || !(x(i, k) >= 0 && x(i, k) < b.length[k]);
+        if (outside && row_of(i) < least)
+          least = row_of(i);
       },
       Kokkos::Min<Index>(first));
   if (first >= n) // the reduction's identity: no row outside
     return;
-  auto const row = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace{}, Kokkos::subview(x, std::make_pair(first, first + 1), Kokkos::ALL));
+  Index at = n; // where that row is
+  Kokkos::parallel_reduce(
+      "treetrav::check_in_box::where", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(Index i, Index & where) {
+        if (row_of(i) == first && i < where)
+          where = i;
+      },
+      Kokkos::Min<Index>(at));
   std::string where, sides;
   for (int k = 0; k < box.dimension; ++k) {
-    where += (k ? ", " : "") + std::to_string(row(0, k));
+    typename Coordinates::non_const_value_type value{};
+    Kokkos::deep_copy(value, Kokkos::subview(x, at, k)); // one value: any layout, any space
+    where += (k ? ", " : "") + std::to_string(value);
     sides += (k ? ", " : "") + std::to_string(box.length[k]);
   }
   throw InputError(parameter, ": row " + std::to_string(first) + " (" + where +
@@ -82,15 +103,17 @@ void check_in_box(ExecutionSpace const& space, Coordinates const& x, PeriodicBox
                                   ")");
 }
 
-// The same for a search: both point sets of the box's dimension, in it.
-template <class ExecutionSpace, class Reference, class MemorySpace>
-void check_periodic_search(ExecutionSpace const& space, Reference const& reference,
+// The same for a search of a tree's points (`reference`, in the tree's
+// order; rows: the caller's row of each) and queries: both of the box's
+// dimension, in it.
+template <class ExecutionSpace, class Reference, class Rows, class MemorySpace>
+void check_periodic_search(ExecutionSpace const& space, Reference const& reference, Rows const& rows,
                            int reference_dimension, PointSet<MemorySpace> const& queries,
                            PeriodicBox const& box) {
   if (reference_dimension != box.dimension)
     throw InputError("box", ": " + std::to_string(box.dimension) + " sides for " +
                                 std::to_string(reference_dimension) + "-dimensional points");
-  check_in_box(space, reference, box, "reference");
+  check_in_box(space, reference, box, "reference", CallerRow<Rows>{rows});
   check_in_box(space, queries.coordinates, box, "queries");
 }
 
