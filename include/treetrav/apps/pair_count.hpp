@@ -422,44 +422,41 @@ inline void finish_autocorrelation(PairCounts& ordered, Index n, double weight_s
   ordered.weight_pairs = 0.5 * (weight_sum * weight_sum - weight_squares);
 }
 
-// DD in the bins of options.edges: the pairs (query, reference point of the
-// tree), or with options.autocorrelation the unordered pairs of the tree's
-// own points (the queries are those points). With weights (one per point of
-// each set, in the caller's order), also the sums of their products.
-template <class ExecutionSpace, class MemorySpace, class Strategy>
-PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
-                       PointSet<MemorySpace> const& queries, PairCountOptions const& options,
-                       Strategy strategy,
-                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
-                           reference_weights = {},
-                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
-                           query_weights = {}) {
-  Index const n = tree.points.size(), m = queries.size();
-  detail::check_pair_count(n, tree.points.dimension, queries, options, reference_weights.extent(0),
-                           query_weights.extent(0));
-  if (options.box.periodic())
-    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
-                                  tree.points.dimension, queries,
-                                  options.box);
+namespace detail {
+
+// What a pair count's walk reads and writes, made before it (the squared
+// edges, the reference weights in tree order as prefix sums, the per-query
+// bins) and summed after it: apart from the walk so that they are compiled
+// once a backend, not once a strategy.
+template <class MemorySpace>
+struct PairCountWork {
+  Kokkos::View<double*, MemorySpace> edges2, prefix;
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts;
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums;
+  double weight_sum = 0, weight_squares = 0;
+};
+
+template <class ExecutionSpace, class MemorySpace>
+PairCountWork<MemorySpace> prepare_pair_count(
+    ExecutionSpace const& space, Bvh<MemorySpace> const& tree, Index queries,
+    PairCountOptions const& options, Kokkos::View<Coordinate const*, MemorySpace> reference_weights) {
+  Index const n = tree.points.size();
   int const bins = static_cast<int>(options.edges.size()) - 1;
   bool const weighted = reference_weights.extent(0) > 0;
   auto const alloc = [&](std::string const& member) {
     return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::" + member);
   };
-  Kokkos::View<double*, MemorySpace> edges2(alloc("edges2"), bins + 1);
+  PairCountWork<MemorySpace> work;
+  work.edges2 = decltype(work.edges2)(alloc("edges2"), bins + 1);
   {
-    auto host = Kokkos::create_mirror_view(edges2);
+    auto host = Kokkos::create_mirror_view(work.edges2);
     for (int b = 0; b <= bins; ++b)
       host(b) = options.edges[b] * options.edges[b];
-    Kokkos::deep_copy(space, edges2, host);
+    Kokkos::deep_copy(space, work.edges2, host);
     space.fence(); // `host` leaves scope
   }
-  // The reference weights in tree order, as prefix sums (a node's weight is
-  // a difference of two).
-  Kokkos::View<double*, MemorySpace> prefix;
-  double weight_sum = 0, weight_squares = 0;
   if (weighted) {
-    prefix = decltype(prefix)(alloc("weight_prefix"), n + 1);
+    auto const prefix = work.prefix = decltype(work.prefix)(alloc("weight_prefix"), n + 1);
     auto const original = tree.points.original_index;
     Kokkos::parallel_scan(
         "treetrav::PairCount::weight_prefix", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
@@ -470,28 +467,32 @@ PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
           if (final && i + 1 == n)
             prefix(n) = sum;
         },
-        weight_sum);
+        work.weight_sum);
     Kokkos::parallel_reduce(
         "treetrav::PairCount::weight_squares", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
         KOKKOS_LAMBDA(Index i, double& sum) {
           sum += double(reference_weights(i)) * reference_weights(i);
         },
-        weight_squares);
+        work.weight_squares);
   }
-  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts(alloc("counts"), m, bins);
-  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums(alloc("sums"), weighted ? m : 0,
-                                                               bins);
-  if constexpr (detail::compiled_search_v<ExecutionSpace, true, Strategy>)
-    detail::CompiledPairCount<ExecutionSpace, Bvh<MemorySpace>,
-                              detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
-        space, tree, queries, options, detail::compiled_strategy(strategy), edges2, prefix, counts,
-        sums);
-  else
-    detail::count_pairs_with(space, tree, queries, options, strategy,
-                             Kokkos::View<double const*, MemorySpace>(edges2),
-                             Kokkos::View<double const*, MemorySpace>(prefix), counts, sums);
+  work.counts = decltype(work.counts)(alloc("counts"), queries, bins);
+  work.sums = decltype(work.sums)(alloc("sums"), weighted ? queries : 0, bins);
+  return work;
+}
 
-  // Each bin summed over the queries (a team per bin).
+// The walk's per-query bins summed (a team per bin) into PairCounts.
+template <class ExecutionSpace, class MemorySpace>
+PairCounts finish_pair_count(ExecutionSpace const& space, PairCountWork<MemorySpace> const& work,
+                             Index n, PairCountOptions const& options,
+                             Kokkos::View<Coordinate const*, MemorySpace> query_weights) {
+  auto const counts = work.counts;
+  auto const sums = work.sums;
+  Index const m = static_cast<Index>(counts.extent(0));
+  int const bins = static_cast<int>(counts.extent(1));
+  bool const weighted = query_weights.extent(0) > 0;
+  auto const alloc = [&](std::string const& member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::" + member);
+  };
   Kokkos::View<std::uint64_t*, MemorySpace> bin_counts(alloc("bin_counts"), bins);
   Kokkos::View<double*, MemorySpace> bin_sums(alloc("bin_sums"), bins);
   using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -527,12 +528,47 @@ PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   if (weighted)
     result.weighted.assign(host_sums.data(), host_sums.data() + bins);
   if (options.autocorrelation) {
-    finish_autocorrelation(result, n, weight_sum, weight_squares);
+    finish_autocorrelation(result, n, work.weight_sum, work.weight_squares);
   } else {
     result.pairs = double(n) * double(m);
-    result.weight_pairs = weight_sum * query_weight_sum;
+    result.weight_pairs = work.weight_sum * query_weight_sum;
   }
   return result;
+}
+
+} // namespace detail
+
+// DD in the bins of options.edges: the pairs (query, reference point of the
+// tree), or with options.autocorrelation the unordered pairs of the tree's
+// own points (the queries are those points). With weights (one per point of
+// each set, in the caller's order), also the sums of their products.
+template <class ExecutionSpace, class MemorySpace, class Strategy>
+PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
+                       PointSet<MemorySpace> const& queries, PairCountOptions const& options,
+                       Strategy strategy,
+                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
+                           reference_weights = {},
+                       Kokkos::View<Coordinate const*, typename Bvh<MemorySpace>::memory_space>
+                           query_weights = {}) {
+  Index const n = tree.points.size();
+  detail::check_pair_count(n, tree.points.dimension, queries, options, reference_weights.extent(0),
+                           query_weights.extent(0));
+  if (options.box.periodic())
+    detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
+                                  tree.points.dimension, queries, options.box);
+  auto const work =
+      detail::prepare_pair_count(space, tree, queries.size(), options, reference_weights);
+  if constexpr (detail::compiled_search_v<ExecutionSpace, true, Strategy>)
+    detail::CompiledPairCount<ExecutionSpace, Bvh<MemorySpace>,
+                              detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
+        space, tree, queries, options, detail::compiled_strategy(strategy), work.edges2,
+        work.prefix, work.counts, work.sums);
+  else
+    detail::count_pairs_with(space, tree, queries, options, strategy,
+                             Kokkos::View<double const*, MemorySpace>(work.edges2),
+                             Kokkos::View<double const*, MemorySpace>(work.prefix), work.counts,
+                             work.sums);
+  return detail::finish_pair_count(space, work, n, options, query_weights);
 }
 
 } // namespace treetrav
