@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 treetrav, out = sys.argv[1], sys.argv[2]
-side, n = 100.0, 200_000
+side, n = 100.0, 50_000
 rng = np.random.default_rng(34)
 
 
@@ -43,7 +43,7 @@ def xi(points, tmp, name):
         g.create_dataset("Coordinates", data=points)
         g.attrs["NumPoints"], g.attrs["Dimension"] = np.int64(len(points)), np.int32(3)
     result = os.path.join(tmp, name + "-dd.h5")
-    subprocess.run([treetrav, "paircount", "--reference", path, "--bins", "16", "--range", "0.2,40",
+    subprocess.run([treetrav, "paircount", "--reference", path, "--bins", "14", "--range", "0.3,20",
                     "--box", f"{side},{side},{side}", "-o", result], check=True)
     with h5py.File(result, "r") as f:
         e = f["/PairCounts/Edges"][()]
