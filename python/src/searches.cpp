@@ -531,22 +531,20 @@ nb::tuple paircount(Input data, std::optional<Input> other, std::vector<double> 
       if (ro)
         o = source(space, *ro, "others");
       auto const queries = o ? checked_rows(space, *o, "others") : points;
-      auto weights_of = [&](std::optional<Raw> const& r, char const* parameter) {
+      // The weights' sources stay alive through the count: a set in the
+      // engine's layout views their memory (a host array's staged copy).
+      std::optional<Source<Space>> weight_sources[2];
+      auto weights_of = [&](std::optional<Raw> const& r, int which, char const* parameter) {
         Kokkos::View<Coordinate const*, MemorySpace> w;
         if (r) {
-          auto const s = source(space, *r, parameter);
-          w = Kokkos::View<Coordinate const*, MemorySpace>(
-              Kokkos::subview(checked_rows(space, s, parameter).coordinates, Kokkos::ALL, 0));
-          // The staged copy of a host array lives in `s`: keep it with a copy.
-          Kokkos::View<Coordinate*, MemorySpace> kept("treetrav::python::weights", w.extent(0));
-          Kokkos::deep_copy(space, kept, w);
-          space.fence();
-          w = kept;
+          weight_sources[which] = source(space, *r, parameter);
+          w = Kokkos::View<Coordinate const*, MemorySpace>(Kokkos::subview(
+              checked_rows(space, *weight_sources[which], parameter).coordinates, Kokkos::ALL, 0));
         }
         return w;
       };
-      auto const wd = weights_of(rw, "weights");
-      auto const wo = ro ? weights_of(row, "others_weights") : wd;
+      auto const wd = weights_of(rw, 0, "weights");
+      auto const wo = ro ? weights_of(row, 1, "others_weights") : wd;
       with_strategy<Space>(strategy, [&](auto tag) {
         counted = count_pairs(space, tree, queries, options, tag, wd, wo);
       });
