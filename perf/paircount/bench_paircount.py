@@ -34,6 +34,10 @@ parser.add_argument("--rmax", type=float, default=50.0)
 parser.add_argument("--threads", type=int, default=os.cpu_count())
 parser.add_argument("--repeats", type=int, default=5)
 parser.add_argument("--treecorr-max", type=int, default=1_000_000)
+# treetrav's strategies and leaf sizes (0: the library's); above 2M points
+# only the first of each.
+parser.add_argument("--strategies", nargs="+", default=["group", "autoropes"])
+parser.add_argument("--leafsizes", type=int, nargs="+", default=[0])
 parser.add_argument("--out", default=".")
 args = parser.parse_args()
 os.makedirs(args.out, exist_ok=True)
@@ -107,12 +111,17 @@ for n in args.n:
         else:
             data, sync = points, (lambda: None)
 
-        def count():
-            return treetrav.paircount(data, edges, boxsize=args.box, backend=backend)
+        small = n <= 2_000_000
+        for strategy in args.strategies if small else args.strategies[:1]:
+            for leafsize in args.leafsizes if small else args.leafsizes[:1]:
+                def count():
+                    return treetrav.paircount(data, edges, boxsize=args.box, backend=backend,
+                                              strategy=strategy, leafsize=leafsize or None)
 
-        seconds, out = median_seconds(count, args.repeats if n <= 2_000_000 else 2, sync)
-        record(n=n, tool=f"treetrav {backend}", seconds=seconds, counts=np.asarray(out.counts).tolist(),
-               check=check(out.counts), xi=np.asarray(out.xi).tolist())
+                seconds, out = median_seconds(count, args.repeats if small else 2, sync)
+                tool = f"treetrav {backend} {strategy}" + (f" leaf {leafsize}" if leafsize else "")
+                record(n=n, tool=tool, seconds=seconds, counts=np.asarray(out.counts).tolist(),
+                       check=check(out.counts), xi=np.asarray(out.xi).tolist())
 
     if n <= args.treecorr_max:
         try:

@@ -4,7 +4,9 @@ Kokkos Tools library perf/python/kokkos_events.c loaded
 (KOKKOS_PROFILE_LIBRARY), it warms up, then creates the file
 TREETRAV_TRACE_FILE names, so that the library prints every kernel,
 reduction, deep copy, allocation and fence of one call, and removes it.
-scripts/device/python-bench.sh runs it with TREETRAV_TRACE_SYNCS=1."""
+scripts/device/python-bench.sh runs it with TREETRAV_TRACE_SYNCS=1, and with
+TREETRAV_TRACE_CUDA=1 under perf/python/cuda_calls.c (the CUDA runtime calls
+and their stacks) instead."""
 import os
 import sys
 

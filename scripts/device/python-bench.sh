@@ -14,6 +14,10 @@
 # pytest.log and profile.txt, each written as soon as it is done.
 #   TREETRAV_TRACE_SYNCS=1: also syncs.txt, the Kokkos calls of one torch
 #   query (perf/python/trace_syncs.py with perf/python/kokkos_events.c)
+#   TREETRAV_TRACE_CUDA=1: also cuda-calls.txt, its CUDA runtime calls and
+#   their stacks (perf/python/cuda_calls.c)
+#   TREETRAV_PREBUILT=DIR: no build; the module and bench_search from DIR/bin
+#   (the libraries they need beyond the image's in DIR/lib)
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -33,6 +37,24 @@ export PYTHONPATH=$deps
 kokkos=$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90
 kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90
 build=$root/build-device/python
+bench_search=$build/perf/bench_search
+if [[ -n ${TREETRAV_PREBUILT:-} ]]; then
+  # Built elsewhere with the same nvcc for sm_90 (the module, bench_search and
+  # the CLI in TREETRAV_PREBUILT/bin, the libraries they need beyond the
+  # image's in TREETRAV_PREBUILT/lib, Debian's OpenMPI and parallel HDF5 from
+  # .device/mpi-prefix.tar.xz): no build here.
+  prebuilt=$root/$TREETRAV_PREBUILT
+  mkdir -p /tmp/tt-mpi /tmp/tt-module/treetrav
+  tar xJf "$root/.device/mpi-prefix.tar.xz" -C /tmp/tt-mpi
+  mpilib=/tmp/tt-mpi/usr/lib/x86_64-linux-gnu
+  export LD_LIBRARY_PATH=$prebuilt/lib:$mpilib:$mpilib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export OPAL_PREFIX=/tmp/tt-mpi/usr
+  cp -r "$root/python/treetrav/." /tmp/tt-module/treetrav/
+  cp "$prebuilt"/bin/_core*.so /tmp/tt-module/treetrav/
+  bench_search=$prebuilt/bin/bench_search
+  echo "prebuilt: $(ls "$prebuilt/bin" | tr '\n' ' ')" | tee -a "$out/info.txt"
+  ldd /tmp/tt-module/treetrav/_core*.so "$bench_search" | grep "not found" | tee -a "$out/info.txt"
+else
 start=$(date +%s)
 CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip wheel -q --no-deps \
   --no-build-isolation -w /tmp/tt-wheel "$root" \
@@ -47,6 +69,7 @@ cmake --build "$build" --target bench_search -j "$(nproc)" >/tmp/tt-bench-build.
   { echo "bench_search failed"; tail -n 20 /tmp/tt-bench-build.log | tee -a "$out/info.txt"; }
 echo "build (module, library, searches, bench_search): $(( $(date +%s) - start )) s" | tee -a "$out/info.txt"
 python3 -m pip install -q --no-deps --target /tmp/tt-module /tmp/tt-wheel/treetrav-*.whl
+fi
 export PYTHONPATH=/tmp/tt-module:$deps
 
 # Phases (TREETRAV_PHASES, default "search tests profile"): search (the
@@ -82,7 +105,7 @@ if [[ $phases == *" search "* ]]; then
 echo "== timings, n = $n"
 work=$(mktemp -d)
 python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
-"$build/perf/bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
+"$bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
   --warmup 5 --repeats 30 --phases build knn_sorted --json "$out/bench_search.json" >/dev/null 2>&1
 timeout 300 python3 "$root/perf/python/bench_module.py" --n "$n" --bench-json "$out/bench_search.json" \
   --out "$out" 2>&1 | tail -n 20
@@ -108,6 +131,14 @@ if [[ -n ${TREETRAV_TRACE_SYNCS:-} ]]; then
     KOKKOS_PROFILE_LIBRARY=/tmp/tt-kokkos-events.so TREETRAV_TRACE_FILE=/tmp/tt-trace-on \
       timeout 120 python3 "$root/perf/python/trace_syncs.py" "$n" >"$out/syncs.txt" 2>&1
   sed -n '/== traced call/,/== end of traced call/p' "$out/syncs.txt" | head -n 80
+fi
+
+if [[ -n ${TREETRAV_TRACE_CUDA:-} ]]; then
+  echo "== the CUDA runtime calls of one torch query, with their stacks (perf/python/cuda_calls.c)"
+  gcc -shared -fPIC -O1 -o /tmp/tt-cuda-calls.so "$root/perf/python/cuda_calls.c" -ldl &&
+    LD_PRELOAD=/tmp/tt-cuda-calls.so TREETRAV_TRACE_FILE=/tmp/tt-trace-on \
+      timeout 120 python3 "$root/perf/python/trace_syncs.py" "$n" >"$out/cuda-calls.txt" 2>&1
+  sed -n '/== traced call/,/== end of traced call/p' "$out/cuda-calls.txt" | grep "^cuda:" | sort | uniq -c
 fi
 
 if [[ -n ${TREETRAV_SANITIZE:-} ]]; then
