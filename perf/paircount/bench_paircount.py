@@ -38,6 +38,8 @@ parser.add_argument("--treecorr-max", type=int, default=1_000_000)
 # only the first of each.
 parser.add_argument("--strategies", nargs="+", default=["group", "autoropes"])
 parser.add_argument("--leafsizes", type=int, nargs="+", default=[0])
+# The host backend only up to this many points (its larger runs are long).
+parser.add_argument("--host-max", type=int, default=10**12)
 parser.add_argument("--out", default=".")
 args = parser.parse_args()
 os.makedirs(args.out, exist_ok=True)
@@ -102,7 +104,8 @@ for n in args.n:
             return "equal to Corrfunc's"
         return f"DIFFER from Corrfunc's in {int((counts != reference).sum())} bins, by {(counts.astype(np.int64) - reference.astype(np.int64)).tolist()}"
 
-    for backend in [b for b in ("cuda", "openmp") if b in treetrav.backends()]:
+    for backend in [b for b in ("cuda", "openmp") if b in treetrav.backends() and
+                    (b == "cuda" or n <= args.host_max)]:
         if backend == "cuda":
             import cupy
 

@@ -77,7 +77,8 @@ export PYTHONPATH=/tmp/tt-module:$deps
 # profile), paircount (perf/paircount/bench_paircount.py beside Corrfunc,
 # built here from the carried .device/corrfunc-2.5.3-src.tar.gz with the
 # GSL of .device/gsl-prefix.tar.gz, and TreeCorr from .device/pcwheels;
-# writes paircount.json and paircount.md).
+# writes paircount.json and paircount.md; TREETRAV_PAIRCOUNT_ARGS: more
+# options of bench_paircount.py).
 phases=" ${TREETRAV_PHASES:-search tests profile} "
 if [[ $phases == *" paircount "* ]]; then
   echo "== pair counts beside Corrfunc and TreeCorr"
@@ -96,7 +97,7 @@ if [[ $phases == *" paircount "* ]]; then
   echo "Corrfunc and TreeCorr installed in $(( $(date +%s) - start )) s"
   PYTHONPATH=$PYTHONPATH:$pc/site timeout "${TREETRAV_PAIRCOUNT_TIMEOUT:-420}" python3 \
     "$root/perf/paircount/bench_paircount.py" --n ${TREETRAV_PAIRCOUNT_N:-1000000 10000000} \
-    --out "$pc/out" 2>&1 | tail -n 30
+    --out "$pc/out" ${TREETRAV_PAIRCOUNT_ARGS:-} 2>&1 | tail -n 30
   cp "$pc/out/results.json" "$out/paircount.json" 2>/dev/null
   cp "$pc/out/results.md" "$out/paircount.md" 2>/dev/null
 fi
