@@ -190,7 +190,7 @@ struct has_group_skip : std::false_type {};
 template <class Visitor>
 struct has_group_skip<Visitor,
                       std::void_t<decltype(std::declval<Visitor const&>().skip(
-                          Index(), std::declval<typename Visitor::group_type const&>()))>>
+                          std::declval<Index>(), std::declval<typename Visitor::group_type const&>()))>>
     : std::true_type {};
 
 // The points under the root: a TreeTopology's root range (a View), a
