@@ -404,14 +404,18 @@ struct GroupWalkKernel {
     }
   }
 
-  // Scratch of `warps` warps, aligned for the records.
+  // Scratch of `warps` warps, aligned for the records, in whole 8-byte
+  // words: Kokkos rounds a request up to them, and a request past the team's
+  // scratch gets no memory.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes(int warps) {
-    return sizeof(Scratch) * warps + alignof(Scratch);
+    return (sizeof(Scratch) * warps + alignof(Scratch) + 7) / 8 * 8;
   }
   template <class Member>
   KOKKOS_FUNCTION static Scratch* scratch_of(Member const& team, int warps) {
-    auto const address =
-        reinterpret_cast<std::uintptr_t>(team.team_scratch(0).get_shmem(scratch_bytes(warps)));
+    void* const memory = team.team_scratch(0).get_shmem(scratch_bytes(warps));
+    if (memory == nullptr)
+      Kokkos::abort("treetrav: the group walk's team scratch is missing");
+    auto const address = reinterpret_cast<std::uintptr_t>(memory);
     std::uintptr_t const alignment = alignof(Scratch);
     return reinterpret_cast<Scratch*>((address + alignment - 1) / alignment * alignment);
   }
