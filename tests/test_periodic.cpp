@@ -298,20 +298,68 @@ TYPED_TEST(Periodic, PairCountsEqualDoubleLoop) {
                                       w_ref.data(), w_ref.size()));
             Kokkos::deep_copy(wq, Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                                       w_query.data(), w_query.size()));
-            test::for_each_strategy<TypeParam>([&](auto strategy) {
+            auto const check = [&](auto strategy, std::string const& name) {
               auto const got = count_pairs(space, tree, device_queries, options, strategy, wr, wq);
               std::string const what = c.name + (periodic ? " periodic" : " open") +
                                         (autocorr ? " auto" : " cross") +
                                         (weighted ? " weighted " : " ") + std::to_string(edges.size() - 1) +
-                                        " bins " + test::strategy_name(strategy);
+                                        " bins " + name;
               EXPECT_EQ(got.counts, expected.counts) << what;
               ASSERT_EQ(got.weighted.size(), weighted ? expected.counts.size() : 0u) << what;
               for (std::size_t b = 0; b < got.weighted.size(); ++b)
                 EXPECT_NEAR(got.weighted[b], expected.weighted[b], 1e-9 * (1 + expected.weighted[b]))
                     << what << " bin " << b;
-            });
+            };
+            test::for_each_strategy<TypeParam>(
+                [&](auto strategy) { check(strategy, test::strategy_name(strategy)); });
+            // The group walk pairs a set's own points only.
+            if (autocorr) {
+              check(GroupWalk{}, "group");
+              GroupWalk small;
+              small.group_size = 5;
+              small.warp_size = 4; // host backends: fewer lanes than a group of 64
+              if (!is_cuda_space_v<TypeParam>)
+                check(small, "group (5 a group)");
+            } else {
+              EXPECT_THROW(count_pairs(space, tree, device_queries, options, GroupWalk{}, wr, wq),
+                           InputError);
+            }
           }
         }
+}
+
+// Pairs at exactly an edge's distance (a lattice, edges at its spacings)
+// are decided as the double-precision loop decides them: the group walk's
+// float distances hand such pairs to double.
+TYPED_TEST(Periodic, PairCountsOnEdgesEqualDoubleLoop) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  int const side = 9;
+  HostPoints lattice = allocate_points<Kokkos::HostSpace>("test::lattice", side * side * side, 3);
+  Index i = 0;
+  for (int x = 0; x < side; ++x)
+    for (int y = 0; y < side; ++y)
+      for (int z = 0; z < side; ++z, ++i) {
+        lattice.coordinates(i, 0) = float(x) * 0.5f;
+        lattice.coordinates(i, 1) = float(y) * 0.5f;
+        lattice.coordinates(i, 2) = float(z) * 0.5f;
+      }
+  std::vector<double> const edges{0, 0.5, std::sqrt(0.5), 1, std::sqrt(2.0), 1.5, 2};
+  for (bool periodic : {false, true}) {
+    PairCountOptions options;
+    options.edges = edges;
+    options.autocorrelation = true;
+    if (periodic)
+      options.box = PeriodicBox({side * 0.5, side * 0.5, side * 0.5});
+    auto const expected =
+        brute_force_pairs(lattice, lattice, edges, options.box, true, {}, {});
+    Bvh<Memory> tree(space, lattice, 8);
+    auto const queries = copy_points(space, lattice, "test::queries");
+    EXPECT_EQ(count_pairs(space, tree, queries, options, GroupWalk{}).counts, expected.counts)
+        << (periodic ? "periodic" : "open");
+    EXPECT_EQ(count_pairs(space, tree, queries, options, Autoropes{}).counts, expected.counts)
+        << (periodic ? "periodic" : "open");
+  }
 }
 
 TYPED_TEST(Periodic, UniformBoxHasNoCorrelation) {
@@ -326,7 +374,10 @@ TYPED_TEST(Periodic, UniformBoxHasNoCorrelation) {
   options.autocorrelation = true;
   Bvh<Memory> tree(space, points, 16);
   auto const got = count_pairs(space, tree, copy_points(space, points, "test::points"), options,
-                               Autoropes{});
+                               GroupWalk{});
+  EXPECT_EQ(got.counts, count_pairs(space, tree, copy_points(space, points, "test::points"),
+                                    options, Autoropes{})
+                            .counts);
   auto const xi = natural_estimator(got, options.box);
   for (std::size_t b = 0; b < xi.size(); ++b) {
     // Poisson: the relative error of DD is 1 / sqrt(DD).

@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/point_set.hpp>
@@ -108,7 +109,8 @@ template <class Space>
 class NonFinite {
 public:
   NonFinite(Space const& space, std::string parameter)
-      : count_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::non_finite")),
+      : count_(allocate_view<decltype(count_)>(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::python::non_finite"))),
         parameter_(std::move(parameter)) {
     // Zeroed on the stream (an initialising allocation would fence).
     Kokkos::deep_copy(space, count_, std::int64_t(0));

@@ -545,9 +545,13 @@ nb::tuple paircount(Input data, std::optional<Input> other, std::vector<double> 
       };
       auto const wd = weights_of(rw, 0, "weights");
       auto const wo = ro ? weights_of(row, 1, "others_weights") : wd;
-      with_strategy<Space>(strategy, [&](auto tag) {
-        counted = count_pairs(space, tree, queries, options, tag, wd, wo);
-      });
+      // One set's own pairs: the group walk unless another strategy is named.
+      if (strategy ? *strategy == GroupWalk::name : options.autocorrelation)
+        counted = count_pairs(space, tree, queries, options, GroupWalk{}, wd, wo);
+      else
+        with_strategy<Space>(strategy, [&](auto tag) {
+          counted = count_pairs(space, tree, queries, options, tag, wd, wo);
+        });
     });
   });
   std::vector<double> xi;

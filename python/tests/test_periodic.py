@@ -91,9 +91,15 @@ def test_paircount_equals_the_double_loop(backend, periodic):
     wa, wb = rng.uniform(0.5, 2, 700).astype(np.float32), rng.uniform(0.5, 2, 300).astype(np.float32)
     box = 20.0 if periodic else None
     for edges in (treetrav.log_edges(0.3, 9.5, 9), treetrav.linear_edges(0, 10, 5)):
-        got = treetrav.paircount(a, edges, boxsize=box, backend=backend)
-        np.testing.assert_array_equal(got.counts, double_loop(a, a, edges, box, True)[0])
+        expected = double_loop(a, a, edges, box, True, wa, wa)
+        got = treetrav.paircount(a, edges, boxsize=box, backend=backend)  # the group walk
+        np.testing.assert_array_equal(got.counts, expected[0])
         assert (got.xi is not None) == periodic and got.weighted is None
+        for strategy in ("group", "autoropes"):
+            got = treetrav.paircount(a, edges, boxsize=box, weights=wa, backend=backend,
+                                     strategy=strategy)
+            np.testing.assert_array_equal(got.counts, expected[0])
+            np.testing.assert_allclose(got.weighted, expected[1], rtol=1e-10)
         got = treetrav.paircount(a, edges, others=b, boxsize=box, weights=wa, others_weights=wb,
                                  backend=backend)
         counts, weighted = double_loop(b, a, edges, box, False, wb, wa)
@@ -114,5 +120,7 @@ def test_paircount_bad_input(backend):
         treetrav.paircount(points, [0.1, 0.6], boxsize=1.0, backend=backend)  # beyond L / 2
     with pytest.raises(ValueError, match="edges"):
         treetrav.paircount(points, [0.2, 0.1], backend=backend)
+    with pytest.raises(ValueError, match="group walk"):
+        treetrav.paircount(points, [0.1, 0.2], others=points, strategy="group", backend=backend)
     with pytest.raises(ValueError, match="others_weights"):
         treetrav.paircount(points, [0.1, 0.2], others=points, weights=np.ones(50), backend=backend)

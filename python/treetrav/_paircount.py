@@ -51,7 +51,8 @@ def paircount(data, edges, others=None, boxsize=None, weights=None, others_weigh
     outside are refused. Weights (one per point of each set): also the sums
     of the pairs' weight products. The bin of a pair is decided in double
     precision from the float32 coordinates, so the counts are exact.
-    Returns PairCounts."""
+    strategy: the tree walk (default: the group walk, "group", for data's
+    own pairs; "autoropes" with others). Returns PairCounts."""
     flat, _, _, framework = _arrays.points(data, "data", allow_vector=False)
     n, m = flat.shape
     edges = np.ascontiguousarray(np.asarray(edges, dtype=np.float64).ravel())

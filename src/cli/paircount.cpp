@@ -27,6 +27,7 @@ struct PairCountCommand {
   std::vector<double> box;
   bool weights = false;
   RunOptions run;
+  bool strategy_given = false;
 };
 
 // The Application of run_application: the tree over the reference points,
@@ -102,7 +103,6 @@ void run(PairCountCommand& command) {
   if (!command.box.empty())
     options.box = PeriodicBox(command.box);
   options.order = command.run.sorted() ? QueryOrder::sfc : QueryOrder::none;
-  ApplicationStrategy const strategy = strategy_from(command.run);
   KokkosSession session(command.run.runtime, Ranks::many);
   RunRecord record;
   record.placement = placement_from(command.run);
@@ -155,6 +155,16 @@ void run(PairCountCommand& command) {
   // rank counts its block's ordered pairs, summed below, then halved.
   bool const ranked = session.ranks() > 1;
   options.autocorrelation = autocorrelation && !ranked;
+  // The group walk (the default) pairs one set's own points in one process;
+  // otherwise the per-query walks count.
+  if (command.run.strategy == GroupWalk::name && !options.autocorrelation) {
+    if (command.strategy_given)
+      throw InputError(fmt::format("--strategy group counts one set's own pairs in one process "
+                                   "(no --queries, one rank); use another strategy{}",
+                                   ranked ? " over MPI ranks" : " with --queries"));
+    command.run.strategy = Autoropes::name;
+  }
+  PairCountStrategy const strategy = pair_count_strategy_from(command.run);
   auto counted = std::make_shared<PairCounts>();
   run_application(PairCountRun{reference, queries, reference_weights, query_weights, options,
                                record.leaf_size, counted},
@@ -273,10 +283,13 @@ void add_paircount_command(CLI::App& app) {
   sub->add_flag("--weights", command->weights,
                 "Weight pairs by the product of their points' weights (/Points/Weights of each "
                 "file)");
-  add_run_options(*sub, command->run, StrategySet::application);
+  add_run_options(*sub, command->run, StrategySet::pair_count);
   sub->footer("Results: /PairCounts/Edges (bins + 1), Counts (bins), WeightedCounts (--weights), "
               "RR and Xi (--box); attributes Bins, Autocorrelation, Pairs, WeightPairs, BoxSize.");
-  sub->callback([command] { run(*command); });
+  sub->callback([command, sub] {
+    command->strategy_given = sub->get_option("--strategy")->count() > 0;
+    run(*command);
+  });
 }
 
 } // namespace treetrav::cli

@@ -88,6 +88,11 @@ void add_run_options(CLI::App& command, RunOptions& options, StrategySet strateg
             " (recursive: host backends only; brute: no tree, any dimension, GEMM-screened exact "
             "search; auto: the fastest of brute and the trees with their query order, by timing "
             "each on a sample of the queries, recorded in the results)";
+  } else if (strategies == StrategySet::pair_count) {
+    options.strategy = GroupWalk::name;
+    names = "Traversal strategy: " + strategy_names<PairCountStrategy>() +
+            " (group: one set's own pairs in one process, the default there; the others "
+            "otherwise; recursive: host backends only)";
   } else {
     names = "Traversal strategy: " +
             (strategies == StrategySet::barnes_hut
@@ -165,6 +170,10 @@ BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size)
   if (auto* group = std::get_if<GroupWalk>(&strategy))
     group->group_size = group_size;
   return strategy;
+}
+
+PairCountStrategy pair_count_strategy_from(RunOptions const& options) {
+  return configured(parse_strategy<PairCountStrategy>(options.strategy), options);
 }
 
 SearchStrategy search_strategy_from(RunOptions const& options) {

@@ -40,8 +40,9 @@ struct RunOptions {
 // Which --strategy names a subcommand takes: the applications' tree strategies
 // (radius; ApplicationStrategy), those and brute force and auto (the search
 // subcommands pc, nn, knn, vp, bt; SearchStrategy, default auto), or those of
-// bh-force (BarnesHutStrategy, with the group walk).
-enum class StrategySet { application, search, barnes_hut };
+// bh-force (BarnesHutStrategy, with the group walk), or of paircount
+// (PairCountStrategy: every tree walk, default the group walk).
+enum class StrategySet { application, search, barnes_hut, pair_count };
 
 // Leaf sizes when --leaf-size is not given: the library's for the search
 // trees (default_leaf_size), 8 for bh-force's octree.
@@ -62,6 +63,7 @@ void add_run_options(CLI::App& command, RunOptions& options,
 ApplicationStrategy strategy_from(RunOptions const& options);
 SearchStrategy search_strategy_from(RunOptions const& options);
 BarnesHutStrategy force_strategy_from(RunOptions const& options, int group_size);
+PairCountStrategy pair_count_strategy_from(RunOptions const& options);
 // The --placement tag, with --workers-per-sm applied.
 AnyPlacement placement_from(RunOptions const& options);
 

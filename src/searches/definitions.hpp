@@ -61,6 +61,19 @@ void CompiledPairCount<ExecutionSpace, Tree, Part>::run(
   });
 }
 
+template <class ExecutionSpace, class Tree, int Part>
+void CompiledPairCount<ExecutionSpace, Tree, Part>::run_groups(
+    ExecutionSpace const& space, Tree const& tree, PairCountOptions const& options,
+    GroupWalk const& strategy, Kokkos::View<double const*, memory_space> edges2,
+    Kokkos::View<double const*, memory_space> weight_prefix,
+    Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, memory_space> counts,
+    Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> sums) {
+  if constexpr (Part == 0)
+    count_pair_groups(space, tree, options, strategy, edges2, weight_prefix, counts, sums);
+  else
+    throw std::logic_error("the pair counts' group walk is compiled in part 0");
+}
+
 template <class ExecutionSpace>
 NeighborResults<typename ExecutionSpace::memory_space> CompiledBruteForce<ExecutionSpace>::neighbors(
     ExecutionSpace const& space, PointSet<memory_space> const& reference,

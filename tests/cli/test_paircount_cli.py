@@ -144,7 +144,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(f"paircount {name}: no xi in open space", "Xi" not in got)
             if not weighted and name.startswith("auto periodic"):
                 same = True
-                for strategy in ("lockstep", "fsm", "regtt", "hybrid"):
+                for strategy in ("autoropes", "lockstep", "fsm", "regtt", "hybrid"):
                     r = treetrav("paircount", "--reference", path("a.h5"), *args, "--strategy",
                                  strategy, "-o", path("s.h5"))
                     same = same and r.returncode == 0 and np.array_equal(
@@ -192,6 +192,9 @@ with tempfile.TemporaryDirectory() as tmp:
                                 "1,25", "--box", "50,50,40"], "--edges"),
         ("--bins without --range", ["paircount", "--reference", path("a.h5"), "--bins", 4],
          "--range"),
+        ("the group walk with --queries", ["paircount", "--reference", path("a.h5"), "--queries",
+                                           path("b.h5"), "--bins", 4, "--range", "1,10",
+                                           "--strategy", "group"], "--strategy group"),
         ("--weights without weights", ["paircount", "--reference", path("plain.h5"), "--bins", 4,
                                        "--range", "1,10", "--weights"], "--weights"),
         ("pc radius of L/2", ["pc", "--reference", path("a.h5"), "--self", "-r", 20, "--box",

@@ -132,7 +132,60 @@ struct PairGeometry {
       most = most < length[k] / 2 ? most : length[k] / 2;
     }
   }
+  // The least and largest distance (to the nearest image) between a
+  // coordinate of one interval and one of another, from the range [dlo, dhi]
+  // of their differences (within (-L, L) in a box).
+  KOKKOS_FORCEINLINE_FUNCTION void interval_gaps(int k, double dlo, double dhi, double& least,
+                                                 double& most) const {
+    least = dlo > 0 ? dlo : (dhi < 0 ? -dhi : 0);
+    most = -dlo > dhi ? -dlo : dhi;
+    if (k < dimension) {
+      double const l = length[k], half = l / 2;
+      if (dlo > 0)
+        least = l - dhi < least ? l - dhi : least;
+      else if (dhi < 0)
+        least = l + dlo < least ? l + dlo : least;
+      // The nearest-image distance rises to L/2 at +-L/2 and falls to 0 at
+      // 0: its largest value is L/2 or at an end of the range.
+      if ((dlo <= half && half <= dhi) || (dlo <= -half && -half <= dhi)) {
+        most = half;
+      } else {
+        double const a = gap(k, dlo), b = gap(k, dhi);
+        most = a > b ? a : b;
+      }
+    }
+  }
+  // A pair's squared distance to the nearest image, in double from the float
+  // coordinates: the distance every pair's bin is decided by.
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION double distance2(Coordinate const (&a)[W],
+                                               Coordinate const (&b)[W]) const {
+    double d2 = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      double const g = gap(k, double(a[k]) - double(b[k]));
+      d2 += g * g;
+    }
+    return d2;
+  }
 };
+
+// The bin of a squared distance among the squared edges edges2(0..bins), or
+// -1 outside [e_0, e_N).
+template <class EdgesView>
+KOKKOS_FORCEINLINE_FUNCTION int pair_bin(EdgesView const& edges2, int bins, double d2) {
+  if (d2 < edges2(0) || !(d2 < edges2(bins)))
+    return -1;
+  int lo = 0, hi = bins; // edges2(lo) <= d2 < edges2(hi)
+  while (hi - lo > 1) {
+    int const mid = (lo + hi) / 2;
+    if (edges2(mid) <= d2)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
 // One query's walk: its pairs binned in its state (counts, and the weight
 // sums of the points), written to row `query` of counts and sums at its end.
@@ -181,20 +234,7 @@ struct PairCountVisitor {
     return bound > reach2;
   }
 
-  // The bin of a squared distance, or -1 outside [e_0, e_N).
-  KOKKOS_FORCEINLINE_FUNCTION int bin_of(double d2) const {
-    if (d2 < edges2(0) || !(d2 < edges2(bins)))
-      return -1;
-    int lo = 0, hi = bins; // edges2(lo) <= d2 < edges2(hi)
-    while (hi - lo > 1) {
-      int const mid = (lo + hi) / 2;
-      if (edges2(mid) <= d2)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
+  KOKKOS_FORCEINLINE_FUNCTION int bin_of(double d2) const { return pair_bin(edges2, bins, d2); }
 
   KOKKOS_FORCEINLINE_FUNCTION void add(state_type& s, int bin, Index first, Index end) const {
     s.counts[bin] += static_cast<std::uint32_t>(end - first);
@@ -205,13 +245,7 @@ struct PairCountVisitor {
   KOKKOS_FORCEINLINE_FUNCTION void process_point(Index p, state_type& s) const {
     Coordinate row[W];
     detail::load_row<W>(tree.points.rows.data() + std::size_t(p) * row_stride(W), row);
-    double d2 = 0;
-#pragma unroll
-    for (int k = 0; k < W; ++k) {
-      double const g = geometry.gap(k, double(s.query[k]) - double(row[k]));
-      d2 += g * g;
-    }
-    int const b = bin_of(d2);
+    int const b = bin_of(geometry.distance2<W>(s.query, row));
     if (b >= 0)
       add(s, b, p, p + 1);
   }
@@ -315,6 +349,210 @@ struct PairCountVisitor {
   }
 };
 
+// The autocorrelation's group walk (GroupWalk): the queries are the tree's
+// own points, and each unordered pair is counted once, from its point of
+// lower tree position (no point with itself). A warp walks the tree once
+// for a group of neighbouring points. It skips the nodes wholly below the
+// group's first position (their pairs are counted from their own end) or
+// out of every bin's reach from the group's box, counts whole the nodes
+// whose distances from that box sit inside one bin, and opens the rest down
+// to their points, whose distances from its queries each lane bins.
+// A pair's bin is decided in float where its squared distance is surely
+// away from every edge, else in double exactly as PairCountVisitor decides
+// it, so both give the same counts. Sure: the float squared distance is
+// within float_error of the double one (each nearest-image difference
+// rounded once, L - x exact for x >= L/2, then the squares and their sum:
+// about 4e-7 at most).
+template <class MemorySpace, int W, int MaxBins>
+struct PairCountGroups {
+  using memory_space = MemorySpace;
+  using Tree = Bvh<MemorySpace>;
+  static constexpr bool guided = false;
+  static constexpr bool group_walk = true;
+  struct state_type {
+    std::uint32_t counts[MaxBins];
+    double sums[MaxBins];
+  };
+  struct group_type {
+    Coordinate lo[W], hi[W];
+    Index first;
+  };
+  // An accepted node: its box's centre (a point of the box: its distance
+  // from any query of the group lies in the node's one bin) and its points.
+  struct node_record_type {
+    Coordinate center[W];
+    Index first, end;
+  };
+  struct point_record_type {
+    Coordinate x[W];
+    Index position;
+  };
+  using query_record_type = point_record_type;
+  static constexpr double margin = PairCountVisitor<MemorySpace, W, MaxBins>::margin;
+  static constexpr double float_error = 4e-6;
+
+  Tree tree;
+  Kokkos::View<double const*, MemorySpace> edges2;
+  // Each squared edge rounded down (0 .. bins) then up (bins + 1 ..) by
+  // float_error, as floats: a float squared distance in [down, up) of an
+  // edge is decided in double.
+  Kokkos::View<Coordinate const*, MemorySpace> sure;
+  int bins;
+  PairGeometry geometry;
+  Coordinate length[W], half[W]; // the box's sides (0: open) and halves (open: infinity)
+  Kokkos::View<double const*, MemorySpace> weight_prefix; // tree order, n + 1 (empty: none)
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts;
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums;
+
+  KOKKOS_FUNCTION bool weighted() const { return weight_prefix.extent(0) > 0; }
+  KOKKOS_FUNCTION Index query_count() const { return tree.points.size(); }
+  KOKKOS_FUNCTION bool active(Index) const { return true; }
+  KOKKOS_FORCEINLINE_FUNCTION Coordinate const* row(Index p) const {
+    return tree.points.rows.data() + std::size_t(p) * row_stride(W);
+  }
+
+  KOKKOS_FUNCTION void initialize(Index, state_type& s) const {
+    for (int b = 0; b < bins; ++b) {
+      s.counts[b] = 0;
+      if (weighted())
+        s.sums[b] = 0;
+    }
+  }
+  KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const {
+    for (int b = 0; b < bins; ++b) {
+      counts(query, b) = s.counts[b];
+      if (weighted())
+        sums(query, b) = s.sums[b];
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void add(state_type& s, int bin, Index first, Index end) const {
+    s.counts[bin] += static_cast<std::uint32_t>(end - first);
+    if (weighted())
+      s.sums[bin] += weight_prefix(end) - weight_prefix(first);
+  }
+
+  KOKKOS_FUNCTION group_type group(Index first, Index last) const {
+    group_type g;
+    g.first = first;
+    detail::load_row<W>(row(first), g.lo);
+    for (int k = 0; k < W; ++k)
+      g.hi[k] = g.lo[k];
+    for (Index p = first + 1; p < last; ++p) {
+      Coordinate x[W];
+      detail::load_row<W>(row(p), x);
+      for (int k = 0; k < W; ++k) {
+        g.lo[k] = x[k] < g.lo[k] ? x[k] : g.lo[k];
+        g.hi[k] = x[k] > g.hi[k] ? x[k] : g.hi[k];
+      }
+    }
+    return g;
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void node_box(Index node, Coordinate (&lo)[W],
+                                            Coordinate (&hi)[W]) const {
+    if (tree.topology.is_internal(node)) {
+      detail::load_row<W>(&tree.boxes(node, 0), lo);
+      detail::load_row<W>(&tree.boxes(node, row_stride(W)), hi);
+    } else {
+      detail::load_row<W>(row(tree.topology.point_begin(node)), lo);
+      for (int k = 0; k < W; ++k)
+        hi[k] = lo[k];
+    }
+  }
+  // The squared least and largest distances between the group's box and
+  // the node's.
+  KOKKOS_FORCEINLINE_FUNCTION void bounds(Index node, group_type const& g, double& least2,
+                                          double& most2) const {
+    Coordinate lo[W], hi[W];
+    node_box(node, lo, hi);
+    least2 = most2 = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      double least, most;
+      geometry.interval_gaps(k, double(g.lo[k]) - double(hi[k]), double(g.hi[k]) - double(lo[k]),
+                             least, most);
+      least2 += least * least;
+      most2 += most * most;
+    }
+  }
+  KOKKOS_FUNCTION bool skip(Index node, group_type const& g) const {
+    if (tree.topology.point_end(node) <= g.first + 1)
+      return true;
+    double least2, most2;
+    bounds(node, g, least2, most2);
+    return most2 * (1 + margin) < edges2(0) || least2 * (1 - margin) >= edges2(bins);
+  }
+  KOKKOS_FUNCTION bool accept(Index node, group_type const& g) const {
+    double least2, most2;
+    bounds(node, g, least2, most2);
+    int const b = pair_bin(edges2, bins, least2 * (1 - margin));
+    return b >= 0 && most2 * (1 + margin) < edges2(b + 1);
+  }
+
+  KOKKOS_FUNCTION node_record_type node_record(Index node) const {
+    node_record_type r;
+    Coordinate lo[W], hi[W];
+    node_box(node, lo, hi);
+    for (int k = 0; k < W; ++k)
+      r.center[k] = (lo[k] + hi[k]) * Coordinate(0.5);
+    r.first = tree.topology.point_begin(node);
+    r.end = tree.topology.point_end(node);
+    return r;
+  }
+  KOKKOS_FUNCTION point_record_type point_record(Index position) const {
+    point_record_type r;
+    detail::load_row<W>(row(position), r.x);
+    r.position = position;
+    return r;
+  }
+  KOKKOS_FUNCTION query_record_type query_record(Index, Index position) const {
+    return point_record(position);
+  }
+
+  KOKKOS_FUNCTION void interact(node_record_type const& r, query_record_type const& q,
+                                state_type& s) const {
+    Index const from = r.first > q.position ? r.first : q.position + 1;
+    if (from >= r.end)
+      return;
+    int const b = pair_bin(edges2, bins, geometry.distance2<W>(q.x, r.center));
+    if (b >= 0)
+      add(s, b, from, r.end);
+  }
+  KOKKOS_FUNCTION void interact(point_record_type const& p, query_record_type const& q,
+                                state_type& s) const {
+    if (p.position <= q.position)
+      return;
+    Coordinate d2 = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      Coordinate const big = p.x[k] > q.x[k] ? p.x[k] : q.x[k];
+      Coordinate const small = p.x[k] > q.x[k] ? q.x[k] : p.x[k];
+      Coordinate d = big - small;
+      if (d > half[k])
+        d = (length[k] - big) + small;
+      d2 += d * d;
+    }
+    Coordinate const* const down = sure.data();
+    Coordinate const* const up = down + bins + 1;
+    if (d2 >= up[bins] || d2 < down[0]) // surely beyond the last edge or below the first
+      return;
+    // The edges surely at or below d2: [0, below), by a search of the same
+    // steps for every pair (no branch to mispredict, no lanes diverging).
+    int base = 0;
+    for (int n = bins + 1; n > 1;) {
+      int const half = n / 2;
+      base = up[base + half] <= d2 ? base + half : base;
+      n -= half;
+    }
+    int const below = base + (up[base] <= d2 ? 1 : 0);
+    // Edge `below` is unsure when its rounded-down square is at or below d2.
+    int const b = down[below] <= d2 ? pair_bin(edges2, bins, geometry.distance2<W>(q.x, p.x))
+                                    : below - 1;
+    if (b >= 0)
+      add(s, b, p.position, p.position + 1);
+  }
+};
+
 // What a pair count checks before any work.
 template <class MemorySpace>
 void check_pair_count(Index reference_size, int dimension, PointSet<MemorySpace> const& queries,
@@ -385,6 +623,63 @@ void count_pairs_with(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
   Kokkos::Profiling::popRegion();
 }
 
+// The autocorrelation's unordered pairs by the group walk (PairCountGroups)
+// into the per-query bins of counts and sums (rows: the points' own).
+template <class ExecutionSpace, class MemorySpace>
+void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
+                       PairCountOptions const& options, GroupWalk const& strategy,
+                       Kokkos::View<double const*, MemorySpace> edges2,
+                       Kokkos::View<double const*, MemorySpace> weight_prefix,
+                       Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts,
+                       Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums) {
+  Kokkos::Profiling::pushRegion("treetrav::count_pairs::groups");
+  int const bins = static_cast<int>(options.edges.size()) - 1;
+  PairGeometry geometry;
+  geometry.dimension = options.box.dimension;
+  for (int k = 0; k < options.box.dimension; ++k)
+    geometry.length[k] = options.box.length[k];
+  // The float bounds of the squared edges; 1e-30 covers the squares' underflow.
+  Kokkos::View<Coordinate*, MemorySpace> sure(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::sure_edges"),
+      2 * (bins + 1));
+  {
+    auto host = Kokkos::create_mirror_view(sure);
+    for (int b = 0; b <= bins; ++b) {
+      double const e2 = options.edges[b] * options.edges[b];
+      double const e = PairCountGroups<MemorySpace, 3, 32>::float_error;
+      double const down = e2 * (1 - e) - 1e-30, up = e2 * (1 + e) + 1e-30;
+      Coordinate low = static_cast<Coordinate>(down), high = static_cast<Coordinate>(up);
+      if (double(low) > down)
+        low = std::nextafter(low, -infinity);
+      if (double(high) < up)
+        high = std::nextafter(high, infinity);
+      host(b) = low;
+      host(bins + 1 + b) = high;
+    }
+    Kokkos::deep_copy(space, sure, host);
+    space.fence(); // `host` leaves scope
+  }
+  auto const walk = [&](auto capacity) {
+    dispatch_width(tree.width(), [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      PairCountGroups<MemorySpace, W, decltype(capacity)::value> visitor{
+          tree, edges2, sure, bins, geometry, {}, {}, weight_prefix, counts, sums};
+      for (int k = 0; k < W; ++k) {
+        bool const periodic = k < options.box.dimension;
+        visitor.length[k] = periodic ? static_cast<Coordinate>(options.box.length[k]) : 0;
+        visitor.half[k] = periodic ? visitor.length[k] / 2 : infinity;
+      }
+      traverse(space, tree.topology, visitor, strategy,
+               Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));
+    });
+  };
+  if (bins <= 32)
+    walk(std::integral_constant<int, 32>{});
+  else
+    walk(std::integral_constant<int, max_pair_bins>{});
+  Kokkos::Profiling::popRegion();
+}
+
 // count_pairs_with of the backends and strategies that treetrav::searches
 // compiles (compiled.hpp); its definition is there (src/searches/).
 template <class ExecutionSpace, class Tree, int Part>
@@ -396,9 +691,23 @@ struct CompiledPairCount {
                   Kokkos::View<double const*, memory_space> weight_prefix,
                   Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, memory_space> counts,
                   Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> sums);
+  // count_pair_groups (in part 0 only).
+  static void run_groups(ExecutionSpace const& space, Tree const& tree,
+                         PairCountOptions const& options, GroupWalk const& strategy,
+                         Kokkos::View<double const*, memory_space> edges2,
+                         Kokkos::View<double const*, memory_space> weight_prefix,
+                         Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, memory_space> counts,
+                         Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> sums);
 };
 
 } // namespace detail
+
+// The pairs and weight products an autocorrelation's bins draw from.
+inline void set_autocorrelation_totals(PairCounts& counts, Index n, double weight_sum,
+                                       double weight_squares) {
+  counts.pairs = 0.5 * double(n) * double(n - 1);
+  counts.weight_pairs = 0.5 * (weight_sum * weight_sum - weight_squares);
+}
 
 // Ordered pair counts of a set with itself (every query a point of the
 // set, each pair counted from both ends, each point with itself) made the
@@ -418,8 +727,7 @@ inline void finish_autocorrelation(PairCounts& ordered, Index n, double weight_s
     if (weighted)
       ordered.weighted[b] /= 2;
   }
-  ordered.pairs = 0.5 * double(n) * double(n - 1);
-  ordered.weight_pairs = 0.5 * (weight_sum * weight_sum - weight_squares);
+  set_autocorrelation_totals(ordered, n, weight_sum, weight_squares);
 }
 
 namespace detail {
@@ -434,6 +742,9 @@ struct PairCountWork {
   Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts;
   Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums;
   double weight_sum = 0, weight_squares = 0;
+  // The autocorrelation's counts are of unordered pairs already (the group
+  // walk), not ordered ones with each point paired with itself.
+  bool unordered = false;
 };
 
 template <class ExecutionSpace, class MemorySpace>
@@ -527,7 +838,9 @@ PairCounts finish_pair_count(ExecutionSpace const& space, PairCountWork<MemorySp
   result.counts.assign(host_counts.data(), host_counts.data() + bins);
   if (weighted)
     result.weighted.assign(host_sums.data(), host_sums.data() + bins);
-  if (options.autocorrelation) {
+  if (options.autocorrelation && work.unordered) {
+    set_autocorrelation_totals(result, n, work.weight_sum, work.weight_squares);
+  } else if (options.autocorrelation) {
     finish_autocorrelation(result, n, work.weight_sum, work.weight_squares);
   } else {
     result.pairs = double(n) * double(m);
@@ -540,7 +853,8 @@ PairCounts finish_pair_count(ExecutionSpace const& space, PairCountWork<MemorySp
 
 // DD in the bins of options.edges: the pairs (query, reference point of the
 // tree), or with options.autocorrelation the unordered pairs of the tree's
-// own points (the queries are those points). With weights (one per point of
+// own points (the queries are those points; the group walk serves only
+// these). With weights (one per point of
 // each set, in the caller's order), also the sums of their products.
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
@@ -556,9 +870,20 @@ PairCounts count_pairs(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   if (options.box.periodic())
     detail::check_periodic_search(space, tree.points.rows, tree.points.original_index,
                                   tree.points.dimension, queries, options.box);
-  auto const work =
-      detail::prepare_pair_count(space, tree, queries.size(), options, reference_weights);
-  if constexpr (detail::compiled_search_v<ExecutionSpace, true, Strategy>)
+  auto work = detail::prepare_pair_count(space, tree, queries.size(), options, reference_weights);
+  if constexpr (strategy_t<Strategy>::group_walk) {
+    if (!options.autocorrelation)
+      throw InputError("strategy", ": the group walk pairs one set's own points "
+                                   "(autocorrelation), not queries with a reference set");
+    Kokkos::View<double const*, MemorySpace> const edges2 = work.edges2, prefix = work.prefix;
+    if constexpr (detail::compiled_space_v<ExecutionSpace>)
+      detail::CompiledPairCount<ExecutionSpace, Bvh<MemorySpace>, 0>::run_groups(
+          space, tree, options, strategy_of(strategy), edges2, prefix, work.counts, work.sums);
+    else
+      detail::count_pair_groups(space, tree, options, strategy_of(strategy), edges2, prefix,
+                                work.counts, work.sums);
+    work.unordered = true;
+  } else if constexpr (detail::compiled_search_v<ExecutionSpace, true, Strategy>)
     detail::CompiledPairCount<ExecutionSpace, Bvh<MemorySpace>,
                               detail::compiled_part_v<ExecutionSpace, Strategy>>::run(
         space, tree, queries, options, detail::compiled_strategy(strategy), work.edges2,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/config.hpp>
 
 #include <string>
@@ -35,11 +36,12 @@ template <class MemorySpace>
 PointSet<MemorySpace> allocate_points(std::string const& label, Index n, int dimension,
                                       bool with_ids = false) {
   using Set = PointSet<MemorySpace>;
-  typename Set::coordinates_view coords(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::coordinates"), n, dimension);
-  typename Set::ids_view ids(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::ids"),
-                             with_ids ? n : 0);
-  return Set(coords, ids);
+  return Set(allocate_view<typename Set::coordinates_view>(
+                 Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::coordinates"), n,
+                 dimension),
+             allocate_view<typename Set::ids_view>(
+                 Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::ids"),
+                 with_ids ? n : 0));
 }
 
 // Deep-copies a point set into the memory space of `space`.

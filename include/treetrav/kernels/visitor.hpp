@@ -52,6 +52,9 @@ namespace treetrav {
 //     // True: every query of the group takes the node whole (its record);
 //     // false: the walk opens it (children, or a leaf's points one by one).
 //     KOKKOS_FUNCTION bool accept(Index node, group_type const&) const;
+//     // Optional: true drops the node for every query of the group (tested
+//     // before accept()).
+//     KOKKOS_FUNCTION bool skip(Index node, group_type const&) const;
 //     KOKKOS_FUNCTION node_record_type node_record(Index node) const;
 //     KOKKOS_FUNCTION point_record_type point_record(Index position) const;
 //     KOKKOS_FUNCTION query_record_type query_record(Index query, Index position) const;

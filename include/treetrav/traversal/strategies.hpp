@@ -81,6 +81,8 @@ using SearchStrategy = strategies_where<detail::keeps_search>;
 using ApplicationStrategy = strategies_where<detail::keeps_per_query_walk>;
 // Every tree walk (Barnes-Hut forces: the group interface too).
 using BarnesHutStrategy = strategies_where<detail::keeps_walk>;
+// Pair counts: every tree walk; the group walk pairs one set's own points.
+using PairCountStrategy = strategies_where<detail::keeps_walk>;
 // N-body runs, whose restarts may switch between the per-query walks
 // (bit-identical forces) and the group walk.
 using ForceStrategy = strategies_where<detail::keeps_restartable_force>;

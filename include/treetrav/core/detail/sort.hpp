@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/error.hpp>
 
@@ -33,7 +34,7 @@ public:
           std::size_t const (&bytes)[Parts]) {
     for (std::size_t j = 0; j < Parts; ++j)
       offsets_[j + 1] = offsets_[j] + (bytes[j] + 255) / 256 * 256;
-    memory_ = Kokkos::View<unsigned char*, MemorySpace>(
+    memory_ = allocate_view<Kokkos::View<unsigned char*, MemorySpace>>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), offsets_[Parts]);
   }
   void* part(std::size_t j) const { return memory_.data() + offsets_[j]; }

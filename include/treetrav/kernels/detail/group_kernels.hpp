@@ -14,6 +14,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace treetrav::detail {
 
@@ -98,9 +100,14 @@ struct MarkGroups {
   }
 
   KOKKOS_FUNCTION void operator()(Index node) const {
+    // A radix tree keeps the nodes below its leaves; no walk reaches them,
+    // and their leaf groups their points.
+    Index const parent = topology.parent(node);
+    if (parent >= 0 && topology.is_leaf(parent))
+      return;
     Index const begin = topology.point_begin(node), end = topology.point_end(node);
     if (end - begin <= group_size) {
-      if (topology.parent(node) < 0 && end > begin) mark(begin, end);  // a small tree: one group
+      if (parent < 0 && end > begin) mark(begin, end);  // a small tree: one group
       return;  // else its parent groups it
     }
     if (topology.is_leaf(node)) {
@@ -175,6 +182,31 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
                         CompactGroups<MemorySpace>{tables.group_end, tables.groups},
                         tables.group_count);
   return tables;
+}
+
+// Whether the visitor drops nodes for a whole group (its optional skip()).
+template <class Visitor, class = void>
+struct has_group_skip : std::false_type {};
+template <class Visitor>
+struct has_group_skip<Visitor,
+                      std::void_t<decltype(std::declval<Visitor const&>().skip(
+                          std::declval<Index>(), std::declval<typename Visitor::group_type const&>()))>>
+    : std::true_type {};
+
+// The points under the root: a TreeTopology's root range (a View), a
+// RadixTopology's count.
+template <class Topology, class = void>
+struct has_point_end_view : std::false_type {};
+template <class Topology>
+struct has_point_end_view<Topology, std::void_t<decltype(std::declval<Topology const&>().point_end.extent(0))>>
+    : std::true_type {};
+template <class Topology>
+Index points_under_root(Topology const& topology) {
+  if constexpr (has_point_end_view<Topology>::value)
+    return Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace{}, Kokkos::subview(topology.point_end, std::make_pair(0, 1)))(0);
+  else
+    return topology.points;
 }
 
 // One warp's walk per group, repeated over groups taken from a shared
@@ -303,6 +335,9 @@ struct GroupWalkKernel {
         l.kind = skip;
         if (l.node < 0)
           return;
+        if constexpr (has_group_skip<Visitor>::value)
+          if (visitor.skip(l.node, group))
+            return;
         GroupWalkLinks const link = links(l.node);
         if (visitor.accept(l.node, group)) {
           l.kind = accepted;
@@ -369,14 +404,18 @@ struct GroupWalkKernel {
     }
   }
 
-  // Scratch of `warps` warps, aligned for the records.
+  // Scratch of `warps` warps, aligned for the records, in whole 8-byte
+  // words: Kokkos rounds a request up to them, and a request past the team's
+  // scratch gets no memory.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes(int warps) {
-    return sizeof(Scratch) * warps + alignof(Scratch);
+    return (sizeof(Scratch) * warps + alignof(Scratch) + 7) / 8 * 8;
   }
   template <class Member>
   KOKKOS_FUNCTION static Scratch* scratch_of(Member const& team, int warps) {
-    auto const address =
-        reinterpret_cast<std::uintptr_t>(team.team_scratch(0).get_shmem(scratch_bytes(warps)));
+    void* const memory = team.team_scratch(0).get_shmem(scratch_bytes(warps));
+    if (memory == nullptr)
+      Kokkos::abort("treetrav: the group walk's team scratch is missing");
+    auto const address = reinterpret_cast<std::uintptr_t>(memory);
     std::uintptr_t const alignment = alignof(Scratch);
     return reinterpret_cast<Scratch*>((address + alignment - 1) / alignment * alignment);
   }
@@ -461,9 +500,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
                                 "]");
   if (topology.size() == 0)
     return;
-  auto const root_range = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace{}, Kokkos::subview(topology.point_end, std::make_pair(0, 1)));
-  Index const points = root_range(0); // the root owns [0, points)
+  Index const points = points_under_root(topology); // the root owns [0, points)
   if (order.extent(0) != 0 ? order.extent(0) != std::size_t(points)
                            : visitor.query_count() != points)
     throw std::invalid_argument(

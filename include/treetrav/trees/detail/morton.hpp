@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/point_set.hpp>
@@ -262,7 +263,7 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
           <<<(n + 255) / 256, 256, 0, stream>>>(encode, points.coordinates, codes, identity);
     check_cuda(cudaGetLastError(), "morton_code_kernel");
     // Allocated while the device works (the allocation's host time hidden).
-    Kokkos::View<Index*, MemorySpace> permutation(alloc("permutation"), n);
+    auto const permutation = allocate_view<Kokkos::View<Index*, MemorySpace>>(alloc("permutation"), n);
     sort_pairs_on_cuda<Key>(scratch.part(6), temp_bytes, codes, sorted, identity,
                             permutation.data(), n, encode.key_bits(), stream);
     return permutation;
