@@ -17,7 +17,7 @@
 #   TREETRAV_TRACE_CUDA=1: also cuda-calls.txt, its CUDA runtime calls and
 #   their stacks (perf/python/cuda_calls.c)
 #   TREETRAV_PREBUILT=DIR: no build; the module and bench_search from DIR/bin
-#   (the libraries they need beyond the image's in DIR/lib)
+#   (plain or .xz; the libraries they need beyond the image's in DIR/lib)
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -38,22 +38,34 @@ kokkos=$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90
 kk=$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90
 build=$root/build-device/python
 bench_search=$build/perf/bench_search
+bench_env=()
 if [[ -n ${TREETRAV_PREBUILT:-} ]]; then
   # Built elsewhere with the same nvcc for sm_90 (the module, bench_search and
   # the CLI in TREETRAV_PREBUILT/bin, the libraries they need beyond the
   # image's in TREETRAV_PREBUILT/lib, Debian's OpenMPI and parallel HDF5 from
   # .device/mpi-prefix.tar.xz): no build here.
-  prebuilt=$root/$TREETRAV_PREBUILT
-  mkdir -p /tmp/tt-mpi /tmp/tt-module/treetrav
+  prebuilt=/tmp/tt-prebuilt
+  mkdir -p "$prebuilt" /tmp/tt-mpi /tmp/tt-module/treetrav
+  cp -r "$root/$TREETRAV_PREBUILT/." "$prebuilt/"
+  for packed in "$prebuilt"/bin/*.xz; do # binaries may come xz-compressed
+    [[ -f $packed ]] && xz -d "$packed"
+  done
+  chmod +x "$prebuilt"/bin/*
   tar xJf "$root/.device/mpi-prefix.tar.xz" -C /tmp/tt-mpi
   mpilib=/tmp/tt-mpi/usr/lib/x86_64-linux-gnu
-  export LD_LIBRARY_PATH=$prebuilt/lib:$mpilib:$mpilib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$mpilib:$mpilib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  mkdir -p "$prebuilt/lib"
+  [[ -f $prebuilt/lib.tar.xz ]] && tar xJf "$prebuilt/lib.tar.xz" -C "$prebuilt/lib"
+  # The libraries bench_search needs beyond the image's (HDF5's own), for it
+  # alone: Python keeps the image's.
+  bench_env=(env "LD_LIBRARY_PATH=$prebuilt/lib:$LD_LIBRARY_PATH")
   export OPAL_PREFIX=/tmp/tt-mpi/usr
   cp -r "$root/python/treetrav/." /tmp/tt-module/treetrav/
   cp "$prebuilt"/bin/_core*.so /tmp/tt-module/treetrav/
   bench_search=$prebuilt/bin/bench_search
   echo "prebuilt: $(ls "$prebuilt/bin" | tr '\n' ' ')" | tee -a "$out/info.txt"
-  ldd /tmp/tt-module/treetrav/_core*.so "$bench_search" | grep "not found" | tee -a "$out/info.txt"
+  ldd /tmp/tt-module/treetrav/_core*.so | grep "not found" | tee -a "$out/info.txt"
+  "${bench_env[@]}" ldd "$bench_search" | grep "not found" | tee -a "$out/info.txt"
 else
 start=$(date +%s)
 CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip wheel -q --no-deps \
@@ -106,7 +118,7 @@ if [[ $phases == *" search "* ]]; then
 echo "== timings, n = $n"
 work=$(mktemp -d)
 python3 "$root/perf/python/bench_module.py" --n "$n" --data "$work"
-"$bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
+"${bench_env[@]}" "$bench_search" --reference "$work/r.f32" --queries "$work/q.f32" -k 10 --radius 1.3365 \
   --warmup 5 --repeats 30 --phases build knn_sorted --json "$out/bench_search.json" >/dev/null 2>&1
 timeout 300 python3 "$root/perf/python/bench_module.py" --n "$n" --bench-json "$out/bench_search.json" \
   --out "$out" 2>&1 | tail -n 20
