@@ -60,16 +60,19 @@ void in_passes(Index total, Index chunk, Pass&& pass) {
   }
 }
 
-// The tree walks this module offers on Space: those treetrav::searches holds
-// compiled (so that the module compiles none itself).
-template <class Space, class F>
-void with_strategy(std::optional<std::string> const& name, F&& f) {
-  ApplicationStrategy const strategy =
-      name ? parse_strategy<ApplicationStrategy>(*name) : ApplicationStrategy{Autoropes{}};
+// The tree walks of `Strategies` this module offers on Space: those
+// treetrav::searches holds compiled (so that the module compiles none
+// itself; the group walk, where the strategies have it, is compiled there
+// for every backend). `fallback` when no strategy is named.
+template <class Space, class Strategies, class F>
+void with_strategy(std::optional<std::string> const& name, Strategies const& fallback, F&& f) {
+  Strategies const strategy = name ? parse_strategy<Strategies>(*name) : fallback;
   std::visit(
       [&](auto tag) {
         using Strategy = decltype(tag);
-        if constexpr (Strategy::walks_tree && detail::compiled_search_v<Space, true, Strategy>)
+        if constexpr (Strategy::walks_tree &&
+                      (Strategy::group_walk ? detail::compiled_space_v<Space>
+                                            : detail::compiled_search_v<Space, true, Strategy>))
           f(tag);
         else
           throw InputError("strategy", ": '" + std::string(Strategy::name) +
@@ -77,6 +80,10 @@ void with_strategy(std::optional<std::string> const& name, F&& f) {
                                            Space::name());
       },
       strategy);
+}
+template <class Space, class F>
+void with_strategy(std::optional<std::string> const& name, F&& f) {
+  with_strategy<Space>(name, ApplicationStrategy{Autoropes{}}, std::forward<F>(f));
 }
 
 // The k (largest rank + 1, at most the points there are) a search needs.
@@ -546,12 +553,12 @@ nb::tuple paircount(Input data, std::optional<Input> other, std::vector<double> 
       auto const wd = weights_of(rw, 0, "weights");
       auto const wo = ro ? weights_of(row, 1, "others_weights") : wd;
       // One set's own pairs: the group walk unless another strategy is named.
-      if (strategy ? *strategy == GroupWalk::name : options.autocorrelation)
-        counted = count_pairs(space, tree, queries, options, GroupWalk{}, wd, wo);
-      else
-        with_strategy<Space>(strategy, [&](auto tag) {
-          counted = count_pairs(space, tree, queries, options, tag, wd, wo);
-        });
+      with_strategy<Space>(strategy,
+                           options.autocorrelation ? PairCountStrategy{GroupWalk{}}
+                                                   : PairCountStrategy{Autoropes{}},
+                           [&](auto tag) {
+                             counted = count_pairs(space, tree, queries, options, tag, wd, wo);
+                           });
     });
   });
   std::vector<double> xi;

@@ -157,14 +157,16 @@ void run(PairCountCommand& command) {
   options.autocorrelation = autocorrelation && !ranked;
   // The group walk (the default) pairs one set's own points in one process;
   // otherwise the per-query walks count.
-  if (command.run.strategy == GroupWalk::name && !options.autocorrelation) {
+  PairCountStrategy strategy = pair_count_strategy_from(command.run);
+  if (trait_of(strategy, [](auto s) { return decltype(s)::group_walk; }) &&
+      !options.autocorrelation) {
     if (command.strategy_given)
-      throw InputError(fmt::format("--strategy group counts one set's own pairs in one process "
+      throw InputError(fmt::format("--strategy {} counts one set's own pairs in one process "
                                    "(no --queries, one rank); use another strategy{}",
+                                   command.run.strategy,
                                    ranked ? " over MPI ranks" : " with --queries"));
-    command.run.strategy = Autoropes::name;
+    strategy = Autoropes{};
   }
-  PairCountStrategy const strategy = pair_count_strategy_from(command.run);
   auto counted = std::make_shared<PairCounts>();
   run_application(PairCountRun{reference, queries, reference_weights, query_weights, options,
                                record.leaf_size, counted},
