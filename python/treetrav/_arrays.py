@@ -125,6 +125,22 @@ def empty(like, framework, shape, dtype):
     raise ValueError(f"unknown array framework {framework}")
 
 
+def engine(*arrays):
+    """The arrays as the engine takes them. PyTorch tensors go as DLPack
+    capsules from torch's C++ exporter: Tensor.__dlpack__ runs Python-side
+    stream handling for each array, a cost of the order of the whole search's
+    host overhead at a million points (perf/results/python/README.md). The
+    engine runs on the default stream, ordered with torch's default stream,
+    as before; a tensor needing gradients is read through a detached view."""
+    return tuple(_capsule(a) if type(a).__module__.startswith("torch") else a for a in arrays)
+
+
+def _capsule(tensor):
+    from torch.utils.dlpack import to_dlpack
+
+    return to_dlpack(tensor.detach() if tensor.requires_grad else tensor)
+
+
 def finish(a, framework):
     """An output as the caller's framework holds it."""
     if framework == "jax" and not isinstance(a, np.ndarray):

@@ -20,6 +20,7 @@ def bh_accelerations(pos, masses, theta=0.5, softening=0.0, G=1.0, multipole="qu
     if int(leafsize) != leafsize or leafsize < 1:
         raise ValueError(f"leafsize: {leafsize} is not a positive integer")
     a = _arrays.empty(flat, framework, (flat.shape[0], 3), "float64" if float64 else "float32")
-    _core.bh_accelerations(flat, m, float(theta), float(softening), float(G), multipole, opening,
-                           int(leafsize), strategy, backend or "", a)
+    flat_in, m_in, a_out = _arrays.engine(flat, m, a)
+    _core.bh_accelerations(flat_in, m_in, float(theta), float(softening), float(G), multipole,
+                           opening, int(leafsize), strategy, backend or "", a_out)
     return _arrays.finish(a, framework)

@@ -66,7 +66,7 @@ class KDTree:
             raise ValueError(f"leafsize: {leafsize} is not a positive integer")
         box = [] if boxsize is None else [
             float(v) for v in np.broadcast_to(np.asarray(boxsize, dtype=np.float64), (flat.shape[1],))]
-        self._core = _core.KDTreeCore(flat, 0 if leafsize is None else int(leafsize),
+        self._core = _core.KDTreeCore(*_arrays.engine(flat), 0 if leafsize is None else int(leafsize),
                                       backend or "", box)
         self.boxsize = None if boxsize is None else np.asarray(box)
         self.data = data
@@ -90,7 +90,8 @@ class KDTree:
         rows = flat.shape[0]
         d = _arrays.empty(flat, framework, (rows, len(ranks)), np.float64 if float64 else np.float32)
         i = _arrays.empty(flat, framework, (rows, len(ranks)), np.int64)
-        self._core.query(flat, ranks, bound, self.strategy, self.sorted, self.chunk, d, i)
+        flat_in, d_out, i_out = _arrays.engine(flat, d, i)
+        self._core.query(flat_in, ranks, bound, self.strategy, self.sorted, self.chunk, d_out, i_out)
         d, i = _arrays.finish(d, framework), _arrays.finish(i, framework)
         if plain and len(ranks) == 1:  # scipy drops the k axis for k=1
             d, i = d.reshape(lead), i.reshape(lead)
@@ -111,10 +112,11 @@ class KDTree:
         flat, lead, _, framework = _arrays.points(x, "x", self.m)
         if return_length:
             counts = _arrays.empty(flat, framework, (flat.shape[0],), np.int64)
-            self._core.count_ball(flat, r, self.strategy, self.sorted, self.chunk, counts)
+            self._core.count_ball(*_arrays.engine(flat), r, self.strategy, self.sorted, self.chunk,
+                                  *_arrays.engine(counts))
             counts = _arrays.finish(counts, framework).reshape(lead)
             return counts[()] if lead == () and framework == "numpy" else counts
-        offsets, indices = self._core.ball_lists(flat, r, self.strategy, self.chunk)
+        offsets, indices = self._core.ball_lists(*_arrays.engine(flat), r, self.strategy, self.chunk)
         lists = [indices[offsets[q]:offsets[q + 1]].tolist() for q in range(len(offsets) - 1)]
         if lead == ():
             return lists[0]
@@ -156,7 +158,8 @@ def knn_brute(data, x, k=1, backend=None, chunk=0):
         raise ValueError(f"x: a {framework} array, data is a {ref_framework} array")
     d = _arrays.empty(flat, framework, (flat.shape[0], len(ranks)), np.float64 if float64 else np.float32)
     i = _arrays.empty(flat, framework, (flat.shape[0], len(ranks)), np.int64)
-    _core.knn_brute(ref, flat, ranks, backend or "", int(chunk), d, i)
+    ref_in, flat_in, d_out, i_out = _arrays.engine(ref, flat, d, i)
+    _core.knn_brute(ref_in, flat_in, ranks, backend or "", int(chunk), d_out, i_out)
     d, i = _arrays.finish(d, framework), _arrays.finish(i, framework)
     if plain and len(ranks) == 1:
         return d.reshape(lead), i.reshape(lead)

@@ -71,6 +71,7 @@ def paircount(data, edges, others=None, boxsize=None, weights=None, others_weigh
             if others_weights is None:
                 raise ValueError("others_weights: the pairs' products need weights for others too")
             ow, _ = _arrays.vector(others_weights, "others_weights", other.shape[0])
+    flat, other, w, ow = _arrays.engine(flat, other, w, ow)
     counts, weighted, xi, pairs, weight_pairs = _core.paircount(
         flat, other, edges.tolist(), box, w, ow, backend or "", strategy,
         0 if leafsize is None else int(leafsize), bool(sorted))
