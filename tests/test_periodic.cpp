@@ -269,10 +269,13 @@ TYPED_TEST(Periodic, PairCountsEqualDoubleLoop) {
       for (bool autocorr : {true, false})
         for (bool weighted : {false, true}) {
           double const half = c.box.shortest() / 2;
-          // Log bins, linear bins from 0 (the first holds the duplicates), and
-          // few wide bins up to L / 2 (whole nodes counted at once).
-          for (auto const& edges : {log_edges(0.01 * half, 0.9 * half, 12),
-                                    linear_edges(0, 0.5 * half, 7), linear_edges(0.1, half, 2)}) {
+          // Log bins, linear bins from 0 (the first holds the duplicates),
+          // few wide bins up to L / 2 (whole nodes counted at once), and more
+          // bins than the walks keep in their 32-bin state (the group walk's
+          // counts then leave the warp's scratch).
+          for (auto const& edges :
+               {log_edges(0.01 * half, 0.9 * half, 12), linear_edges(0, 0.5 * half, 7),
+                linear_edges(0.1, half, 2), log_edges(0.005 * half, 0.9 * half, 40)}) {
             HostPoints const& queries = autocorr ? c.reference : c.queries;
             std::vector<float> w_ref, w_query;
             if (weighted) {

@@ -17,11 +17,14 @@
 // distance would.
 #include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/periodic_box.hpp>
+#include <treetrav/kernels/visitor.hpp>
 #include <treetrav/traversal/traverse.hpp>
 #include <treetrav/trees/bvh.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -349,6 +352,38 @@ struct PairCountVisitor {
   }
 };
 
+// The cells of PairCountGroups: `up` holds the squared edges rounded up
+// (non-decreasing, up.back() > 0), `first` the least squared distance to
+// bin (below it none is counted). The cells split the float bits of
+// [first, up.back()) into at most max_cells runs of equal bits >> shift;
+// each cell holds the count of edges e with up[e] at or below its least
+// value (low byte) and its largest (high byte).
+struct PairCountCells {
+  static constexpr std::uint32_t max_cells = 1024;
+  std::vector<std::uint16_t> cells;
+  std::uint32_t first = 0;
+  int shift = 0;
+
+  PairCountCells(std::vector<float> const& up, float least) {
+    std::uint32_t const low = float_bits(least > 0 ? least : 0.0f);
+    std::uint32_t const high = float_bits(up.back());
+    while ((high >> shift) - (low >> shift) + 1 > max_cells)
+      ++shift;
+    first = low >> shift;
+    cells.resize((high >> shift) - first + 1);
+    auto const edges_at_or_below = [&](float x) {
+      return std::uint16_t(std::upper_bound(up.begin(), up.end(), x) - up.begin());
+    };
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      std::uint64_t const key = first + c;
+      std::uint64_t const last = std::min<std::uint64_t>(((key + 1) << shift) - 1, high);
+      std::uint16_t const fewest = edges_at_or_below(bits_float(std::uint32_t(key << shift)));
+      std::uint16_t const most = edges_at_or_below(bits_float(std::uint32_t(last)));
+      cells[c] = std::uint16_t(fewest | (most << 8));
+    }
+  }
+};
+
 // The autocorrelation's group walk (GroupWalk): the queries are the tree's
 // own points, and each unordered pair is counted once, from its point of
 // lower tree position (no point with itself). A warp walks the tree once
@@ -369,10 +404,26 @@ struct PairCountGroups {
   using Tree = Bvh<MemorySpace>;
   static constexpr bool guided = false;
   static constexpr bool group_walk = true;
-  struct state_type {
+  // The counts, while they fit, in the warp's scratch, one column a lane
+  // that both its queries add to (lanes binning pairs into different bins
+  // then touch distinct banks; in local memory their scattered reads and
+  // writes each cost a transaction per lane). The lane's column goes out in
+  // its slot-0 query's row, zeros in its slot-1 query's: only the rows' sum
+  // is the count.
+  static constexpr bool counts_in_scratch = MaxBins <= 32 && W <= 8;
+  struct warp_counts {
+    std::uint32_t counts[MaxBins][group_walk_lanes];
+  };
+  using warp_state_type = std::conditional_t<counts_in_scratch, warp_counts, void>;
+  struct scratch_state {
+    std::uint32_t* counts; // the lane's column: counts[bin * group_walk_lanes]
+    double sums[MaxBins];
+  };
+  struct local_state {
     std::uint32_t counts[MaxBins];
     double sums[MaxBins];
   };
+  using state_type = std::conditional_t<counts_in_scratch, scratch_state, local_state>;
   struct group_type {
     Coordinate lo[W], hi[W];
     Index first;
@@ -387,7 +438,14 @@ struct PairCountGroups {
     Coordinate x[W];
     Index position;
   };
-  using query_record_type = point_record_type;
+  // wrap: a query within the top edge's reach of a periodic box's face,
+  // whose pairs need the nearest image; the others' pairs in reach are
+  // their plain differences (those far across the box stay out of reach).
+  struct query_record_type {
+    Coordinate x[W];
+    Index position;
+    bool wrap;
+  };
   static constexpr double margin = PairCountVisitor<MemorySpace, W, MaxBins>::margin;
   static constexpr double float_error = 4e-6;
 
@@ -397,12 +455,27 @@ struct PairCountGroups {
   // float_error, as floats: a float squared distance in [down, up) of an
   // edge is decided in double.
   Kokkos::View<Coordinate const*, MemorySpace> sure;
+  // The edges' search shortened by the bits of a float squared distance:
+  // the distances whose bits >> cell_shift are cell_first + c have between
+  // cells(c) & 0xff and cells(c) >> 8 edges surely at or below them
+  // (PairCountCells), so one load gives the count, or a step or two where
+  // an edge falls inside the cell, in place of a search of dependent loads.
+  Kokkos::View<std::uint16_t const*, MemorySpace> cells;
+  std::uint32_t cell_first;
+  int cell_shift;
   int bins;
   PairGeometry geometry;
   Coordinate length[W], half[W]; // the box's sides (0: open) and halves (open: infinity)
   Kokkos::View<double const*, MemorySpace> weight_prefix; // tree order, n + 1 (empty: none)
   Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts;
   Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums;
+  // A query inside [inner_low, inner_high] in every dimension needs no
+  // image: open dimensions take every coordinate; periodic ones those
+  // farther than the top edge (and its float slack) from both faces.
+  Coordinate inner_low[W], inner_high[W];
+  // sure's first and last values, by value: most pairs fall outside them,
+  // and the test then waits on no load.
+  Coordinate first_down, last_up;
 
   KOKKOS_FUNCTION bool weighted() const { return weight_prefix.extent(0) > 0; }
   KOKKOS_FUNCTION Index query_count() const { return tree.points.size(); }
@@ -411,22 +484,43 @@ struct PairCountGroups {
     return tree.points.rows.data() + std::size_t(p) * row_stride(W);
   }
 
+  KOKKOS_FORCEINLINE_FUNCTION static std::uint32_t& count(state_type& s, int bin) {
+    if constexpr (counts_in_scratch)
+      return s.counts[bin * group_walk_lanes];
+    else
+      return s.counts[bin];
+  }
   KOKKOS_FUNCTION void initialize(Index, state_type& s) const {
     for (int b = 0; b < bins; ++b) {
-      s.counts[b] = 0;
+      count(s, b) = 0;
       if (weighted())
         s.sums[b] = 0;
     }
   }
+  template <class WarpCounts>
+  KOKKOS_FUNCTION void initialize(Index query, state_type& s, WarpCounts& warp, int lane,
+                                  int) const {
+    s.counts = &warp.counts[0][lane];
+    initialize(query, s);
+  }
   KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const {
     for (int b = 0; b < bins; ++b) {
-      counts(query, b) = s.counts[b];
+      counts(query, b) = count(const_cast<state_type&>(s), b);
+      if (weighted())
+        sums(query, b) = s.sums[b];
+    }
+  }
+  template <class WarpCounts>
+  KOKKOS_FUNCTION void finalize(Index query, state_type const& s, WarpCounts&, int,
+                                int slot) const {
+    for (int b = 0; b < bins; ++b) {
+      counts(query, b) = slot == 0 ? s.counts[b * group_walk_lanes] : 0;
       if (weighted())
         sums(query, b) = s.sums[b];
     }
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(state_type& s, int bin, Index first, Index end) const {
-    s.counts[bin] += static_cast<std::uint32_t>(end - first);
+    count(s, bin) += static_cast<std::uint32_t>(end - first);
     if (weighted())
       s.sums[bin] += weight_prefix(end) - weight_prefix(first);
   }
@@ -506,7 +600,13 @@ struct PairCountGroups {
     return r;
   }
   KOKKOS_FUNCTION query_record_type query_record(Index, Index position) const {
-    return point_record(position);
+    query_record_type r;
+    detail::load_row<W>(row(position), r.x);
+    r.position = position;
+    r.wrap = false;
+    for (int k = 0; k < W; ++k)
+      r.wrap = r.wrap || r.x[k] < inner_low[k] || r.x[k] > inner_high[k];
+    return r;
   }
 
   KOKKOS_FUNCTION void interact(node_record_type const& r, query_record_type const& q,
@@ -523,28 +623,32 @@ struct PairCountGroups {
     if (p.position <= q.position)
       return;
     Coordinate d2 = 0;
+    if (q.wrap) {
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
-      Coordinate const big = p.x[k] > q.x[k] ? p.x[k] : q.x[k];
-      Coordinate const small = p.x[k] > q.x[k] ? q.x[k] : p.x[k];
-      Coordinate d = big - small;
-      if (d > half[k])
-        d = (length[k] - big) + small;
-      d2 += d * d;
+      for (int k = 0; k < W; ++k) {
+        Coordinate const big = p.x[k] > q.x[k] ? p.x[k] : q.x[k];
+        Coordinate const small = p.x[k] > q.x[k] ? q.x[k] : p.x[k];
+        Coordinate d = big - small;
+        if (d > half[k])
+          d = (length[k] - big) + small;
+        d2 += d * d;
+      }
+    } else { // the same differences, rounded the same, where no image is nearer
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        Coordinate const d = p.x[k] - q.x[k];
+        d2 += d * d;
+      }
     }
+    if (d2 >= last_up || d2 < first_down) // surely beyond the last edge or below the first
+      return;
     Coordinate const* const down = sure.data();
     Coordinate const* const up = down + bins + 1;
-    if (d2 >= up[bins] || d2 < down[0]) // surely beyond the last edge or below the first
-      return;
-    // The edges surely at or below d2: [0, below), by a search of the same
-    // steps for every pair (no branch to mispredict, no lanes diverging).
-    int base = 0;
-    for (int n = bins + 1; n > 1;) {
-      int const half = n / 2;
-      base = up[base + half] <= d2 ? base + half : base;
-      n -= half;
-    }
-    int const below = base + (up[base] <= d2 ? 1 : 0);
+    // The edges surely at or below d2: [0, below).
+    std::uint32_t const range = cells((detail::float_bits(d2) >> cell_shift) - cell_first);
+    int below = int(range & 0xffu);
+    for (int const most = int(range >> 8); below < most && up[below] <= d2;)
+      ++below;
     // Edge `below` is unsure when its rounded-down square is at or below d2.
     int const b = down[below] <= d2 ? pair_bin(edges2, bins, geometry.distance2<W>(q.x, p.x))
                                     : below - 1;
@@ -642,32 +746,59 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   Kokkos::View<Coordinate*, MemorySpace> sure(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::sure_edges"),
       2 * (bins + 1));
-  {
-    auto host = Kokkos::create_mirror_view(sure);
-    for (int b = 0; b <= bins; ++b) {
-      double const e2 = options.edges[b] * options.edges[b];
-      double const e = PairCountGroups<MemorySpace, 3, 32>::float_error;
-      double const down = e2 * (1 - e) - 1e-30, up = e2 * (1 + e) + 1e-30;
-      Coordinate low = static_cast<Coordinate>(down), high = static_cast<Coordinate>(up);
-      if (double(low) > down)
-        low = std::nextafter(low, -infinity);
-      if (double(high) < up)
-        high = std::nextafter(high, infinity);
-      host(b) = low;
-      host(bins + 1 + b) = high;
-    }
-    Kokkos::deep_copy(space, sure, host);
-    space.fence(); // `host` leaves scope
+  auto host = Kokkos::create_mirror_view(sure);
+  for (int b = 0; b <= bins; ++b) {
+    double const e2 = options.edges[b] * options.edges[b];
+    double const e = PairCountGroups<MemorySpace, 3, 32>::float_error;
+    double const down = e2 * (1 - e) - 1e-30, up = e2 * (1 + e) + 1e-30;
+    Coordinate low = static_cast<Coordinate>(down), high = static_cast<Coordinate>(up);
+    if (double(low) > down)
+      low = std::nextafter(low, -infinity);
+    if (double(high) < up)
+      high = std::nextafter(high, infinity);
+    host(b) = low;
+    host(bins + 1 + b) = high;
   }
+  PairCountCells const cells(
+      std::vector<float>(host.data() + bins + 1, host.data() + 2 * (bins + 1)), host(0));
+  Kokkos::View<std::uint16_t*, MemorySpace> cell_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::edge_cells"),
+      cells.cells.size());
+  Kokkos::deep_copy(space, sure, host);
+  Kokkos::deep_copy(space, cell_view,
+                    Kokkos::View<std::uint16_t const*, Kokkos::HostSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>(cells.cells.data(),
+                                                                         cells.cells.size()));
+  space.fence(); // `host` and `cells` leave scope
   auto const walk = [&](auto capacity) {
     dispatch_width(tree.width(), [&](auto width) {
       constexpr int W = decltype(width)::value;
       PairCountGroups<MemorySpace, W, decltype(capacity)::value> visitor{
-          tree, edges2, sure, bins, geometry, {}, {}, weight_prefix, counts, sums};
+          tree, edges2, sure, cell_view, cells.first, cells.shift, bins, geometry, {}, {},
+          weight_prefix, counts, sums};
+      // The slack: a plain difference across the box is at least L / 2 and
+      // its image at least the reach, so its float square stays above the
+      // top edge's rounded-up square (float_error).
+      visitor.first_down = host(0);
+      visitor.last_up = host(2 * bins + 1);
+      double const reach = options.edges.back() * (1 + 1e-5);
       for (int k = 0; k < W; ++k) {
         bool const periodic = k < options.box.dimension;
         visitor.length[k] = periodic ? static_cast<Coordinate>(options.box.length[k]) : 0;
         visitor.half[k] = periodic ? visitor.length[k] / 2 : infinity;
+        visitor.inner_low[k] = -infinity;
+        visitor.inner_high[k] = infinity;
+        if (periodic) {
+          double const high = options.box.length[k] - reach;
+          Coordinate low_bound = static_cast<Coordinate>(reach);
+          Coordinate high_bound = static_cast<Coordinate>(high);
+          if (double(low_bound) < reach)
+            low_bound = std::nextafter(low_bound, infinity);
+          if (double(high_bound) > high)
+            high_bound = std::nextafter(high_bound, -infinity);
+          visitor.inner_low[k] = low_bound;
+          visitor.inner_high[k] = high_bound;
+        }
       }
       traverse(space, tree.topology, visitor, strategy,
                Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));

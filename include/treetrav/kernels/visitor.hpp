@@ -64,6 +64,20 @@ namespace treetrav {
 // with initialize and finalize as above. accept() must open every node that
 // contains a point of the group if the point's own contribution is to be
 // excluded; interact(point_record_type, ...) sees the query's own point too.
+// Optionally, state too large for registers (a histogram, say) can live in
+// the warp's scratch memory, laid out by lane so that the lanes of a warp,
+// whatever each of them indexes, touch distinct banks. A lane holds up to
+// group_walk_slots queries of the group (slot 0 first: a lane with a query
+// in slot 1 has one in slot 0); initialize and finalize then take the warp's
+// state and the query's lane and slot:
+//
+//     using warp_state_type = ...;  // one per warp, in scratch; void: none
+//     KOKKOS_FUNCTION void initialize(Index query, state_type&, warp_state_type&, int lane, int slot) const;
+//     KOKKOS_FUNCTION void finalize(Index query, state_type const&, warp_state_type&, int lane, int slot) const;
+
+// A warp of the group walk: its lanes, and the queries each holds at once.
+inline constexpr int group_walk_lanes = 32;
+inline constexpr int group_walk_slots = 2;
 
 namespace detail {
 

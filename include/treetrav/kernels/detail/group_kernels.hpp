@@ -6,6 +6,7 @@
 #include <treetrav/core/backends.hpp>
 #include <treetrav/kernels/detail/host_kernels.hpp>
 #include <treetrav/kernels/detail/warp.hpp>
+#include <treetrav/kernels/visitor.hpp>
 #include <treetrav/core/workspace.hpp>
 
 #include <algorithm>
@@ -195,6 +196,18 @@ struct has_group_skip<Visitor,
 
 // The points under the root: a TreeTopology's root range (a View), a
 // RadixTopology's count.
+// The visitor's warp_state_type (visitor.hpp), or an empty one.
+template <class Visitor, class = void>
+struct warp_state_of {
+  struct type {};
+  static constexpr bool value = false;
+};
+template <class Visitor>
+struct warp_state_of<Visitor, std::void_t<typename Visitor::warp_state_type>> {
+  using type = typename Visitor::warp_state_type;
+  static constexpr bool value = !std::is_void_v<type>;
+};
+
 template <class Topology, class = void>
 struct has_point_end_view : std::false_type {};
 template <class Topology>
@@ -219,8 +232,11 @@ struct GroupWalkKernel {
   using PointRecord = typename Visitor::point_record_type;
   using QueryRecord = typename Visitor::query_record_type;
   using State = typename Visitor::state_type;
-  static constexpr int max_lanes = 32;
-  static constexpr int slots = 2; // queries per lane
+  static constexpr int max_lanes = group_walk_lanes;
+  static constexpr int slots = group_walk_slots; // queries per lane
+  static constexpr bool warp_state = warp_state_of<Visitor>::value;
+  using WarpState = std::conditional_t<warp_state, typename warp_state_of<Visitor>::type,
+                                       typename warp_state_of<void>::type>;
 
   enum Kind : int { skip, accepted, leaf, opened };
 
@@ -242,6 +258,7 @@ struct GroupWalkKernel {
     PointRecord points[max_lanes];
     Index leaf_first[2 * max_lanes];
     Index leaf_offset[2 * max_lanes];
+    WarpState state;
   };
 
   Topology topology;
@@ -256,17 +273,32 @@ struct GroupWalkKernel {
   Index group_count;
   Index stack_capacity;
 
+  // Each record meets the lane's queries, copied out of the lane first: the
+  // lane, reached by reference, lives in local memory, and each of the
+  // list's interactions would read its queries back from there.
+  template <class Record>
+  KOKKOS_FORCEINLINE_FUNCTION void interact_all(Record const* records, int count,
+                                                Lane& l) const {
+    QueryRecord query[slots];
+    bool valid[slots];
+#pragma unroll
+    for (int s = 0; s < slots; ++s) {
+      query[s] = l.query[s];
+      valid[s] = l.valid[s];
+    }
+    for (int j = 0; j < count; ++j) {
+      Record const record = records[j];
+#pragma unroll
+      for (int s = 0; s < slots; ++s)
+        if (valid[s])
+          visitor.interact(record, query[s], l.state[s]);
+    }
+  }
+
   template <class Warp, class Lanes>
   KOKKOS_FUNCTION void flush_nodes(Warp const& warp, Lanes& lanes, Scratch& scratch,
                                    int count) const {
-    warp.for_each_lane(lanes, [&](int, Lane& l) {
-      for (int j = 0; j < count; ++j) {
-        NodeRecord const record = scratch.nodes[j];
-        for (int s = 0; s < slots; ++s)
-          if (l.valid[s])
-            visitor.interact(record, l.query[s], l.state[s]);
-      }
-    });
+    warp.for_each_lane(lanes, [&](int, Lane& l) { interact_all(scratch.nodes, count, l); });
     warp.sync();
   }
 
@@ -292,14 +324,7 @@ struct GroupWalkKernel {
             visitor.point_record(scratch.leaf_first[low] + (flat - scratch.leaf_offset[low]));
       });
       warp.sync();
-      warp.for_each_lane(lanes, [&](int, Lane& l) {
-        for (int j = 0; j < count; ++j) {
-          PointRecord const record = scratch.points[j];
-          for (int s = 0; s < slots; ++s)
-            if (l.valid[s])
-              visitor.interact(record, l.query[s], l.state[s]);
-        }
-      });
+      warp.for_each_lane(lanes, [&](int, Lane& l) { interact_all(scratch.points, count, l); });
       warp.sync();
     }
   }
@@ -317,7 +342,10 @@ struct GroupWalkKernel {
         l.valid[s] = position < last && visitor.active(l.query_index[s]);
         if (l.valid[s]) {
           l.query[s] = visitor.query_record(l.query_index[s], position);
-          visitor.initialize(l.query_index[s], l.state[s]);
+          if constexpr (warp_state)
+            visitor.initialize(l.query_index[s], l.state[s], scratch.state, lane, s);
+          else
+            visitor.initialize(l.query_index[s], l.state[s]);
         }
       }
       if (lane == 0)
@@ -384,10 +412,14 @@ struct GroupWalkKernel {
     }
     flush_nodes(warp, lanes, scratch, nodes);
     flush_points(warp, lanes, scratch, leaves, points);
-    warp.for_each_lane(lanes, [&](int, Lane& l) {
+    warp.for_each_lane(lanes, [&](int lane, Lane& l) {
       for (int s = 0; s < slots; ++s)
-        if (l.valid[s])
-          visitor.finalize(l.query_index[s], l.state[s]);
+        if (l.valid[s]) {
+          if constexpr (warp_state)
+            visitor.finalize(l.query_index[s], l.state[s], scratch.state, lane, s);
+          else
+            visitor.finalize(l.query_index[s], l.state[s]);
+        }
     });
   }
 
