@@ -490,6 +490,12 @@ struct PairCountGroups {
     else
       return s.counts[bin];
   }
+  KOKKOS_FORCEINLINE_FUNCTION static std::uint32_t count(state_type const& s, int bin) {
+    if constexpr (counts_in_scratch)
+      return s.counts[bin * group_walk_lanes];
+    else
+      return s.counts[bin];
+  }
   KOKKOS_FUNCTION void initialize(Index, state_type& s) const {
     for (int b = 0; b < bins; ++b) {
       count(s, b) = 0;
@@ -505,7 +511,7 @@ struct PairCountGroups {
   }
   KOKKOS_FUNCTION void finalize(Index query, state_type const& s) const {
     for (int b = 0; b < bins; ++b) {
-      counts(query, b) = count(const_cast<state_type&>(s), b);
+      counts(query, b) = count(s, b);
       if (weighted())
         sums(query, b) = s.sums[b];
     }
@@ -514,7 +520,7 @@ struct PairCountGroups {
   KOKKOS_FUNCTION void finalize(Index query, state_type const& s, WarpCounts&, int,
                                 int slot) const {
     for (int b = 0; b < bins; ++b) {
-      counts(query, b) = slot == 0 ? s.counts[b * group_walk_lanes] : 0;
+      counts(query, b) = slot == 0 ? count(s, b) : 0;
       if (weighted())
         sums(query, b) = s.sums[b];
     }
