@@ -194,8 +194,6 @@ struct has_group_skip<Visitor,
                           std::declval<Index>(), std::declval<typename Visitor::group_type const&>()))>>
     : std::true_type {};
 
-// The points under the root: a TreeTopology's root range (a View), a
-// RadixTopology's count.
 // The visitor's warp_state_type (visitor.hpp), or an empty one.
 template <class Visitor, class = void>
 struct warp_state_of {
@@ -208,6 +206,8 @@ struct warp_state_of<Visitor, std::void_t<typename Visitor::warp_state_type>> {
   static constexpr bool value = !std::is_void_v<type>;
 };
 
+// The points under the root: a TreeTopology's root range (a View), a
+// RadixTopology's count.
 template <class Topology, class = void>
 struct has_point_end_view : std::false_type {};
 template <class Topology>
