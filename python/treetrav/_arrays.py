@@ -130,8 +130,9 @@ def engine(*arrays):
     capsules from torch's C++ exporter: Tensor.__dlpack__ runs Python-side
     stream handling for each array, a cost of the order of the whole search's
     host overhead at a million points (perf/results/python/README.md). The
-    engine runs on the default stream, ordered with torch's default stream,
-    as before; a tensor needing gradients is read through a detached view."""
+    engine runs on CUDA's legacy default stream, which waits for torch's
+    default stream; a tensor needing gradients is read through a detached
+    view."""
     return tuple(_capsule(a) if type(a).__module__.startswith("torch") else a for a in arrays)
 
 
