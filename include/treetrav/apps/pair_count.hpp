@@ -484,17 +484,13 @@ struct PairCountGroups {
     return tree.points.rows.data() + std::size_t(p) * row_stride(W);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION static std::uint32_t& count(state_type& s, int bin) {
+  // A bin's count in either state (State: state_type, const or not).
+  template <class State>
+  KOKKOS_FORCEINLINE_FUNCTION static decltype(auto) count(State& s, int bin) {
     if constexpr (counts_in_scratch)
-      return s.counts[bin * group_walk_lanes];
+      return (s.counts[bin * group_walk_lanes]);
     else
-      return s.counts[bin];
-  }
-  KOKKOS_FORCEINLINE_FUNCTION static std::uint32_t count(state_type const& s, int bin) {
-    if constexpr (counts_in_scratch)
-      return s.counts[bin * group_walk_lanes];
-    else
-      return s.counts[bin];
+      return (s.counts[bin]);
   }
   KOKKOS_FUNCTION void initialize(Index, state_type& s) const {
     for (int b = 0; b < bins; ++b) {
@@ -748,6 +744,15 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   geometry.dimension = options.box.dimension;
   for (int k = 0; k < options.box.dimension; ++k)
     geometry.length[k] = options.box.length[k];
+  // The floats nearest below and above a double.
+  auto const float_below = [](double x) {
+    Coordinate const f = static_cast<Coordinate>(x);
+    return double(f) > x ? std::nextafter(f, -infinity) : f;
+  };
+  auto const float_above = [](double x) {
+    Coordinate const f = static_cast<Coordinate>(x);
+    return double(f) < x ? std::nextafter(f, infinity) : f;
+  };
   // The float bounds of the squared edges; 1e-30 covers the squares' underflow.
   Kokkos::View<Coordinate*, MemorySpace> sure(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::PairCount::sure_edges"),
@@ -756,14 +761,8 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
   for (int b = 0; b <= bins; ++b) {
     double const e2 = options.edges[b] * options.edges[b];
     double const e = PairCountGroups<MemorySpace, 3, 32>::float_error;
-    double const down = e2 * (1 - e) - 1e-30, up = e2 * (1 + e) + 1e-30;
-    Coordinate low = static_cast<Coordinate>(down), high = static_cast<Coordinate>(up);
-    if (double(low) > down)
-      low = std::nextafter(low, -infinity);
-    if (double(high) < up)
-      high = std::nextafter(high, infinity);
-    host(b) = low;
-    host(bins + 1 + b) = high;
+    host(b) = float_below(e2 * (1 - e) - 1e-30);
+    host(bins + 1 + b) = float_above(e2 * (1 + e) + 1e-30);
   }
   PairCountCells const cells(
       std::vector<float>(host.data() + bins + 1, host.data() + 2 * (bins + 1)), host(0));
@@ -782,29 +781,18 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
       PairCountGroups<MemorySpace, W, decltype(capacity)::value> visitor{
           tree, edges2, sure, cell_view, cells.first, cells.shift, bins, geometry, {}, {},
           weight_prefix, counts, sums};
+      visitor.first_down = host(0);
+      visitor.last_up = host(2 * bins + 1);
       // The slack: a plain difference across the box is at least L / 2 and
       // its image at least the reach, so its float square stays above the
       // top edge's rounded-up square (float_error).
-      visitor.first_down = host(0);
-      visitor.last_up = host(2 * bins + 1);
       double const reach = options.edges.back() * (1 + 1e-5);
       for (int k = 0; k < W; ++k) {
         bool const periodic = k < options.box.dimension;
         visitor.length[k] = periodic ? static_cast<Coordinate>(options.box.length[k]) : 0;
         visitor.half[k] = periodic ? visitor.length[k] / 2 : infinity;
-        visitor.inner_low[k] = -infinity;
-        visitor.inner_high[k] = infinity;
-        if (periodic) {
-          double const high = options.box.length[k] - reach;
-          Coordinate low_bound = static_cast<Coordinate>(reach);
-          Coordinate high_bound = static_cast<Coordinate>(high);
-          if (double(low_bound) < reach)
-            low_bound = std::nextafter(low_bound, infinity);
-          if (double(high_bound) > high)
-            high_bound = std::nextafter(high_bound, -infinity);
-          visitor.inner_low[k] = low_bound;
-          visitor.inner_high[k] = high_bound;
-        }
+        visitor.inner_low[k] = periodic ? float_above(reach) : -infinity;
+        visitor.inner_high[k] = periodic ? float_below(options.box.length[k] - reach) : infinity;
       }
       traverse(space, tree.topology, visitor, strategy,
                Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));
