@@ -112,8 +112,8 @@ class KDTree:
         flat, lead, _, framework = _arrays.points(x, "x", self.m)
         if return_length:
             counts = _arrays.empty(flat, framework, (flat.shape[0],), np.int64)
-            self._core.count_ball(*_arrays.engine(flat), r, self.strategy, self.sorted, self.chunk,
-                                  *_arrays.engine(counts))
+            flat_in, counts_out = _arrays.engine(flat, counts)
+            self._core.count_ball(flat_in, r, self.strategy, self.sorted, self.chunk, counts_out)
             counts = _arrays.finish(counts, framework).reshape(lead)
             return counts[()] if lead == () and framework == "numpy" else counts
         offsets, indices = self._core.ball_lists(*_arrays.engine(flat), r, self.strategy, self.chunk)
