@@ -1,125 +1,201 @@
 #!/usr/bin/env bash
-# Distributed batch kNN on the lent 2-GPU machine (the `device` tool), from the
-# repository root, with what was built here carried in .device/mpi/:
-#   treetrav  (CUDA + OpenMP + Serial build with MPI, stripped)
-#   lib/      shared libraries the image may lack (HDF5, libgomp, ...)
-#   ompi/     Debian's OpenMPI runtime (orterun, orted, libraries, plugins, PMIx)
-#             under its own prefix, used through OPAL_PREFIX: the image's own
-#             mpirun, if any, is reported but not used (the binary links Debian's libmpi);
-#             lib/ and ompi/ may come as lib.tar.xz and ompi.tar.xz (unpacked first)
-# Then N-body step times (below). kNN weak scaling: P GPUs (one rank each) search P x 1M reference points uniform
-# in the box [0, 100]^3 with P x 1M queries uniform in the ball of radius 50 at
-# its centre, k = 10, queries in Morton order; 1 GPU runs the plain
-# single-tree search. The 2-GPU results are compared with one GPU's on the same
-# 2M/2M input (they must be identical). Logs and a CSV go to $OUT.
+# Distributed kNN (and the N-body step) on the lent multi-GPU machines (the
+# `device` tool: nvidia-h100-x2/x4, nvidia-h200-x2/x4), from the repository
+# root, one rank per GPU. Carried in .device/ (ignored), made on the 2-core
+# machine:
+#   kokkos-cuda, kk-cuda   scripts/bootstrap-kokkos*.sh's CUDA installs (cp -a from the cache)
+#   mpi-prefix.tar.xz      scripts/device/pack-mpi-prefix.sh: Debian's OpenMPI and parallel HDF5
+# The CLI is built there, on all its cores (CUDA + OpenMP, MPI, parallel HDF5),
+# unless TREETRAV_BINARY names one. Then, with GPUS the machine's GPU counts
+# (TREETRAV_GPUS, default "1 2 4" up to the GPUs there) and N = TREETRAV_PER_GPU
+# (default 1M):
+#   weak scaling   P GPUs search P x N reference points uniform in [0, 100]^3
+#                  with P x N queries uniform in the inscribed ball, k = 10,
+#                  queries in Morton order (three runs each);
+#   strong scaling TREETRAV_STRONG (default 8 x N) / the same on every P;
+#   identical      every P-GPU results file equal to one GPU's on the same input;
+#   memory         peak host RSS (/usr/bin/time) and device memory
+#                  (nvidia-smi, sampled) per rank;
+#   N-body         (TREETRAV_SKIP_NBODY unset) a Plummer sphere of P x 1M
+#                  bodies on P GPUs and 4M on every P, step times.
+# Logs, CSVs and summary.txt go to $OUT. The CLI's times per run: read (not in
+# the distributed call), build (the Morton partition among the ranks and the
+# local trees), traverse (the distributed search: routing, exchanges, local
+# searches, merges, results on the host).
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-dir=$PWD/.device/mpi
-echo "image mpirun: $(command -v mpirun || echo none)" | tee "$out/env.txt"
-nvidia-smi -L | tee -a "$out/env.txt"
-# Archives unpack outside the carried folder (nothing carried twice).
-unpacked=/tmp/tt-mpi
-for name in ompi lib; do
-  if [[ -e $dir/$name.tar.xz ]]; then
-    mkdir -p "$unpacked/$name" && tar xJf "$dir/$name.tar.xz" -C "$unpacked/$name"
-  elif [[ -d $dir/$name ]]; then
-    mkdir -p "$unpacked" && ln -sfn "$dir/$name" "$unpacked/$name"
-  fi
-done
-ompi=$unpacked/ompi
-# Or Debian's OpenMPI packages unpacked as one prefix (.device/mpi-prefix.tar.xz,
-# as redesign-ab.sh carries it), with a treetrav built here against it
-# (TREETRAV_BINARY, the kNN part only: TREETRAV_SKIP_NBODY=1).
-if [[ -f $PWD/.device/mpi-prefix.tar.xz ]]; then
-  [[ -d $unpacked/usr ]] || { mkdir -p "$unpacked" && tar xJf "$PWD/.device/mpi-prefix.tar.xz" -C "$unpacked"; }
-  ompi=$unpacked/usr
-fi
-export OPAL_PREFIX=$ompi PMIX_INSTALL_PREFIX=$ompi/lib/x86_64-linux-gnu/pmix2
-# OpenMPI's own libraries first; of lib/, only those the image lacks (ldd's
-# "not found", three levels down), so the image's own stay first otherwise.
+root=$PWD
+started=$SECONDS
+cache=/root/.cache/treetrav
+export PATH=/usr/local/cuda/bin:$PATH NVCC_WRAPPER_DEFAULT_COMPILER=g++-12
+# shellcheck source=scripts/device/carried-kokkos.sh
+source "$root/scripts/device/carried-kokkos.sh"
+nvidia-smi -L | tee "$out/env.txt"
+nproc | sed 's/^/cores: /' | tee -a "$out/env.txt"
+gpus_here=$(nvidia-smi -L | wc -l)
+
+# Debian's OpenMPI as one prefix, relocated by OPAL_PREFIX; of its deps/,
+# only the libraries the image lacks.
+prefix=/tmp/tt-mpi/usr
+[[ -d $prefix ]] || { mkdir -p /tmp/tt-mpi && tar xJf "$root/.device/mpi-prefix.tar.xz" -C /tmp/tt-mpi; }
+lib=$prefix/lib/x86_64-linux-gnu
 mkdir -p /tmp/tt-lib
-export LD_LIBRARY_PATH=$ompi/syslib:$ompi/lib/x86_64-linux-gnu:$ompi/lib/x86_64-linux-gnu/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$ompi/bin:$PATH
-treetrav=${TREETRAV_BINARY:-$dir/treetrav}
-for _ in 1 2 3; do
-  for missing in $(ldd "$treetrav" 2>/dev/null | awk '/not found/ {print $1}'); do
-    cp -n "$unpacked/lib/$missing" /tmp/tt-lib/ 2>/dev/null
+export OPAL_PREFIX=$prefix PMIX_INSTALL_PREFIX=$lib/pmix2 PATH=$prefix/bin:$PATH
+export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+missing_libraries() { # binaries...: copy from deps/ what ldd does not find, three levels down
+  local _ name
+  for _ in 1 2 3; do
+    for name in $(ldd "$@" 2>/dev/null | awk '/not found/ {print $1}' | sort -u); do
+      cp -n "$prefix/deps/$name" /tmp/tt-lib/ 2>/dev/null
+    done
   done
-done
+}
+missing_libraries "$prefix/bin/orted" "$lib/libmpi.so.40" "$lib"/hdf5/openmpi/libhdf5.so
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 # Shared memory without cross-process reads (containers often forbid them).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMP_PROC_BIND=spread OMP_PLACES=threads
-mpirun=$ompi/bin/mpirun
-[[ -x $mpirun ]] || mpirun=$ompi/bin/mpirun.openmpi
-ldd "$treetrav" | grep "not found" && echo "missing libraries" >&2
-work=$(mktemp -d)
-per_gpu=${TREETRAV_PER_GPU:-1000000}  # points and queries per GPU (smaller for a dry run)
+mpirun=$prefix/bin/mpirun.openmpi
 
-python3 - "$work" "$per_gpu" <<'EOF'
+treetrav=${TREETRAV_BINARY:-}
+if [[ -z $treetrav ]]; then
+  link_kokkos
+  build=$root/build-device/mpi
+  mkdir -p "$build"
+  kokkos=$cache/kokkos-3.4.1-e3e389ae-cuda-HOPPER90
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos" \
+    -DKokkosKernels_ROOT="$cache/kokkos-kernels-3.4.1-on-kokkos-3.4.1-e3e389ae-cuda-HOPPER90" \
+    -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_90 \
+    -DTREETRAV_ENABLE_TESTS=OFF -DTREETRAV_ENABLE_BENCHMARKS=OFF -DTREETRAV_ENABLE_MPI=ON \
+    -DMPI_CXX_COMPILER="$prefix/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$prefix/bin/mpicc.openmpi" \
+    -DHDF5_ROOT="$lib/hdf5/openmpi" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/bin/none" \
+    -DHDF5_NO_FIND_PACKAGE_CONFIG_FILE=ON >"$out/configure.log" 2>&1 || { tail -n 40 "$out/configure.log"; exit 1; }
+  grep -E "MPI|HDF5" "$out/configure.log" | head -n 5
+  start=$SECONDS
+  ninja -C "$build" -j "$(nproc)" treetrav_cli >"$out/build.log" 2>&1 || { grep -E -A5 "error" "$out/build.log" | head -n 60; exit 1; }
+  echo "CLI built in $((SECONDS - start)) s on $(nproc) cores" | tee -a "$out/env.txt"
+  treetrav=$build/treetrav
+fi
+missing_libraries "$treetrav"
+ldd "$treetrav" | grep "not found" && echo "missing libraries" >&2
+
+work=$(mktemp -d)
+per_gpu=${TREETRAV_PER_GPU:-1000000}
+gpu_counts=()
+for p in ${TREETRAV_GPUS:-1 2 4}; do ((p <= gpus_here)) && gpu_counts+=("$p"); done
+strong=${TREETRAV_STRONG:-$((8 * per_gpu))}
+sizes=$(for p in "${gpu_counts[@]}"; do echo $((p * per_gpu)); done; echo "$strong")
+# Every size's box and ball sets: a size's first rows are the same on every
+# run (one seed a size), written as float32.
+python3 - "$work" $sizes <<'EOF'
 import sys, h5py, numpy as np
 def write(path, x):
     with h5py.File(path, "w") as f:
         f.create_dataset("/Points/Coordinates", data=x.astype(np.float32))
-for millions in (1, 2):
-    n = millions * int(sys.argv[2])
-    rng = np.random.default_rng(millions)
-    write(f"{sys.argv[1]}/box{millions}.h5", rng.random((n, 3)) * 100)
+for n in sorted(set(int(a) for a in sys.argv[2:])):
+    rng = np.random.default_rng(n)
+    write(f"{sys.argv[1]}/box{n}.h5", rng.random((n, 3)) * 100)
     v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
-    write(f"{sys.argv[1]}/sphere{millions}.h5", 50 + v * (50 * rng.random(n) ** (1 / 3))[:, None])
+    write(f"{sys.argv[1]}/ball{n}.h5", 50 + v * (50 * rng.random(n) ** (1 / 3))[:, None])
 EOF
 
-csv=$out/knn-weak-scaling.csv
-echo "gpus,n_reference,n_queries,repeat,read_s,build_s,traverse_s" >"$csv"
-# run GPUS MILLIONS REPEAT OUTPUT: one knn run, its summary's times into the CSV.
+# A rank's peak host memory (KiB) into PREFIX.RANK, then its exit status.
+cat >"$work/peak.py" <<'EOF'
+import os, resource, subprocess, sys
+code = subprocess.run(sys.argv[2:]).returncode
+with open(f"{sys.argv[1]}.{os.environ.get('OMPI_COMM_WORLD_RANK', '0')}", "w") as f:
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=f)
+sys.exit(code)
+EOF
+# Device memory per process, sampled while the runs go (the peak per pid).
+(while :; do nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+  sed "s/^/$(date +%s.%N | cut -c1-14), /"; sleep 0.05; done >"$work/gpu-memory.csv") &
+sampler=$!
+
+csv=$out/knn-scaling.csv
+echo "gpus,n_reference,n_queries,repeat,read_s,build_s,traverse_s,peak_rss_mib_per_rank,peak_gpu_mib_per_rank" >"$csv"
+# run GPUS N REPEAT: one knn run; its times, memory into the CSV.
 run() {
-  local gpus=$1 millions=$2 repeat=$3 output=$4
-  local log=$out/knn-$gpus-gpu-${millions}M.log
+  local gpus=$1 n=$2 repeat=$3
+  local log=$out/knn-$gpus-gpu-$n-$repeat.log output=$work/knn-$gpus-$n.h5
+  local first_sample
+  first_sample=$(wc -l <"$work/gpu-memory.csv")
+  rm -f "$output" "$work"/rss.*
   # One GPU: one rank under mpirun too (the plain single-tree search runs).
-  timeout 100 "$mpirun" -np "$gpus" --bind-to none "$treetrav" knn --reference "$work/box$millions.h5" --queries "$work/sphere$millions.h5" \
-    -k 10 --sort sfc -o "$output" >>"$log" 2>&1
-  echo "rc=$? gpus=$gpus ${millions}M repeat $repeat" >>"$log"
-  python3 - "$log" "$gpus" "$millions" "$repeat" "$per_gpu" >>"$csv" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read().strip().splitlines()
+  timeout 200 "$mpirun" -np "$gpus" --bind-to none python3 "$work/peak.py" "$work/rss" \
+    "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes \
+    -o "$output" >"$log" 2>&1
+  echo "rc=$? gpus=$gpus n=$n repeat $repeat" >>"$log"
+  sleep 0.2
+  python3 - "$log" "$gpus" "$n" "$repeat" "$work" "$first_sample" >>"$csv" <<'EOF'
+import glob, re, sys
+log, gpus, n, repeat, work, first = sys.argv[1:]
+text = open(log).read().strip().splitlines()
 line = [l for l in text if "Wrote" in l][-1]
 times = [re.search(rf"{w} ([0-9.e+-]+) s", line).group(1) for w in ("Read", "build", "traverse")]
-n = int(sys.argv[3]) * int(sys.argv[5])
-print(",".join([sys.argv[2], str(n), str(n), sys.argv[4], *times]))
+rss = [int(open(f).read().split()[-1]) / 1024 for f in glob.glob(f"{work}/rss.*")]
+peak = {}
+for row in open(f"{work}/gpu-memory.csv").read().splitlines()[int(first):]:
+    parts = [p.strip() for p in row.split(",")]
+    if len(parts) == 3 and parts[2].isdigit():
+        peak[parts[1]] = max(peak.get(parts[1], 0), int(parts[2]))
+print(",".join([gpus, n, n, repeat, *times, f"{max(rss, default=0):.0f}",
+                str(max(peak.values(), default=0))]))
 EOF
 }
 for repeat in 1 2 3; do
-  run 1 1 "$repeat" "$work/one-1M.h5"
-  run 2 2 "$repeat" "$work/two-2M.h5"
+  for p in "${gpu_counts[@]}"; do run "$p" $((p * per_gpu)) "$repeat"; done
 done
-run 1 2 1 "$work/one-2M.h5"
+# Identical results: one GPU on every P-GPU input, kept beside the P-GPU file.
+for p in "${gpu_counts[@]}"; do
+  n=$((p * per_gpu))
+  ((p > 1)) || continue
+  mv "$work/knn-$p-$n.h5" "$work/keep-$p-$n.h5"
+  run 1 "$n" 1
+  mv "$work/knn-1-$n.h5" "$work/keep-1-$n.h5"
+done
+for p in "${gpu_counts[@]}"; do
+  run "$p" "$strong" 1
+  mv "$work/knn-$p-$strong.h5" "$work/keep-$p-$strong.h5"
+done
 python3 - "$work" <<'EOF' | tee "$out/identical.txt"
-import sys, h5py, numpy as np
-a, b = (h5py.File(f"{sys.argv[1]}/{n}", "r")["Results"] for n in ("one-2M.h5", "two-2M.h5"))
-same = all(np.array_equal(a[k][()], b[k][()]) for k in ("NeighborIndices", "NeighborDistances"))
-print(f"2M/2M kNN: 2 GPUs (2 ranks) equal to 1 GPU: {same}")
+import glob, re, sys, h5py, numpy as np
+files = {tuple(map(int, re.findall(r"keep-(\d+)-(\d+)", f)[0])): f for f in glob.glob(f"{sys.argv[1]}/keep-*.h5")}
+for (p, n), f in sorted(files.items()):
+    if p == 1 or (1, n) not in files:
+        continue
+    a, b = (h5py.File(files[key], "r")["Results"] for key in ((1, n), (p, n)))
+    same = all(np.array_equal(a[k][()], b[k][()]) for k in ("NeighborIndices", "NeighborDistances"))
+    print(f"kNN {n} / {n}: {p} GPUs equal to 1 GPU, every index and distance: {same}")
 EOF
+kill "$sampler" 2>/dev/null
 cat "$csv"
-python3 - "$csv" "$per_gpu" <<'EOF' | tee "$out/summary.txt"
-import csv, sys
+python3 - "$csv" "$per_gpu" "$strong" <<'EOF' | tee "$out/summary.txt"
+import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-n = int(sys.argv[2])
-def best(g, size):
-    return min(float(r["traverse_s"]) for r in rows if r["gpus"] == g and r["n_reference"] == str(size))
-t1, t2 = best("1", n), best("2", 2 * n)
-t1_2m = best("1", 2 * n)
-print(f"kNN k=10 weak scaling ({n} box/{n} sphere per GPU, best of 3 traverse_s): 1 GPU {t1:.4f} s, "
-      f"2 GPUs {t2:.4f} s, efficiency {t1 / t2:.2%}; 2x on 1 GPU {t1_2m:.4f} s (speed-up of 2 GPUs {t1_2m / t2:.2f}x)")
+n, strong = int(sys.argv[2]), int(sys.argv[3])
+def median(p, size, column):
+    values = [float(r[column]) for r in rows if int(r["gpus"]) == p and int(r["n_reference"]) == size]
+    return statistics.median(values) if values else None
+gpus = sorted({int(r["gpus"]) for r in rows})
+for column in ("traverse_s", "build_s"):
+    t1 = median(1, n, column)
+    for p in gpus:
+        tp = median(p, p * n, column)
+        print(f"weak {column}: {p} GPU(s), {p * n} / {p * n}: {tp:.4f} s, efficiency {t1 / tp:.1%}")
+    s1 = median(1, strong, column)
+    for p in gpus:
+        sp = median(p, strong, column)
+        print(f"strong {column}: {strong} / {strong} on {p} GPU(s): {sp:.4f} s, speed-up {s1 / sp:.2f}x")
 EOF
+echo "kNN part done at $((SECONDS - started)) s"
 
 # N-body step time (autoropes, theta 0.5, softening 0.01, dt 0.001, fixed
-# steps): weak scaling 1M bodies on 1 GPU against 2M on 2 GPUs, strong scaling
-# 4M on 1 GPU against 4M on 2 GPUs. A step is the JSON's median step
-# (seconds_per_step_median: tree or essential-tree build, moments, forces,
-# kicks and drifts) plus its share of the rebalancing (every 8 steps);
+# steps): weak scaling P x 1M bodies on P GPUs, strong scaling 4M on each P.
+# A step is the JSON's median step plus its share of the rebalancing;
 # snapshots and checkpoints are not timed.
-[[ -n ${TREETRAV_SKIP_NBODY:-} ]] && exit 0
+[[ -n ${TREETRAV_SKIP_NBODY:-} ]] && { rm -rf "$work"; exit 0; }
 steps=${TREETRAV_NBODY_STEPS:-8}
 per_gpu_bodies=${TREETRAV_NBODY_PER_GPU:-1000000}
 ncsv=$out/nbody-scaling.csv
@@ -127,7 +203,7 @@ echo "gpus,bodies,steps,step_s,tree_build_s,forces_s,rebalance_s,wall_s" >"$ncsv
 nbody() {
   local gpus=$1 bodies=$2
   local log=$out/nbody-$gpus-gpu-$bodies.log
-  timeout 240 "$mpirun" -np "$gpus" --bind-to none "$treetrav" nbody --plummer "$bodies" --seed 1 --dt 0.001 \
+  timeout 120 "$mpirun" -np "$gpus" --bind-to none "$treetrav" nbody --plummer "$bodies" --seed 1 --dt 0.001 \
     --steps "$steps" --softening 0.01 --theta 0.5 --quiet -o "$work/nbody-$gpus-$bodies" \
     --timings "$work/nbody-$gpus-$bodies.json" >>"$log" 2>&1
   echo "rc=$? gpus=$gpus bodies=$bodies" >>"$log"
@@ -141,21 +217,11 @@ print(",".join(map(str, [sys.argv[2], t["bodies"], t["steps"], step, s["tree_bui
 EOF
   rm -rf "$work/nbody-$gpus-$bodies"
 }
-nbody 1 "$per_gpu_bodies"
-nbody 2 $((2 * per_gpu_bodies))
-nbody 1 $((4 * per_gpu_bodies))
-nbody 2 $((4 * per_gpu_bodies))
+for p in "${gpu_counts[@]}"; do
+  ((SECONDS - started > ${TREETRAV_DEADLINE:-540})) && break
+  nbody "$p" $((p * per_gpu_bodies))
+  ((p < 4)) && nbody "$p" $((4 * per_gpu_bodies))
+done
 cat "$ncsv"
-python3 - "$ncsv" "$per_gpu_bodies" <<'EOF' | tee -a "$out/summary.txt"
-import csv, sys
-n = int(sys.argv[2])
-rows = {(int(r["gpus"]), int(r["bodies"])): float(r["step_s"]) for r in csv.DictReader(open(sys.argv[1]))}
-weak1, weak2, strong1, strong2 = (rows.get(k) for k in ((1, n), (2, 2 * n), (1, 4 * n), (2, 4 * n)))
-if None in (weak1, weak2, strong1, strong2):
-    print(f"N-body: a run failed (see nbody-*.log): {rows}")
-else:
-    print(f"N-body step: {n} bodies on 1 GPU {weak1:.4f} s, {2 * n} on 2 GPUs {weak2:.4f} s (weak-scaling "
-          f"efficiency {weak1 / weak2:.2%}); {4 * n} on 1 GPU {strong1:.4f} s, on 2 GPUs {strong2:.4f} s "
-          f"(strong-scaling speed-up {strong1 / strong2:.2f}x)")
-EOF
 rm -rf "$work"
+echo "done at $((SECONDS - started)) s"

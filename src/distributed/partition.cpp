@@ -219,21 +219,13 @@ RankBox bounding_box_of(PointSet<Kokkos::HostSpace> const& points) {
 
 double min_distance2(RankBox const& box, Coordinate const* query, int dimension) {
   double sum = 0;
-  for (int k = 0; k < dimension; ++k) {
-    double const q = query[k];
-    double const gap = std::max({double(box.lower[k]) - q, q - double(box.upper[k]), 0.0});
-    sum += gap * gap;
-  }
+  for (int k = 0; k < dimension; ++k)
+    sum += box_gap2(box.lower[k], box.upper[k], query[k]);
   return sum;
 }
 
 bool may_reach(RankBox const& box, Coordinate const* query, int dimension, Coordinate bound2) {
-  if (box.count == 0)
-    return false;
-  // Exact per-coordinate gaps never exceed a box point's; the searches' float
-  // sum of d squares is within d ulps-ish of the exact one (relative 2^-20
-  // covers d <= 16), and an underflowed square adds at most 2^-126 each.
-  return min_distance2(box, query, dimension) <= double(bound2) * (1 + 1.0 / (1 << 20)) + 1e-36;
+  return box.count > 0 && min_distance2(box, query, dimension) <= reach_bound2(bound2);
 }
 
 } // namespace treetrav::distributed

@@ -8,19 +8,21 @@
 // those ranks by MPI_Alltoallv, are answered there by the ordinary
 // single-tree search (find_neighbors, count_within) and come back the same
 // way; the answers merge exactly, so any number of ranks gives the results of
-// one tree over all the points.
+// one tree over all the points. Routing, packing, answering and merging run
+// in the trees' execution space (detail/routing.hpp): on a GPU only what
+// travels between ranks leaves the device.
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/distributed/communicator.hpp>
+#include <treetrav/distributed/detail/routing.hpp>
 #include <treetrav/distributed/partition.hpp>
 #include <treetrav/trees/detail/host_build.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,13 +50,24 @@ public:
     dimension_ = all_gather(comm, local.points.dimension());
     for (auto const& box : boxes_)
       size_ += box.count;
+    rank_boxes_ = detail::RankBoxes<memory_space>(boxes_, dimension_.front());
+    rows_ = Kokkos::View<Index*, memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::DistributedTree::rows"),
+        global_index_.size());
+    Kokkos::deep_copy(space, rows_,
+                      Kokkos::View<Index const*, Kokkos::HostSpace>(global_index_.data(),
+                                                                    global_index_.size()));
+    space.fence();
     Kokkos::Profiling::popRegion();
   }
 
   Communicator const& comm() const { return comm_; }
   Tree const& local_tree() const { return tree_; }
   std::vector<Index> const& global_index() const { return global_index_; }
+  // The same, where the tree is: rows()(i) is the global row of the tree's point i.
+  Kokkos::View<Index*, memory_space> const& rows() const { return rows_; }
   std::vector<RankBox> const& boxes() const { return boxes_; }
+  detail::RankBoxes<memory_space> const& rank_boxes() const { return rank_boxes_; }
   Index size() const { return size_; } // over all ranks
   int dimension() const { return dimension_.front(); }
 
@@ -62,105 +75,12 @@ private:
   Communicator comm_;
   Tree tree_;
   std::vector<Index> global_index_;
+  Kokkos::View<Index*, memory_space> rows_;
   std::vector<RankBox> boxes_;
+  detail::RankBoxes<memory_space> rank_boxes_;
   std::vector<int> dimension_;
   Index size_ = 0;
 };
-
-namespace detail {
-
-// f(i) for i in [begin, end) on the host's threads (routing and merging are
-// per query and independent).
-template <class F>
-void host_for(char const* label, std::int64_t begin, std::int64_t end, F const& f) {
-  if (end > begin)
-    Kokkos::parallel_for(
-        label,
-        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-            begin, end),
-        f);
-  Kokkos::DefaultHostExecutionSpace().fence();
-}
-
-// One round trip: query q goes to every rank in routes[q] (ascending); each
-// rank answers all it receives at once with answer(received queries in
-// `Space`'s memory) -> `width` values per query (host, in received order);
-// then consume(q, rank, answer's width values) runs for every route, one
-// rank after the other (concurrently for the distinct queries of a rank).
-template <class T, class ExecutionSpace, class Answer, class Consume>
-void route_queries(ExecutionSpace const& space, Communicator const& comm,
-                   PointSet<Kokkos::HostSpace> const& queries,
-                   std::vector<std::vector<int>> const& routes, int width, Answer const& answer,
-                   Consume const& consume) {
-  int const p = comm.size(), d = queries.dimension();
-  Index const m = queries.size();
-  std::vector<int> per_rank(p, 0);
-  for (auto const& ranks : routes)
-    for (int r : ranks)
-      ++per_rank[r];
-  auto const offsets = distributed::detail::displacements(per_rank);
-  // sent[offsets[r] + j]: the j-th query sent to rank r (ascending queries).
-  std::vector<Index> sent(offsets[p]);
-  std::vector<Coordinate> coordinates(std::size_t(offsets[p]) * d);
-  {
-    auto fill = offsets;
-    for (Index q = 0; q < m; ++q)
-      for (int r : routes[q]) {
-        int const slot = fill[r]++;
-        sent[slot] = q;
-        for (int k = 0; k < d; ++k)
-          coordinates[std::size_t(slot) * d + k] = queries.coordinates(q, k);
-      }
-  }
-  std::vector<int> send_counts(p), recv_counts;
-  for (int r = 0; r < p; ++r)
-    send_counts[r] = per_rank[r] * d;
-  auto const received = all_to_all(comm, coordinates, send_counts, recv_counts);
-  Index const n_received = static_cast<Index>(received.size() / std::max(d, 1));
-  std::vector<T> answers;
-  if (n_received > 0) {
-    auto host =
-        allocate_points<Kokkos::HostSpace>("treetrav::distributed::received", n_received, d);
-    host_for("treetrav::distributed::unpack", 0, n_received, [&](std::int64_t i) {
-      for (int k = 0; k < d; ++k)
-        host.coordinates(i, k) = received[std::size_t(i) * d + k];
-    });
-    answers = answer(copy_points(space, host, "treetrav::distributed::received"));
-  }
-  for (int r = 0; r < p; ++r)
-    send_counts[r] = recv_counts[r] / d * width;
-  auto const returned = all_to_all(comm, answers, send_counts, recv_counts);
-  // Returned answers come in rank order, each rank's in the order sent.
-  for (int r = 0; r < p; ++r)
-    host_for("treetrav::distributed::consume", offsets[r], offsets[r + 1],
-             [&](std::int64_t j) { consume(sent[j], r, &returned[std::size_t(j) * width]); });
-}
-
-// Query q's coordinates as one row (the point set keeps each coordinate contiguous).
-struct Row {
-  Coordinate x[max_dimension];
-  Row(PointSet<Kokkos::HostSpace> const& points, Index q) {
-    for (int k = 0; k < points.dimension(); ++k)
-      x[k] = points.coordinates(q, k);
-  }
-};
-
-// Ranks by increasing lower bound of the distance from `query` to their
-// points (ties by rank), those without points left out.
-inline std::vector<int> ranks_by_distance(std::vector<RankBox> const& boxes,
-                                          Coordinate const* query, int dimension) {
-  std::vector<std::pair<double, int>> order;
-  for (int r = 0; r < int(boxes.size()); ++r)
-    if (boxes[r].count > 0)
-      order.emplace_back(min_distance2(boxes[r], query, dimension), r);
-  std::sort(order.begin(), order.end());
-  std::vector<int> ranks;
-  for (auto const& entry : order)
-    ranks.push_back(entry.second);
-  return ranks;
-}
-
-} // namespace detail
 
 namespace detail {
 
@@ -174,99 +94,137 @@ template <class Tree>
 using LocalCounts = std::function<Kokkos::View<std::int64_t*, typename Tree::memory_space>(
     PointSet<typename Tree::memory_space> const&, RangeCountOptions const&)>;
 
+inline void check_queries(PointSet<Kokkos::HostSpace> const& queries, int dimension) {
+  if (queries.dimension() != dimension)
+    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
+                     " but the reference points have " + std::to_string(dimension));
+}
+
+// Query q's `wanted` best (squared distance, global row) keys so far,
+// ascending, empty-padded: the order every single-tree search keeps.
+using NeighborKey = std::uint64_t;
+using KeyPacking = treetrav::detail::KBest<1>; // for its key packing only
+
+// One round trip of the neighbour searches: the queries that goes(q, r)
+// sends to rank r go out, answer(received queries) gives each its `wanted`
+// keys there, and those come back and merge into `best`, one rank's after
+// the other (a rank's answers are for distinct queries).
+template <class MemorySpace>
+using LocalAnswer =
+    std::function<Kokkos::View<NeighborKey*, MemorySpace>(PointSet<MemorySpace> const&)>;
+
+template <class ExecutionSpace, class MemorySpace, class Goes>
+void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
+                    PointSet<MemorySpace> const& queries,
+                    Kokkos::View<NeighborKey**, Kokkos::LayoutRight, MemorySpace> const& best,
+                    LocalAnswer<MemorySpace> const& answer, Goes const& goes) {
+  int const d = queries.dimension(), p = comm.size(), wanted = int(best.extent(1));
+  auto const routes = route(space, queries.size(), p, goes);
+  std::vector<int> counts;
+  auto const received = unpack_queries(
+      space, exchange(space, comm, pack_queries(space, queries, routes), scaled(routes.count, d), counts),
+      d);
+  for (int& count : counts)
+    count = count / std::max(d, 1) * wanted;
+  std::vector<int> returned_counts;
+  auto const returned = exchange(space, comm, answer(received), counts, returned_counts);
+  auto const query = routes.query;
+  for (int r = 0; r < p; ++r)
+    Kokkos::parallel_for(
+        "treetrav::distributed::merge",
+        Kokkos::RangePolicy<ExecutionSpace>(space, routes.offset[r], routes.offset[r + 1]),
+        KOKKOS_LAMBDA(int slot) {
+          Index const q = query(slot);
+          NeighborKey merged[max_neighbors + 1];
+          NeighborKey const* theirs = &returned(std::size_t(slot) * wanted);
+          int a = 0, b = 0;
+          for (int j = 0; j < wanted; ++j)
+            merged[j] = theirs[b] < best(q, a) ? theirs[b++] : best(q, a++);
+          for (int j = 0; j < wanted; ++j)
+            best(q, j) = merged[j];
+        });
+}
+
 template <class ExecutionSpace, class Tree>
 NeighborResults<Kokkos::HostSpace>
 find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
-                          PointSet<Kokkos::HostSpace> const& queries,
+                          PointSet<Kokkos::HostSpace> const& host_queries,
                           NeighborOptions const& options, Index first_query,
                           LocalNeighbors<Tree> const& local_search) {
+  using MemorySpace = typename Tree::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   // A query that skips itself asks for one more and drops itself at the end.
   treetrav::detail::check_k(options, tree.size(),
                             max_neighbors - (options.exclude_self ? 1 : 0));
   int const wanted = options.k + (options.exclude_self ? 1 : 0);
-  if (queries.dimension() != tree.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.dimension()));
+  check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_neighbors");
-  using Key = std::uint64_t;
-  using Best = treetrav::detail::KBest<1>; // for its key packing only
-  constexpr Key empty = ~Key(0);
-  int const d = queries.dimension();
-  Index const m = queries.size();
-  auto const& boxes = tree.boxes();
-  // best[q * wanted, ...): query q's best keys so far, ascending, empty-padded.
-  std::vector<Key> best(std::size_t(m) * wanted, empty);
+  constexpr NeighborKey empty = ~NeighborKey(0);
+  Index const m = host_queries.size();
+  auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
+  auto const boxes = tree.rank_boxes();
+  Kokkos::View<NeighborKey**, Kokkos::LayoutRight, MemorySpace> best(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::best"), m, wanted);
+  Kokkos::deep_copy(space, best, empty);
 
-  auto answer = [&](PointSet<typename Tree::memory_space> const& received) {
+  // This rank's answers for the queries another rank (or it) sent: its local
+  // `wanted` best of each, as keys over global rows.
+  LocalAnswer<MemorySpace> const answer = [&](PointSet<MemorySpace> const& received) {
+    Index const n = received.size();
+    Kokkos::View<NeighborKey*, MemorySpace> keys(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::answers"),
+        std::size_t(n) * wanted);
+    if (n == 0)
+      return keys;
     NeighborOptions local = options;
     local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
     local.exclude_self = false;
     local.squared_distances = true;
     auto const found = local_search(received, local);
-    auto const indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.indices);
-    auto const distances2 =
-        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, found.distances);
-    std::vector<Key> keys(std::size_t(received.size()) * wanted, empty);
-    detail::host_for("treetrav::distributed::pack", 0, received.size(), [&](std::int64_t i) {
-      for (int j = 0; j < local.k; ++j)
-        keys[std::size_t(i) * wanted + j] =
-            Best::pack(distances2(i, j), tree.global_index()[indices(i, j)]);
-    });
+    auto const rows = tree.rows();
+    int const local_k = local.k;
+    Kokkos::parallel_for(
+        "treetrav::distributed::pack_answers", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+          for (int j = 0; j < wanted; ++j)
+            keys(std::size_t(i) * wanted + j) =
+                j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
+                            : empty;
+        });
     return keys;
-  };
-  auto consume = [&](Index q, int, Key const* keys) {
-    Key* const mine = &best[std::size_t(q) * wanted];
-    Key merged[2 * max_neighbors];
-    std::merge(mine, mine + wanted, keys, keys + wanted, merged);
-    std::copy(merged, merged + wanted, mine);
   };
 
   // Round 1: the nearest ranks holding `wanted` points between them.
-  std::vector<std::vector<int>> first(m), second(m);
-  detail::host_for("treetrav::distributed::route_nearest", 0, m, [&](std::int64_t q) {
-    Index held = 0;
-    for (int r : detail::ranks_by_distance(boxes, detail::Row(queries, q).x, d)) {
-      if (held >= wanted)
-        break;
-      first[q].push_back(r);
-      held += boxes[r].count;
-    }
-    std::sort(first[q].begin(), first[q].end());
-  });
-  detail::route_queries<Key>(space, tree.comm(), queries, first, wanted, answer, consume);
+  neighbor_round(space, tree.comm(), queries, best, answer,
+                 KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); });
   // Round 2: every other rank that may hold a point within the k-th distance.
-  detail::host_for("treetrav::distributed::route_within", 0, m, [&](std::int64_t q) {
-    Coordinate const bound2 = Best::distance2_of(best[std::size_t(q) * wanted + wanted - 1]);
-    detail::Row const row(queries, q);
-    for (int r = 0; r < tree.comm().size(); ++r)
-      if (!std::binary_search(first[q].begin(), first[q].end(), r) &&
-          may_reach(boxes[r], row.x, d, bound2))
-        second[q].push_back(r);
+  neighbor_round(space, tree.comm(), queries, best, answer, KOKKOS_LAMBDA(Index q, int r) {
+    NeighborKey const kth = best(q, wanted - 1);
+    return !boxes.among_nearest(r, queries, q, wanted) &&
+           (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
   });
-  detail::route_queries<Key>(space, tree.comm(), queries, second, wanted, answer, consume);
 
-  NeighborResults<Kokkos::HostSpace> results;
-  results.indices = decltype(results.indices)(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::NeighborResults::indices"), m,
-      options.k);
-  results.distances = decltype(results.distances)(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::NeighborResults::distances"), m,
-      options.k);
-  detail::host_for("treetrav::distributed::results", 0, m, [&](std::int64_t q) {
-    Key const* const keys = &best[std::size_t(q) * wanted];
-    int j = 0;
-    for (int i = 0; i < wanted && j < options.k; ++i) {
-      Index const row = Best::index_of(keys[i]);
-      if (options.exclude_self && row == first_query + q)
-        continue;
-      results.indices(q, j) = row;
-      results.distances(q, j) = options.squared_distances ? Best::distance2_of(keys[i])
-                                                          : std::sqrt(Best::distance2_of(keys[i]));
-      ++j;
-    }
-  });
+  auto const results = treetrav::detail::allocate_neighbor_results<MemorySpace>(space, m, options.k);
+  bool const exclude_self = options.exclude_self, squared = options.squared_distances;
+  int const k = options.k;
+  Kokkos::parallel_for(
+      "treetrav::distributed::results", Policy(space, 0, m), KOKKOS_LAMBDA(Index q) {
+        int j = 0;
+        for (int i = 0; i < wanted && j < k; ++i) {
+          NeighborKey const key = best(q, i);
+          Index const row = KeyPacking::index_of(key);
+          if (exclude_self && row == first_query + q)
+            continue;
+          Coordinate const d2 = KeyPacking::distance2_of(key);
+          results.indices(q, j) = row;
+          results.distances(q, j) = squared ? d2 : treetrav::math::sqrt(d2);
+          ++j;
+        }
+      });
+  NeighborResults<Kokkos::HostSpace> host;
+  host.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
+  host.distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
   Kokkos::Profiling::popRegion();
-  return results;
+  return host;
 }
 
 } // namespace detail
@@ -279,7 +237,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
 // Two rounds: each query first asks the nearest ranks (by box) that hold k
 // points between them, whose answers bound its k-th distance; then every
 // other rank whose box lies within that bound. A rank answers with its local
-// k best (squared distances and global rows), merged here by the packed
+// k best (squared distances and global rows), merged by the packed
 // (distance, row) key, the order every single-tree search uses.
 template <class ExecutionSpace, class Tree, class Strategy>
 NeighborResults<Kokkos::HostSpace>
@@ -298,42 +256,51 @@ namespace detail {
 template <class ExecutionSpace, class Tree>
 Kokkos::View<std::int64_t*, Kokkos::HostSpace>
 count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
-                        PointSet<Kokkos::HostSpace> const& queries,
+                        PointSet<Kokkos::HostSpace> const& host_queries,
                         RangeCountOptions const& options, LocalCounts<Tree> const& local_count) {
+  using MemorySpace = typename Tree::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   if (!(options.radius > 0) || !std::isfinite(options.radius))
     throw InputError("radius", " must be a positive finite radius (got " + std::to_string(options.radius) +
                      ")");
-  if (queries.dimension() != tree.dimension())
-    throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
-                     " but the reference points have " + std::to_string(tree.dimension()));
+  check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
-  int const d = queries.dimension();
-  Index const m = queries.size();
+  int const d = host_queries.dimension(), p = tree.comm().size();
+  Index const m = host_queries.size();
+  auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
+  auto const boxes = tree.rank_boxes();
   Coordinate const radius2 = options.radius * options.radius; // as count_within squares it
-  std::vector<std::vector<int>> routes(m);
-  detail::host_for("treetrav::distributed::route_within", 0, m, [&](std::int64_t q) {
-    detail::Row const row(queries, q);
-    for (int r = 0; r < tree.comm().size(); ++r)
-      if (may_reach(tree.boxes()[r], row.x, d, radius2))
-        routes[q].push_back(r);
+  auto const routes = route(space, m, p, KOKKOS_LAMBDA(Index q, int r) {
+    return boxes.may_reach(r, queries, q, radius2);
   });
-
-  Kokkos::View<std::int64_t*, Kokkos::HostSpace> counts("treetrav::RangeCount::counts", m);
-  auto answer = [&](PointSet<typename Tree::memory_space> const& received) {
+  std::vector<int> counts;
+  auto const received = unpack_queries(
+      space,
+      exchange(space, tree.comm(), pack_queries(space, queries, routes), scaled(routes.count, d),
+               counts),
+      d);
+  Kokkos::View<std::int64_t*, MemorySpace> found("treetrav::distributed::counts", received.size());
+  if (received.size() > 0) {
     RangeCountOptions local = options;
     local.exclude_self = false;
-    auto const found =
-        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local_count(received, local));
-    return std::vector<std::int64_t>(found.data(), found.data() + found.extent(0));
-  };
-  detail::route_queries<std::int64_t>(
-      space, tree.comm(), queries, routes, 1, answer,
-      [&](Index q, int, std::int64_t const* count) { counts(q) += *count; });
+    found = local_count(received, local);
+  }
+  for (int& count : counts)
+    count /= std::max(d, 1);
+  std::vector<int> returned_counts;
+  auto const returned = exchange(space, tree.comm(), found, counts, returned_counts);
+  Kokkos::View<std::int64_t*, MemorySpace> total("treetrav::RangeCount::counts", m);
+  std::int64_t const self = options.exclude_self ? 1 : 0;
   if (options.exclude_self)
-    for (Index q = 0; q < m; ++q)
-      --counts(q);
+    Kokkos::deep_copy(space, total, -self);
+  auto const query = routes.query;
+  for (int r = 0; r < p; ++r)
+    Kokkos::parallel_for(
+        "treetrav::distributed::add_counts", Policy(space, routes.offset[r], routes.offset[r + 1]),
+        KOKKOS_LAMBDA(int slot) { total(query(slot)) += returned(slot); });
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, total);
   Kokkos::Profiling::popRegion();
-  return counts;
+  return host;
 }
 
 } // namespace detail

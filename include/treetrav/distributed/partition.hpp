@@ -42,6 +42,22 @@ struct RankBox {
 
 RankBox bounding_box_of(PointSet<Kokkos::HostSpace> const& points);
 
+// The square of the gap between x and [lower, upper] along one axis, in
+// double: the term min_distance2 sums.
+KOKKOS_INLINE_FUNCTION double box_gap2(Coordinate lower, Coordinate upper, Coordinate x) {
+  double const below = double(lower) - double(x), above = double(x) - double(upper);
+  double const gap = below > above ? below : above;
+  return gap > 0 ? gap * gap : 0.0;
+}
+
+// What a box's min_distance2 is compared with for a squared distance bound
+// `bound2` as the searches compute it in float: the searches' float sum of d
+// squares is within d ulps-ish of the exact one (relative 2^-20 covers
+// d <= 16), and an underflowed square adds at most 2^-126 each.
+KOKKOS_INLINE_FUNCTION double reach_bound2(Coordinate bound2) {
+  return double(bound2) * (1 + 1.0 / (1 << 20)) + 1e-36;
+}
+
 // A lower bound of the squared distance from `query` (d coordinates) to any
 // point in `box`, in double: routing compares it, with a margin for the
 // float rounding of the searches' own distances, to a squared distance bound.
