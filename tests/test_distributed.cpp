@@ -2,8 +2,8 @@
 // run by ctest on 3 ranks: the Morton partition holds every reference row
 // once, and each rank's answers for its block of the queries equal brute
 // force over all the reference points (ties by row) for kNN on kd, ball and
-// vp trees (with and without self-exclusion) and PC, for every strategy on
-// the BVH. The inputs are those of the single-tree tests: one point
+// vp trees (with and without self-exclusion), PC and radius lists, for every
+// strategy on the BVH. The inputs are those of the single-tree tests: one point
 // (ranks without points), a leaf's worth, duplicates, identical points.
 #include "execution_spaces.hpp"
 #include "neighbor_checks.hpp"
@@ -154,6 +154,52 @@ TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
                                    << test::strategy_name(strategy);
         });
       }
+    }
+  }
+}
+
+
+TYPED_TEST(Distributed, RadiusListsEqualBruteForce) {
+  using Memory = typename TypeParam::memory_space;
+  TypeParam space;
+  distributed::Communicator const world;
+  for (auto const& whole : test::search_cases()) {
+    for (bool self : {false, true}) {
+      auto const c = test::searched_case(whole, self);
+      distributed::DistributedTree<Bvh<Memory>> tree(
+          space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
+          c.leaf_size);
+      HostPoints const& queries = self ? c.reference : c.queries;
+      auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
+      auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
+      // This rank's block of the expected lists, its offsets from its first entry.
+      std::int64_t const first = expected.offsets[block.begin], last = expected.offsets[block.end];
+      std::vector<std::int64_t> offsets;
+      for (std::size_t q = block.begin; q <= block.end; ++q)
+        offsets.push_back(expected.offsets[q] - first);
+      std::vector<Index> const indices(expected.indices.begin() + first, expected.indices.begin() + last);
+      std::vector<Coordinate> const distances(expected.distances.begin() + first,
+                                              expected.distances.begin() + last);
+      test::for_each_strategy<TypeParam>([&](auto strategy) {
+        for (QueryOrder order : {QueryOrder::none, QueryOrder::sfc}) {
+          RadiusSearchOptions const options{{2 * c.radius, self, order}};
+          auto const lists = distributed::find_within(space, tree, rows_of(queries, block), options,
+                                                      strategy, Index(block.begin));
+          std::string const what = c.name + (self ? " self " : " ") + test::strategy_name(strategy) +
+                                   (order == QueryOrder::sfc ? " sorted" : "");
+          ASSERT_EQ(std::vector<std::int64_t>(lists.offsets.data(),
+                                              lists.offsets.data() + lists.offsets.extent(0)),
+                    offsets)
+              << what;
+          EXPECT_EQ(std::vector<Index>(lists.indices.data(), lists.indices.data() + lists.indices.extent(0)),
+                    indices)
+              << what;
+          EXPECT_EQ(std::vector<Coordinate>(lists.distances.data(),
+                                            lists.distances.data() + lists.distances.extent(0)),
+                    distances)
+              << what;
+        }
+      });
     }
   }
 }

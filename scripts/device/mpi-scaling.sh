@@ -53,9 +53,13 @@ missing_libraries() { # binaries...: copy from deps/ what ldd does not find, thr
 }
 missing_libraries "$prefix/bin/orted" "$lib/libmpi.so.40" "$lib"/hdf5/openmpi/libhdf5.so
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+# ob1 over shared memory: left to choose, Open MPI took UCX's PML there,
+# which bypasses the BTLs (and ran the exchanges at a crawl).
+export OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx
 # Shared memory without cross-process reads (containers often forbid them).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMP_PROC_BIND=spread OMP_PLACES=threads
+# No OMP_PLACES: the CLI gives each rank of a node its own share of the cores.
+unset OMP_PLACES OMP_PROC_BIND
 mpirun=$prefix/bin/mpirun.openmpi
 
 treetrav=${TREETRAV_BINARY:-}
@@ -118,7 +122,7 @@ echo "gpus,n_reference,n_queries,repeat,read_s,build_s,traverse_s,peak_rss_mib_p
 # run GPUS N REPEAT: one knn run; its times, memory into the CSV.
 run() {
   local gpus=$1 n=$2 repeat=$3
-  local log=$out/knn-$gpus-gpu-$n-$repeat.log output=$work/knn-$gpus-$n.h5
+  local log=$work/knn-$gpus-gpu-$n-$repeat.log output=$work/knn-$gpus-$n.h5
   local first_sample
   first_sample=$(wc -l <"$work/gpu-memory.csv")
   rm -f "$output" "$work"/rss.*
@@ -127,6 +131,7 @@ run() {
     "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes \
     -o "$output" >"$log" 2>&1
   echo "rc=$? gpus=$gpus n=$n repeat $repeat" >>"$log"
+  grep -v -E "dlopen error|Perhaps a missing symbol" "$log" >>"$out/runs.log"
   sleep 0.2
   python3 - "$log" "$gpus" "$n" "$repeat" "$work" "$first_sample" >>"$csv" <<'EOF'
 import glob, re, sys
@@ -144,7 +149,7 @@ print(",".join([gpus, n, n, repeat, *times, f"{max(rss, default=0):.0f}",
                 str(max(peak.values(), default=0))]))
 EOF
 }
-for repeat in 1 2 3; do
+for repeat in $(seq "${TREETRAV_REPEATS:-3}"); do
   for p in "${gpu_counts[@]}"; do run "$p" $((p * per_gpu)) "$repeat"; done
 done
 # Identical results: one GPU on every P-GPU input, kept beside the P-GPU file.
@@ -202,7 +207,7 @@ ncsv=$out/nbody-scaling.csv
 echo "gpus,bodies,steps,step_s,tree_build_s,forces_s,rebalance_s,wall_s" >"$ncsv"
 nbody() {
   local gpus=$1 bodies=$2
-  local log=$out/nbody-$gpus-gpu-$bodies.log
+  local log=$out/runs.log
   timeout 120 "$mpirun" -np "$gpus" --bind-to none "$treetrav" nbody --plummer "$bodies" --seed 1 --dt 0.001 \
     --steps "$steps" --softening 0.01 --theta 0.5 --quiet -o "$work/nbody-$gpus-$bodies" \
     --timings "$work/nbody-$gpus-$bodies.json" >>"$log" 2>&1

@@ -9,8 +9,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 namespace treetrav::cli {
 
@@ -81,6 +87,57 @@ void check_output_file(FileOption const& output, std::vector<FileOption> const& 
   }
 }
 
+#ifdef TREETRAV_ENABLE_MPI
+namespace {
+
+// The CPUs this process may run on (all of them where that cannot be asked).
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set))
+        cpus.push_back(cpu);
+#endif
+  if (cpus.empty())
+    for (int cpu = 0; cpu < static_cast<int>(std::thread::hardware_concurrency()); ++cpu)
+      cpus.push_back(cpu);
+  return cpus;
+}
+
+// Several ranks on one node share its cores. Unbound by the launcher (mpirun
+// --bind-to none, srun without binding), every rank sees all of them, and
+// OpenMP's spread binding puts every rank's threads on the same places, the
+// main threads (which drive MPI and the GPU) all on the first: the ranks then
+// take turns on one core, and a busy-polling MPI exchange crawls. So unless
+// the user chose OMP_PLACES, rank r of the node's n takes the r-th n-th of the
+// CPUs as its places. A rank the launcher bound keeps its own CPUs. The
+// thread count, unless given, is the CPUs a rank has.
+void share_cores(int local_rank, int local_size, int& threads) {
+  auto const cpus = allowed_cpus();
+  std::size_t const online = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<int> mine = cpus;
+  if (cpus.size() >= online && cpus.size() >= std::size_t(local_size)) {
+    std::size_t const per = cpus.size() / local_size;
+    mine.assign(cpus.begin() + local_rank * per, cpus.begin() + (local_rank + 1) * per);
+    if (std::getenv("OMP_PLACES") == nullptr) {
+      std::string places;
+      for (int cpu : mine)
+        places += (places.empty() ? "{" : ",{") + std::to_string(cpu) + "}";
+      setenv("OMP_PLACES", places.c_str(), 1);
+    } else {
+      mine = cpus; // the user's places: the old share of the count
+      mine.resize(std::max<std::size_t>(1, cpus.size() / local_size));
+    }
+  }
+  if (threads == 0)
+    threads = static_cast<int>(std::max<std::size_t>(1, mine.size()));
+}
+
+} // namespace
+#endif
+
 KokkosSession::KokkosSession(RuntimeOptions const& options, [[maybe_unused]] Ranks ranks)
     : backend_(options.backend.empty() ? default_backend() : parse_backend(options.backend)) {
   int threads = options.threads, device = -1;
@@ -91,12 +148,11 @@ KokkosSession::KokkosSession(RuntimeOptions const& options, [[maybe_unused]] Ran
     ranks_ = world.size();
     if (ranks == Ranks::one && ranks_ > 1)
       throw InputError(
-          fmt::format("this subcommand runs on one MPI rank, not {} (pc, nn, knn, vp, bt and nbody run "
-                      "on several): start it without mpirun -np or srun -n",
+          fmt::format("this subcommand runs on one MPI rank, not {} (pc, radius, nn, knn, vp, bt, paircount and "
+                      "nbody run on several): start it without mpirun -np or srun -n",
                       ranks_));
-    if (threads == 0 && world.local_size() > 1)
-      threads =
-          std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / world.local_size());
+    if (world.local_size() > 1)
+      share_cores(world.local_rank(), world.local_size(), threads);
 #if defined(KOKKOS_ENABLE_CUDA)
     int gpus = 0;
     cudaError_t const error = cudaGetDeviceCount(&gpus);

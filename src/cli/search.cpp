@@ -38,7 +38,7 @@ constexpr SearchCommand search_commands[] = {
     {"radius",
      "Radius search: list the reference points within radius -r of each query, nearest first "
      "(BVH)",
-     Parameter::radius, false, false,
+     Parameter::radius, false, true,
      "/Results/ListOffsets (n_queries + 1), ListIndices and ListDistances: query q's neighbours "
      "are entries [ListOffsets[q], ListOffsets[q + 1]), rows of the reference set, nearest first, "
      "ties broken by index.",

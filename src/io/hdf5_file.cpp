@@ -251,6 +251,20 @@ std::vector<std::uint64_t> sum_over([[maybe_unused]] Collective const& writers,
   return values;
 }
 
+std::uint64_t sum_before([[maybe_unused]] Collective const& writers, std::uint64_t value) {
+  std::uint64_t before = 0;
+#ifdef TREETRAV_ENABLE_MPI
+  if (!alone(writers)) {
+    int rank = 0;
+    check_mpi(MPI_Comm_rank(writers.comm, &rank), "MPI_Comm_rank");
+    check_mpi(MPI_Exscan(&value, &before, 1, MPI_UINT64_T, MPI_SUM, writers.comm), "MPI_Exscan");
+    if (rank == 0)
+      before = 0; // MPI_Exscan leaves rank 0's undefined
+  }
+#endif
+  return before;
+}
+
 // ---------------------------------------------------------------- errors
 
 QuietErrors::QuietErrors() {

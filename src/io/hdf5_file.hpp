@@ -163,6 +163,8 @@ void require_unique(FileReader const& reader, std::string const& dataset,
 void collectively(Collective const& writers, std::function<void()> const& step);
 // Collective: the sums of `values` over the processes of `writers`.
 std::vector<std::uint64_t> sum_over(Collective const& writers, std::vector<std::uint64_t> values);
+// Collective: the sum of `value` over the processes of `writers` before this one (rank order).
+std::uint64_t sum_before(Collective const& writers, std::uint64_t value);
 
 // Writes into an open (temporary) file; errors name the final path. Together
 // with other processes (`writers`), every call is collective: each process

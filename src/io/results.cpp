@@ -124,22 +124,29 @@ void ResultsStream::write(Index first, QueryResults const& block) {
     out.write_rows(file.counts.get(), at, {block.counts.extent(0)}, block.counts.data());
     file.next += static_cast<Index>(block.counts.extent(0));
   } else if (file.offsets.valid() || filled[lists] > 0) {
-    if (file.processes > 1)
-      throw std::logic_error(out.path() + ": radius lists are written by one process");
+    // Written together, every process writes one block of lists, after those
+    // of the processes before it: the lists' datasets are made at their
+    // whole length at once (an extendible dataset grows collectively only).
+    bool const together = file.processes > 1;
+    if (together && file.offsets.valid())
+      throw std::logic_error(out.path() + ": radius lists written together come in one block a process");
+    hsize_t const listed = block.list_indices.extent(0);
+    hsize_t const total = together ? detail::sum_over(file.writers, {listed})[0] : 0;
+    // The block's offsets count from its first neighbour; the file's from the first query's.
+    std::int64_t const first_entry =
+        together ? static_cast<std::int64_t>(detail::sum_before(file.writers, listed)) : file.listed;
     if (!file.offsets.valid()) {
       file.offsets = out.create<std::int64_t>(list_offsets_dataset, {n + 1});
-      file.list_indices = out.create<Index>(list_indices_dataset, {0}, /*extendible=*/true);
-      file.list_distances = out.create<Coordinate>(list_distances_dataset, {0}, true);
+      file.list_indices = out.create<Index>(list_indices_dataset, {total}, /*extendible=*/!together);
+      file.list_distances = out.create<Coordinate>(list_distances_dataset, {total}, !together);
     }
-    // The block's offsets count from its first neighbour; the file's from the first query's.
     hsize_t const rows = block.list_offsets.extent(0) - 1;
     std::vector<std::int64_t> offsets(rows);
-    for (hsize_t q = 0; q < rows; ++q) offsets[q] = file.listed + block.list_offsets(q);
+    for (hsize_t q = 0; q < rows; ++q) offsets[q] = first_entry + block.list_offsets(q);
     out.write_rows(file.offsets.get(), at, {rows}, offsets.data());
-    hsize_t const listed = block.list_indices.extent(0);
-    out.write_rows(file.list_indices.get(), file.listed, {listed}, block.list_indices.data());
-    out.write_rows(file.list_distances.get(), file.listed, {listed}, block.list_distances.data());
-    file.listed += static_cast<std::int64_t>(listed);
+    out.write_rows(file.list_indices.get(), first_entry, {listed}, block.list_indices.data());
+    out.write_rows(file.list_distances.get(), first_entry, {listed}, block.list_distances.data());
+    file.listed = together ? static_cast<std::int64_t>(total) : file.listed + static_cast<std::int64_t>(listed);
     file.next += static_cast<Index>(rows);
   } else {
     throw std::logic_error(out.path() + ": a block without search results");
@@ -158,8 +165,11 @@ void ResultsStream::commit(Metadata const& metadata) {
   if (written != std::uint64_t(file.queries))
     throw std::logic_error(fmt::format("{}: results for {} of {} queries", out.path(), written,
                                        file.queries));
+  // The closing offset: the total, written by the process whose rows end the
+  // file (written together, all of those that end there: the same value).
   if (file.offsets.valid())
-    out.write_rows(file.offsets.get(), static_cast<hsize_t>(file.queries), {1}, &file.listed);
+    out.write_rows(file.offsets.get(), static_cast<hsize_t>(file.queries),
+                   {file.next == file.queries ? hsize_t(1) : hsize_t(0)}, &file.listed);
   // Closed before the file, which closes only when its last object does.
   for (auto* set : {&file.indices, &file.distances, &file.counts, &file.offsets, &file.list_indices,
                     &file.list_distances})

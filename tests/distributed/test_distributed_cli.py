@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/distributed/test_distributed_cli.py TREETRAV MPIEXEC
 
-- knn, nn, vp, bt and pc (with --queries and with --self) on 2 and 4 ranks
+- knn, nn, vp, bt, pc and radius (with --queries and with --self) on 2 and 4 ranks
   (--oversubscribe: CI has 2 cores) write /Results identical, byte for byte
   through h5py, to one process (which runs the single-tree search the other
   CLI tests check against brute force), on inputs made to tie: duplicated
@@ -116,6 +116,10 @@ cases = [
     ("nn --self", ["nn", "--reference", "ref3.h5", "--self"]),
     ("pc", ["pc", "--reference", "ref3.h5", "--queries", "q3.h5", "-r", 0.125]),
     ("pc --self", ["pc", "--reference", "ref3.h5", "--self", "-r", 0.2]),
+    ("radius", ["radius", "--reference", "ref3.h5", "--queries", "q3.h5", "-r", 0.125]),
+    ("radius --self sfc", ["radius", "--reference", "ref3.h5", "--self", "-r", 0.2, "--sort", "sfc"]),
+    ("radius 7-D --self", ["radius", "--reference", "ref7.h5", "--self", "-r", 0.3]),
+    ("radius 3 points", ["radius", "--reference", "ref_tiny.h5", "--queries", "q_small.h5", "-r", 0.7]),
     ("knn 7-D k 16 fsm sfc", ["knn", "--reference", "ref7.h5", "--queries", "q7.h5", "-k", 16, "--strategy", "fsm",
                              "--sort", "sfc"]),
     ("bt 7-D k 5 lockstep", ["bt", "--reference", "ref7.h5", "--queries", "q7.h5", "-k", 5, "--strategy",
@@ -195,8 +199,6 @@ mistakes = [
     ("-k beyond the points", ["knn", "--reference", f"{work}/ref_small.h5", "--self", "-k", 5], "exceeds"),
     ("dimension mismatch", ["knn", "--reference", f"{work}/ref3.h5", "--queries", f"{work}/q7.h5"], "--queries"),
     ("missing file", ["pc", "--reference", f"{work}/absent.h5", "--self", "-r", 1], "absent.h5"),
-    ("radius lists on several ranks", ["radius", "--reference", f"{work}/ref3.h5", "--self", "-r", 0.1],
-     "one MPI rank"),
     ("brute force on several ranks", ["knn", "--reference", f"{work}/ref3.h5", "--self", "-k", 3, "--strategy",
                                       "brute"], "--strategy"),
     ("auto asked for on several ranks", ["pc", "--reference", f"{work}/ref3.h5", "--self", "-r", 0.1,

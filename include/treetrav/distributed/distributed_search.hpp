@@ -12,6 +12,7 @@
 // in the trees' execution space (detail/routing.hpp): on a GPU only what
 // travels between ranks leaves the device.
 #include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/distributed/communicator.hpp>
@@ -93,6 +94,9 @@ using LocalNeighbors = std::function<NeighborResults<typename Tree::memory_space
 template <class Tree>
 using LocalCounts = std::function<Kokkos::View<std::int64_t*, typename Tree::memory_space>(
     PointSet<typename Tree::memory_space> const&, RangeCountOptions const&)>;
+template <class Tree>
+using LocalLists = std::function<RadiusResults<typename Tree::memory_space>(
+    PointSet<typename Tree::memory_space> const&, RadiusSearchOptions const&)>;
 
 inline void check_queries(PointSet<Kokkos::HostSpace> const& queries, int dimension) {
   if (queries.dimension() != dimension)
@@ -320,6 +324,165 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       space, tree, queries, options,
       detail::LocalCounts<Tree>([&](auto const& received, RangeCountOptions const& local) {
         return treetrav::count_within(space, tree.local_tree(), received, local, strategy);
+      }));
+}
+
+namespace detail {
+
+template <class ExecutionSpace, class Tree>
+RadiusResults<Kokkos::HostSpace>
+find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+                       PointSet<Kokkos::HostSpace> const& host_queries,
+                       RadiusSearchOptions const& options, Index first_query,
+                       LocalLists<Tree> const& local_lists) {
+  using MemorySpace = typename Tree::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  Coordinate const radius = options.radius.radius;
+  if (!(radius > 0) || !std::isfinite(radius))
+    throw InputError("radius", " must be a positive finite radius (got " + std::to_string(radius) + ")");
+  check_queries(host_queries, tree.dimension());
+  Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
+  int const d = host_queries.dimension(), p = tree.comm().size();
+  Index const m = host_queries.size();
+  auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
+  auto const boxes = tree.rank_boxes();
+  Coordinate const radius2 = radius * radius; // as find_within squares it
+  auto const routes = route(space, m, p, KOKKOS_LAMBDA(Index q, int r) {
+    return boxes.may_reach(r, queries, q, radius2);
+  });
+  std::vector<int> counts;
+  auto const received = unpack_queries(
+      space,
+      exchange(space, tree.comm(), pack_queries(space, queries, routes), scaled(routes.count, d),
+               counts),
+      d);
+  for (int& count : counts)
+    count /= std::max(d, 1);
+
+  // This rank's lists for what it received: a length per query, then the
+  // (squared distance, global row) keys of all of them, each list in its
+  // single-tree order (nearest first, ties by row).
+  Index const n = received.size();
+  Kokkos::View<std::int64_t*, MemorySpace> lengths("treetrav::distributed::list_lengths", n);
+  Kokkos::View<NeighborKey*, MemorySpace> keys("treetrav::distributed::list_keys", 0);
+  std::vector<int> key_counts(p, 0);
+  if (n > 0) {
+    RadiusSearchOptions local = options;
+    local.radius.exclude_self = false;
+    local.squared_distances = true;
+    auto const found = local_lists(received, local);
+    auto const offsets = found.offsets;
+    auto const rows = tree.rows();
+    auto const host_offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offsets);
+    auto const received_from = displacements(counts);
+    for (int r = 0; r < p; ++r)
+      key_counts[r] = int(host_offsets(received_from[r + 1]) - host_offsets(received_from[r]));
+    keys = Kokkos::View<NeighborKey*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::list_keys"),
+        host_offsets(n));
+    Kokkos::parallel_for(
+        "treetrav::distributed::pack_lists", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+          lengths(i) = offsets(i + 1) - offsets(i);
+          for (std::int64_t j = offsets(i); j < offsets(i + 1); ++j)
+            keys(j) = KeyPacking::pack(found.distances(j), rows(found.indices(j)));
+        });
+  }
+  std::vector<int> ignored;
+  auto const returned_lengths = exchange(space, tree.comm(), lengths, counts, ignored);
+  auto const returned_keys = exchange(space, tree.comm(), keys, key_counts, ignored);
+
+  // Each query's lists from every rank, concatenated, then sorted: the
+  // one-tree order; a query that is a reference point drops its own row.
+  std::int64_t const slots = std::int64_t(routes.query.extent(0));
+  Kokkos::View<std::int64_t*, MemorySpace> from("treetrav::distributed::list_from", slots + 1);
+  Kokkos::parallel_scan(
+      "treetrav::distributed::list_from", Policy(space, 0, slots),
+      KOKKOS_LAMBDA(std::int64_t slot, std::int64_t & sum, bool final) {
+        sum += returned_lengths(slot);
+        if (final)
+          from(slot + 1) = sum;
+      });
+  RadiusResults<MemorySpace> results;
+  results.offsets = Kokkos::View<std::int64_t*, MemorySpace>("treetrav::RadiusResults::offsets", m + 1);
+  auto const offsets = results.offsets;
+  auto const query = routes.query;
+  std::int64_t const self = options.radius.exclude_self ? 1 : 0;
+  for (int r = 0; r < p; ++r)
+    Kokkos::parallel_for(
+        "treetrav::distributed::list_lengths", Policy(space, routes.offset[r], routes.offset[r + 1]),
+        KOKKOS_LAMBDA(int slot) { offsets(query(slot) + 1) += returned_lengths(slot); });
+  std::int64_t listed = 0;
+  Kokkos::parallel_scan(
+      "treetrav::distributed::list_offsets", Policy(space, 0, m),
+      KOKKOS_LAMBDA(Index q, std::int64_t & sum, bool final) {
+        std::int64_t const length = offsets(q + 1) - self;
+        if (final)
+          offsets(q + 1) = sum + length;
+        sum += length;
+      },
+      listed);
+  Kokkos::View<NeighborKey*, MemorySpace> merged(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::merged_lists"), listed);
+  Kokkos::View<std::int64_t*, MemorySpace> cursor(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::list_cursor"), m);
+  Kokkos::deep_copy(space, cursor, Kokkos::subview(offsets, Kokkos::make_pair(0, int(m))));
+  for (int r = 0; r < p; ++r)
+    Kokkos::parallel_for(
+        "treetrav::distributed::gather_lists", Policy(space, routes.offset[r], routes.offset[r + 1]),
+        KOKKOS_LAMBDA(int slot) {
+          Index const q = query(slot);
+          std::int64_t at = cursor(q);
+          for (std::int64_t j = from(slot); j < from(slot + 1); ++j)
+            if (!(self && KeyPacking::index_of(returned_keys(j)) == first_query + q))
+              merged(at++) = returned_keys(j);
+          cursor(q) = at;
+        });
+  auto const sorted = treetrav::detail::sort_segments(
+      space, merged,
+      Kokkos::View<std::int64_t const*, MemorySpace>(
+          Kokkos::subview(offsets, Kokkos::make_pair(0, int(m)))),
+      Kokkos::View<std::int64_t const*, MemorySpace>(
+          Kokkos::subview(offsets, Kokkos::make_pair(1, int(m) + 1))),
+      "treetrav::distributed::sort_lists");
+  results.indices = Kokkos::View<Index*, MemorySpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::RadiusResults::indices"), listed);
+  results.distances = Kokkos::View<Coordinate*, MemorySpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::RadiusResults::distances"), listed);
+  bool const squared = options.squared_distances;
+  Kokkos::parallel_for(
+      "treetrav::distributed::unpack_lists",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(space, 0, listed),
+      KOKKOS_LAMBDA(std::int64_t j) {
+        Coordinate const d2 = KeyPacking::distance2_of(sorted(j));
+        results.indices(j) = KeyPacking::index_of(sorted(j));
+        results.distances(j) = squared ? d2 : treetrav::math::sqrt(d2);
+      });
+  RadiusResults<Kokkos::HostSpace> host;
+  host.offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.offsets);
+  host.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
+  host.distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
+  Kokkos::Profiling::popRegion();
+  return host;
+}
+
+} // namespace detail
+
+// Radius lists over all ranks: per query of this rank, the reference points
+// within distance r (inclusive) as lists in compressed rows, nearest first,
+// ties by global row: find_within on one tree over all the points. Collective.
+// Each query goes to every rank whose box lies within r; the ranks' lists
+// (squared distances and global rows) come back, are put side by side and
+// sorted per query. With options.radius.exclude_self the queries are rows
+// [first_query, first_query + m) of the reference set and each drops its own.
+template <class ExecutionSpace, class Tree, class Strategy>
+RadiusResults<Kokkos::HostSpace>
+find_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+            PointSet<Kokkos::HostSpace> const& queries, RadiusSearchOptions const& options,
+            Strategy strategy, Index first_query = 0) {
+  return detail::find_within_over_ranks(
+      space, tree, queries, options, first_query,
+      detail::LocalLists<Tree>([&](auto const& received, RadiusSearchOptions const& local) {
+        return treetrav::find_within(space, tree.local_tree(), received, local, strategy);
       }));
 }
 

@@ -50,7 +50,7 @@ QueryResults read_results(std::string const& path);
 // Several processes (`writers`) write one file together: each its own rows,
 // [first, first + rows) of the `queries` (the processes' rows consecutive in
 // rank order), every call collective, the metadata the same on every one.
-// Neighbour rows and counts; radius lists come from one process.
+// Neighbour rows, counts and radius lists (written together: one block of lists a process).
 class ResultsStream {
  public:
   ResultsStream(std::string const& path, std::string const& application, Index queries,

@@ -1,6 +1,6 @@
 // radius: the reference points within the radius of each query, as lists
 // nearest first, on the BVH (tree strategies only: brute force lists no
-// neighbours yet; one rank).
+// neighbours yet), on one rank or several.
 #include "../search_app.hpp"
 
 #include <treetrav/apps/radius_search.hpp>
@@ -14,7 +14,7 @@ struct RadiusSearch {
   using Tree = Bvh<MemorySpace>;
   static constexpr char const* tree_name = Tree<Kokkos::HostSpace>::name;
   static constexpr bool brute_force = false;
-  static constexpr bool distributed = false;
+  static constexpr bool distributed = true;
   // Device bytes per query for its list, at this many neighbours (a guess:
   // lists longer than the first walk's capacity are walked again).
   static constexpr std::size_t listed_per_query = 64;
@@ -30,6 +30,16 @@ struct RadiusSearch {
     search.radius.order = order;
     return find_within(space, tree, queries, search, strategy);
   }
+#ifdef TREETRAV_ENABLE_MPI
+  template <class Space, class DistributedTree, class Strategy>
+  auto search_distributed(Space const& space, DistributedTree const& tree,
+                          io::HostPointSet const& queries, Index first, QueryOrder order,
+                          Strategy const& strategy) const {
+    RadiusSearchOptions search{options};
+    search.radius.order = order;
+    return distributed::find_within(space, tree, queries, search, strategy, first);
+  }
+#endif
   template <class Lists>
   io::QueryResults collect(Lists const& lists) const {
     io::QueryResults results;
