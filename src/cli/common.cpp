@@ -117,22 +117,17 @@ std::vector<int> allowed_cpus() {
 void share_cores(int local_rank, int local_size, int& threads) {
   auto const cpus = allowed_cpus();
   std::size_t const online = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<int> mine = cpus;
-  if (cpus.size() >= online && cpus.size() >= std::size_t(local_size)) {
-    std::size_t const per = cpus.size() / local_size;
-    mine.assign(cpus.begin() + local_rank * per, cpus.begin() + (local_rank + 1) * per);
-    if (std::getenv("OMP_PLACES") == nullptr) {
-      std::string places;
-      for (int cpu : mine)
-        places += (places.empty() ? "{" : ",{") + std::to_string(cpu) + "}";
-      setenv("OMP_PLACES", places.c_str(), 1);
-    } else {
-      mine = cpus; // the user's places: the old share of the count
-      mine.resize(std::max<std::size_t>(1, cpus.size() / local_size));
-    }
+  bool const unbound = cpus.size() >= online;
+  // A rank's share of the CPUs it sees (a bound rank sees its own).
+  std::size_t const share = std::max<std::size_t>(1, unbound ? cpus.size() / local_size : cpus.size());
+  if (unbound && cpus.size() >= std::size_t(local_size) && std::getenv("OMP_PLACES") == nullptr) {
+    std::string places;
+    for (std::size_t i = local_rank * share; i < (local_rank + 1) * share; ++i)
+      places += (places.empty() ? "{" : ",{") + std::to_string(cpus[i]) + "}";
+    setenv("OMP_PLACES", places.c_str(), 1);
   }
   if (threads == 0)
-    threads = static_cast<int>(std::max<std::size_t>(1, mine.size()));
+    threads = static_cast<int>(share);
 }
 
 } // namespace

@@ -4,11 +4,48 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <queue>
 #include <utility>
 #include <vector>
 
 namespace treetrav::distributed {
+
+namespace {
+
+// Sorted runs [bounds[i], bounds[i + 1]) of `values` merged into one, pairs
+// of neighbouring runs at a time on the host's threads (log2(runs) rounds).
+template <class T>
+void merge_runs(std::vector<T>& values, std::vector<std::size_t> const& bounds) {
+  int const runs = int(bounds.size()) - 1;
+  using Policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>;
+  for (int width = 1; width < runs; width *= 2) {
+    Kokkos::parallel_for(
+        "treetrav::distributed::merge_runs", Policy(0, (runs + 2 * width - 1) / (2 * width)),
+        [&](int pair) {
+          int const first = 2 * pair * width;
+          auto const at = [&](int run) { return values.begin() + bounds[std::min(run, runs)]; };
+          std::inplace_merge(at(first), at(first + width), at(first + 2 * width));
+        });
+    Kokkos::DefaultHostExecutionSpace().fence();
+  }
+}
+
+// std::sort on the host's threads: pieces sorted side by side, then merged.
+template <class T>
+void host_sort(std::vector<T>& values) {
+  int const pieces = std::max(1, Kokkos::DefaultHostExecutionSpace().concurrency());
+  if (pieces == 1 || values.size() < (std::size_t(1) << 15))
+    return std::sort(values.begin(), values.end());
+  std::vector<std::size_t> bounds(pieces + 1);
+  for (int i = 0; i <= pieces; ++i)
+    bounds[i] = values.size() * i / pieces;
+  Kokkos::parallel_for("treetrav::distributed::sort_pieces",
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, pieces),
+                       [&](int i) { std::sort(values.begin() + bounds[i], values.begin() + bounds[i + 1]); });
+  Kokkos::DefaultHostExecutionSpace().fence();
+  merge_runs(values, bounds);
+}
+
+} // namespace
 
 LocalPoints morton_partition(PointSet<Kokkos::HostSpace> const& all, int rank, int size) {
   Kokkos::Profiling::pushRegion("treetrav::distributed::morton_partition");
@@ -67,25 +104,16 @@ Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> c
   to.keys = all_to_all(comm, from.keys, counts, runs);
   to.coordinates = all_to_all(comm, from.coordinates, coordinate_counts, received);
   to.ids = all_to_all(comm, from.ids, id_counts, received);
-  // Each rank's run arrives in key order: merge the runs, a heap over their
-  // heads (the keys are distinct, so this is the order a sort gives).
-  auto next = detail::displacements(runs); // run r: [next[r], end[r])
-  std::vector<int> const end(next.begin() + 1, next.end());
-  using Head = std::pair<Key, int>; // a run's next key, the run
-  auto const later = [](Head const& a, Head const& b) { return b.first < a.first; };
-  std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
-  for (int r = 0; r < p; ++r)
-    if (next[r] < end[r])
-      heads.push({to.keys[next[r]], r});
-  std::vector<std::size_t> order;
-  order.reserve(to.keys.size());
-  while (!heads.empty()) {
-    int const r = heads.top().second;
-    heads.pop();
-    order.push_back(next[r]++);
-    if (next[r] < end[r])
-      heads.push({to.keys[next[r]], r});
-  }
+  // Each rank's run arrives in key order: merge the runs (the keys are
+  // distinct, so this is the order a sort gives), carrying each key's place.
+  std::vector<std::pair<Key, std::size_t>> merged(to.keys.size());
+  for (std::size_t i = 0; i < merged.size(); ++i)
+    merged[i] = {to.keys[i], i};
+  auto const offsets = detail::displacements(runs);
+  merge_runs(merged, std::vector<std::size_t>(offsets.begin(), offsets.end()));
+  std::vector<std::size_t> order(merged.size());
+  for (std::size_t i = 0; i < merged.size(); ++i)
+    order[i] = merged[i].second;
   Parcel sorted;
   sorted.keys.reserve(order.size());
   sorted.coordinates.reserve(to.coordinates.size());
@@ -131,7 +159,7 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   for (Index i = 0; i < m; ++i)
     keys[i] = {encode(rows.coordinates, i), std::int64_t(first_row) + i};
   // (The keys themselves: a key's row says which of this rank's points it is.)
-  std::sort(keys.begin(), keys.end());
+  host_sort(keys);
   Parcel mine;
   mine.keys = std::move(keys);
   mine.coordinates.reserve(std::size_t(m) * d);
@@ -186,7 +214,7 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   std::vector<std::pair<std::int64_t, std::size_t>> by_row(n); // (row, position in the piece)
   for (std::size_t j = 0; j < n; ++j)
     by_row[j] = {piece.keys[j].row, j};
-  std::sort(by_row.begin(), by_row.end());
+  host_sort(by_row);
   LocalPoints local;
   local.points = allocate_points<Kokkos::HostSpace>("treetrav::distributed::LocalPoints::points",
                                                     Index(n), d, has_ids != 0);
