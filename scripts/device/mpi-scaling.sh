@@ -5,6 +5,7 @@
 # machine:
 #   kokkos-cuda, kk-cuda   scripts/bootstrap-kokkos*.sh's CUDA installs (cp -a from the cache)
 #   mpi-prefix.tar.xz      scripts/device/pack-mpi-prefix.sh: Debian's OpenMPI and parallel HDF5
+#   treetrav.xz            (optional) a CLI built here, stripped: then nothing is built there
 # The CLI is built there, on all its cores (CUDA + OpenMP, MPI, parallel HDF5),
 # unless TREETRAV_BINARY names one. Then, with GPUS the machine's GPU counts
 # (TREETRAV_GPUS, default "1 2 4" up to the GPUs there) and N = TREETRAV_PER_GPU
@@ -42,7 +43,7 @@ prefix=/tmp/tt-mpi/usr
 lib=$prefix/lib/x86_64-linux-gnu
 mkdir -p /tmp/tt-lib
 export OPAL_PREFIX=$prefix PMIX_INSTALL_PREFIX=$lib/pmix2 PATH=$prefix/bin:$PATH
-export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:/tmp/tt-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:/tmp/tt-lib:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 missing_libraries() { # binaries...: copy from deps/ what ldd does not find, three levels down
   local _ name
   for _ in 1 2 3; do
@@ -63,6 +64,11 @@ unset OMP_PLACES OMP_PROC_BIND
 mpirun=$prefix/bin/mpirun.openmpi
 
 treetrav=${TREETRAV_BINARY:-}
+# Or one built on the 2-core machine (scripts/build.sh cuda, MPI on), carried
+# stripped and compressed as .device/treetrav.xz.
+if [[ -z $treetrav && -f $root/.device/treetrav.xz ]]; then
+  xz -dc "$root/.device/treetrav.xz" >/tmp/treetrav && chmod +x /tmp/treetrav && treetrav=/tmp/treetrav
+fi
 if [[ -z $treetrav ]]; then
   link_kokkos
   build=$root/build-device/mpi
@@ -138,7 +144,8 @@ import glob, re, sys
 log, gpus, n, repeat, work, first = sys.argv[1:]
 text = open(log).read().strip().splitlines()
 line = [l for l in text if "Wrote" in l][-1]
-times = [re.search(rf"{w} ([0-9.e+-]+) s", line).group(1) for w in ("Read", "build", "traverse")]
+# (a chunked one-GPU run says "traverse in N chunks of M queries, ..., T s")
+times = [re.search(rf"{w} (?:in .*?, )?([0-9][0-9.e+-]*) s", line).group(1) for w in ("Read", "build", "traverse")]
 rss = [int(open(f).read().split()[-1]) / 1024 for f in glob.glob(f"{work}/rss.*")]
 peak = {}
 for row in open(f"{work}/gpu-memory.csv").read().splitlines()[int(first):]:
@@ -194,6 +201,19 @@ for column in ("traverse_s", "build_s"):
         sp = median(p, strong, column)
         print(f"strong {column}: {strong} / {strong} on {p} GPU(s): {sp:.4f} s, speed-up {s1 / sp:.2f}x")
 EOF
+# Where the time goes: one more run per GPU count under Kokkos Tools'
+# space-time-stack (regions, kernels, copies, summed over the ranks), when
+# .device/kp_space_time_stack.so is carried (kokkos-tools, built here with mpicxx).
+if [[ -f $root/.device/kp_space_time_stack.so ]]; then
+  for p in "${gpu_counts[@]}"; do
+    n=$((p * per_gpu))
+    echo "== $p GPU(s), $n / $n" >>"$out/profile.log"
+    KOKKOS_PROFILE_LIBRARY=$root/.device/kp_space_time_stack.so timeout 200 "$mpirun" -np "$p" --bind-to none \
+      "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes \
+      -o "$work/profiled.h5" 2>&1 | grep -v -E "dlopen error|Perhaps a missing symbol|pmix|^ *$" >>"$out/profile.log"
+    rm -f "$work/profiled.h5"
+  done
+fi
 echo "kNN part done at $((SECONDS - started)) s"
 
 # N-body step time (autoropes, theta 0.5, softening 0.01, dt 0.001, fixed

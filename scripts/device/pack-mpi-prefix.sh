@@ -5,7 +5,9 @@
 # /tmp/tt-mpi and used through OPAL_PREFIX (redesign-ab.sh, mpi-scaling.sh).
 # Holds the packages' own files (headers, compiler wrappers, mpirun, orted,
 # the MCA plugins) and every shared library they load that the image may
-# lack (ldd, C library left out); no documentation.
+# lack (ldd, C library left out); no documentation. Binaries named as
+# arguments (a treetrav built here, say) bring the libraries they load too.
+#   scripts/device/pack-mpi-prefix.sh [BINARY...]
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 stage=$(mktemp -d)
@@ -31,9 +33,10 @@ done
 # found"), so the image's own libraries stay first.
 lib=$stage/usr/lib/x86_64-linux-gnu
 mkdir -p "$stage/usr/deps"
-{ find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) -print0 | xargs -0 ldd 2>/dev/null || true; } |
+{ { find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) -print0; printf '%s\0' "$@"; } |
+  xargs -0 ldd 2>/dev/null || true; } |
   awk '/=> \// {print $3}' | sort -u |
-  { grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' || true; } |
+  { grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt)\.so|/usr/local/' || true; } |
   while read -r dependency; do
     [[ -e $lib/$(basename "$dependency") ]] || cp -L "$dependency" "$stage/usr/deps/"
   done

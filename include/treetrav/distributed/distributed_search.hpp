@@ -133,6 +133,7 @@ void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
   std::vector<int> returned_counts;
   auto const returned = exchange(space, comm, answer(received), counts, returned_counts);
   auto const query = routes.query;
+  Kokkos::Profiling::pushRegion("treetrav::distributed::merge");
   for (int r = 0; r < p; ++r)
     Kokkos::parallel_for(
         "treetrav::distributed::merge",
@@ -147,6 +148,8 @@ void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
           for (int j = 0; j < wanted; ++j)
             best(q, j) = merged[j];
         });
+  space.fence();
+  Kokkos::Profiling::popRegion();
 }
 
 template <class ExecutionSpace, class Tree>
@@ -180,6 +183,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
         std::size_t(n) * wanted);
     if (n == 0)
       return keys;
+    Kokkos::Profiling::pushRegion("treetrav::distributed::answer");
     NeighborOptions local = options;
     local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
     local.exclude_self = false;
@@ -194,6 +198,8 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
                 j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
                             : empty;
         });
+    space.fence();
+    Kokkos::Profiling::popRegion();
     return keys;
   };
 
@@ -207,6 +213,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
            (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
   });
 
+  Kokkos::Profiling::pushRegion("treetrav::distributed::results");
   auto const results = treetrav::detail::allocate_neighbor_results<MemorySpace>(space, m, options.k);
   bool const exclude_self = options.exclude_self, squared = options.squared_distances;
   int const k = options.k;
@@ -227,6 +234,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   NeighborResults<Kokkos::HostSpace> host;
   host.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
   host.distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
+  Kokkos::Profiling::popRegion();
   Kokkos::Profiling::popRegion();
   return host;
 }

@@ -96,6 +96,7 @@ template <class ExecutionSpace, class Goes>
 Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space, Index m,
                                                     int ranks, Goes const& goes) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  Kokkos::Profiling::pushRegion("treetrav::distributed::route");
   Routes<typename ExecutionSpace::memory_space> routes;
   routes.count.assign(ranks, 0);
   for (int r = 0; r < ranks; ++r) {
@@ -124,6 +125,7 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
           }
         });
   }
+  Kokkos::Profiling::popRegion();
   return routes;
 }
 
@@ -142,6 +144,7 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   using MemorySpace = typename ExecutionSpace::memory_space;
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
   int const p = comm.size(), me = comm.rank();
+  Kokkos::Profiling::pushRegion("treetrav::distributed::exchange");
   recv_counts.assign(p, 0);
   check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
             "MPI_Alltoall");
@@ -188,6 +191,8 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
         Kokkos::deep_copy(space, segment(received, recv_offsets, r),
                           segment(host_received, recv_offsets, r));
   }
+  space.fence();
+  Kokkos::Profiling::popRegion();
   return received;
 }
 
