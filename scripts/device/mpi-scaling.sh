@@ -57,8 +57,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 # ob1 over shared memory: left to choose, Open MPI took UCX's PML there,
 # which bypasses the BTLs (and ran the exchanges at a crawl).
 export OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx
-# Shared memory without cross-process reads (containers often forbid them).
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Shared memory without cross-process reads (containers often forbid them),
+# unless TREETRAV_VADER_COPY names a mechanism (cma: process_vm_readv);
+# TREETRAV_VADER_FRAGMENT sets the copy-in/copy-out fragment size in bytes.
+export OMPI_MCA_btl_vader_single_copy_mechanism=${TREETRAV_VADER_COPY:-none}
+[[ -n ${TREETRAV_VADER_FRAGMENT:-} ]] && export OMPI_MCA_btl_vader_max_send_size=$TREETRAV_VADER_FRAGMENT
 # No OMP_PLACES: the CLI gives each rank of a node its own share of the cores.
 unset OMP_PLACES OMP_PROC_BIND
 mpirun=$prefix/bin/mpirun.openmpi
@@ -159,15 +162,17 @@ EOF
 for repeat in $(seq "${TREETRAV_REPEATS:-3}"); do
   for p in "${gpu_counts[@]}"; do run "$p" $((p * per_gpu)) "$repeat"; done
 done
+# TREETRAV_WEAK_ONLY: the weak-scaling runs alone.
+[[ -n ${TREETRAV_WEAK_ONLY:-} ]] && gpu_counts_checked=() || gpu_counts_checked=("${gpu_counts[@]}")
 # Identical results: one GPU on every P-GPU input, kept beside the P-GPU file.
-for p in "${gpu_counts[@]}"; do
+for p in "${gpu_counts_checked[@]}"; do
   n=$((p * per_gpu))
   ((p > 1)) || continue
   mv "$work/knn-$p-$n.h5" "$work/keep-$p-$n.h5"
   run 1 "$n" 1
   mv "$work/knn-1-$n.h5" "$work/keep-1-$n.h5"
 done
-for p in "${gpu_counts[@]}"; do
+for p in "${gpu_counts_checked[@]}"; do
   run "$p" "$strong" 1
   mv "$work/knn-$p-$strong.h5" "$work/keep-$p-$strong.h5"
 done
@@ -199,12 +204,13 @@ for column in ("traverse_s", "build_s"):
     s1 = median(1, strong, column)
     for p in gpus:
         sp = median(p, strong, column)
-        print(f"strong {column}: {strong} / {strong} on {p} GPU(s): {sp:.4f} s, speed-up {s1 / sp:.2f}x")
+        if s1 and sp and strong != n:
+            print(f"strong {column}: {strong} / {strong} on {p} GPU(s): {sp:.4f} s, speed-up {s1 / sp:.2f}x")
 EOF
 # Where the time goes: one more run per GPU count under Kokkos Tools'
 # space-time-stack (regions, kernels, copies, summed over the ranks), when
 # .device/kp_space_time_stack.so is carried (kokkos-tools, built here with mpicxx).
-if [[ -f $root/.device/kp_space_time_stack.so ]]; then
+if [[ -f $root/.device/kp_space_time_stack.so && -z ${TREETRAV_WEAK_ONLY:-} ]]; then
   for p in "${gpu_counts[@]}"; do
     n=$((p * per_gpu))
     echo "== $p GPU(s), $n / $n" >>"$out/profile.log"
