@@ -122,14 +122,12 @@ void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
                     PointSet<MemorySpace> const& queries,
                     Kokkos::View<NeighborKey**, Kokkos::LayoutRight, MemorySpace> const& best,
                     LocalAnswer<MemorySpace> const& answer, Goes const& goes) {
-  int const d = queries.dimension(), p = comm.size(), wanted = int(best.extent(1));
+  int const p = comm.size(), wanted = int(best.extent(1));
   auto const routes = route(space, queries.size(), p, goes);
   std::vector<int> counts;
-  auto const received = unpack_queries(
-      space, exchange(space, comm, pack_queries(space, queries, routes), scaled(routes.count, d), counts),
-      d);
+  auto const received = send_queries(space, comm, queries, routes, counts);
   for (int& count : counts)
-    count = count / std::max(d, 1) * wanted;
+    count *= wanted;
   std::vector<int> returned_counts;
   auto const returned = exchange(space, comm, answer(received), counts, returned_counts);
   auto const query = routes.query;
@@ -277,7 +275,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
                      ")");
   check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
-  int const d = host_queries.dimension(), p = tree.comm().size();
+  int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
   auto const boxes = tree.rank_boxes();
@@ -286,19 +284,13 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     return boxes.may_reach(r, queries, q, radius2);
   });
   std::vector<int> counts;
-  auto const received = unpack_queries(
-      space,
-      exchange(space, tree.comm(), pack_queries(space, queries, routes), scaled(routes.count, d),
-               counts),
-      d);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts);
   Kokkos::View<std::int64_t*, MemorySpace> found("treetrav::distributed::counts", received.size());
   if (received.size() > 0) {
     RangeCountOptions local = options;
     local.exclude_self = false;
     found = local_count(received, local);
   }
-  for (int& count : counts)
-    count /= std::max(d, 1);
   std::vector<int> returned_counts;
   auto const returned = exchange(space, tree.comm(), found, counts, returned_counts);
   Kokkos::View<std::int64_t*, MemorySpace> total("treetrav::RangeCount::counts", m);
@@ -350,7 +342,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     throw InputError("radius", " must be a positive finite radius (got " + std::to_string(radius) + ")");
   check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
-  int const d = host_queries.dimension(), p = tree.comm().size();
+  int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
   auto const boxes = tree.rank_boxes();
@@ -359,13 +351,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     return boxes.may_reach(r, queries, q, radius2);
   });
   std::vector<int> counts;
-  auto const received = unpack_queries(
-      space,
-      exchange(space, tree.comm(), pack_queries(space, queries, routes), scaled(routes.count, d),
-               counts),
-      d);
-  for (int& count : counts)
-    count /= std::max(d, 1);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts);
 
   // This rank's lists for what it received: a length per query, then the
   // (squared distance, global row) keys of all of them, each list in its

@@ -13,6 +13,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -196,47 +197,41 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   return received;
 }
 
-// The coordinates of the routed queries, slot after slot (d per slot): what
-// goes to the ranks.
+// The routed queries to their ranks (routes.count[r] to rank r): returns
+// what this rank receives, as points in rank order; received_from[r] of them
+// came from rank r. Collective.
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<Coordinate*, MemorySpace> pack_queries(ExecutionSpace const& space,
-                                                    PointSet<MemorySpace> const& queries,
-                                                    Routes<MemorySpace> const& routes) {
+PointSet<MemorySpace> send_queries(ExecutionSpace const& space, Communicator const& comm,
+                                   PointSet<MemorySpace> const& queries,
+                                   Routes<MemorySpace> const& routes,
+                                   std::vector<int>& received_from) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const d = queries.dimension();
   auto const query = routes.query;
+  // Slot after slot, d coordinates each.
   Kokkos::View<Coordinate*, MemorySpace> packed(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::packed_queries"),
       std::size_t(query.extent(0)) * d);
   Kokkos::parallel_for(
-      "treetrav::distributed::pack_queries",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, query.extent(0)), KOKKOS_LAMBDA(int slot) {
+      "treetrav::distributed::pack_queries", Policy(space, 0, query.extent(0)),
+      KOKKOS_LAMBDA(int slot) {
         for (int k = 0; k < d; ++k)
           packed(std::size_t(slot) * d + k) = queries.coordinates(query(slot), k);
       });
-  return packed;
-}
-
-// Queries received as packed coordinates, as a point set.
-template <class ExecutionSpace, class MemorySpace>
-PointSet<MemorySpace> unpack_queries(ExecutionSpace const& space,
-                                     Kokkos::View<Coordinate*, MemorySpace> const& packed,
-                                     int d) {
-  Index const n = d > 0 ? Index(packed.extent(0) / d) : 0;
+  std::vector<int> counts = routes.count;
+  for (int& count : counts)
+    count *= d;
+  auto const received = exchange(space, comm, packed, counts, received_from);
+  for (int& count : received_from)
+    count /= std::max(d, 1);
+  Index const n = d > 0 ? Index(received.extent(0) / d) : 0;
   auto points = allocate_points<MemorySpace>("treetrav::distributed::received_queries", n, d);
   Kokkos::parallel_for(
-      "treetrav::distributed::unpack_queries", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(Index i) {
+      "treetrav::distributed::unpack_queries", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
         for (int k = 0; k < d; ++k)
-          points.coordinates(i, k) = packed(std::size_t(i) * d + k);
+          points.coordinates(i, k) = received(std::size_t(i) * d + k);
       });
   return points;
-}
-
-// Counts in values of `width` each.
-inline std::vector<int> scaled(std::vector<int> counts, int width) {
-  for (int& count : counts)
-    count *= width;
-  return counts;
 }
 
 } // namespace treetrav::distributed::detail
