@@ -146,7 +146,6 @@ void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
           for (int j = 0; j < wanted; ++j)
             best(q, j) = merged[j];
         });
-  space.fence();
   Kokkos::Profiling::popRegion();
 }
 
@@ -196,7 +195,6 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
                 j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
                             : empty;
         });
-    space.fence();
     Kokkos::Profiling::popRegion();
     return keys;
   };
@@ -367,13 +365,19 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     auto const found = local_lists(received, local);
     auto const offsets = found.offsets;
     auto const rows = tree.rows();
-    auto const host_offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offsets);
+    // Where each sender's lists begin: p + 1 values of the offsets, not all of them.
     auto const received_from = displacements(counts);
+    std::vector<std::int64_t> begins(p + 1);
+    for (int r = 0; r <= p; ++r) {
+      Kokkos::View<std::int64_t, Kokkos::HostSpace> begin(&begins[r]);
+      Kokkos::deep_copy(space, begin, Kokkos::subview(offsets, received_from[r]));
+    }
+    space.fence();
     for (int r = 0; r < p; ++r)
-      key_counts[r] = int(host_offsets(received_from[r + 1]) - host_offsets(received_from[r]));
+      key_counts[r] = int(begins[r + 1] - begins[r]);
     keys = Kokkos::View<NeighborKey*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::list_keys"),
-        host_offsets(n));
+        begins[p]);
     Kokkos::parallel_for(
         "treetrav::distributed::pack_lists", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
           lengths(i) = offsets(i + 1) - offsets(i);

@@ -192,7 +192,8 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
         Kokkos::deep_copy(space, segment(received, recv_offsets, r),
                           segment(host_received, recv_offsets, r));
   }
-  space.fence();
+  // No fence: what follows runs in `space` after the copies (pageable host
+  // memory is staged before a copy returns, so host_received may go).
   Kokkos::Profiling::popRegion();
   return received;
 }
