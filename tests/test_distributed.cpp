@@ -96,6 +96,14 @@ template <class Space>
 struct Distributed : ::testing::Test {};
 TYPED_TEST_SUITE(Distributed, test::ExecutionSpaces, test::SpaceName);
 
+// This rank's tree over its piece of the case's reference points.
+template <class Tree, class Space>
+distributed::DistributedTree<Tree> partitioned_tree(Space const& space, test::SearchCase const& c) {
+  distributed::Communicator const world;
+  return {space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
+          c.leaf_size};
+}
+
 template <class Tree, class Space, class Strategy>
 void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self,
                      Strategy strategy) {
@@ -104,9 +112,7 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
   distributed::Communicator const world;
   HostPoints const& queries = self ? c.reference : c.queries;
   auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
-  distributed::DistributedTree<Tree> tree(
-      space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
-      c.leaf_size);
+  auto const tree = partitioned_tree<Tree>(space, c);
   auto const expected = test::brute_force_neighbors(c.reference, queries, k, self);
   auto const got = distributed::find_neighbors(
       space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy, Index(block.begin));
@@ -137,9 +143,7 @@ TYPED_TEST(Distributed, PointCorrelationEqualsBruteForce) {
   for (auto const& whole : test::search_cases()) {
     for (bool self : {false, true}) {
       auto const c = test::searched_case(whole, self);
-      distributed::DistributedTree<Bvh<Memory>> tree(
-          space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
-          c.leaf_size);
+      auto const tree = partitioned_tree<Bvh<Memory>>(space, c);
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
       for (Coordinate radius : {c.radius, 2 * c.radius}) {
@@ -166,9 +170,7 @@ TYPED_TEST(Distributed, RadiusListsEqualBruteForce) {
   for (auto const& whole : test::search_cases()) {
     for (bool self : {false, true}) {
       auto const c = test::searched_case(whole, self);
-      distributed::DistributedTree<Bvh<Memory>> tree(
-          space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
-          c.leaf_size);
+      auto const tree = partitioned_tree<Bvh<Memory>>(space, c);
       HostPoints const& queries = self ? c.reference : c.queries;
       auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
       auto const expected = test::brute_force_lists(c.reference, queries, 2 * c.radius, self);
