@@ -98,6 +98,21 @@ per_gpu=${TREETRAV_PER_GPU:-1000000}
 gpu_counts=()
 for p in ${TREETRAV_GPUS:-1 2 4}; do ((p <= gpus_here)) && gpu_counts+=("$p"); done
 strong=${TREETRAV_STRONG:-$((8 * per_gpu))}
+# The transport alone (perf/bench_exchange.cpp, when TREETRAV_EXCHANGE_BENCH
+# names its binary): a kNN's answers at 4 GPUs, 66 MiB out and in per rank,
+# and 80 MiB of results to the host, with and without single-copy shared memory.
+if [[ -n ${TREETRAV_EXCHANGE_BENCH:-} ]]; then
+  for p in "${gpu_counts[@]}"; do
+    ((p > 1)) || continue
+    for copy in none cma; do
+      echo "== $p ranks, vader single copy: $copy" >>"$out/exchange.txt"
+      OMPI_MCA_btl_vader_single_copy_mechanism=$copy OMP_NUM_THREADS=$(($(nproc) / p)) timeout 100 \
+        "$mpirun" -np "$p" --bind-to none "$TREETRAV_EXCHANGE_BENCH" $((66 << 20)) $((80 << 20)) 5 2>&1 |
+        grep -v -E "dlopen error|Perhaps a missing symbol|pmix|PMIx|^ *$|^-+$|compression|startup times|comparable|suppress|PMIX_MCA" >>"$out/exchange.txt"
+    done
+  done
+  cat "$out/exchange.txt"
+fi
 sizes=$(for p in "${gpu_counts[@]}"; do echo $((p * per_gpu)); done; echo "$strong")
 # Every size's box and ball sets: a size's first rows are the same on every
 # run (one seed a size), written as float32.

@@ -15,6 +15,7 @@
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
 #include <treetrav/core/error.hpp>
+#include <treetrav/core/workspace.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/detail/routing.hpp>
 #include <treetrav/distributed/partition.hpp>
@@ -25,6 +26,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace treetrav::distributed {
@@ -98,6 +101,34 @@ template <class Tree>
 using LocalLists = std::function<RadiusResults<typename Tree::memory_space>(
     PointSet<typename Tree::memory_space> const&, RadiusSearchOptions const&)>;
 
+// The caller's workspace a strategy carries (a placed strategy's, inside
+// it), or none.
+template <class Strategy, class = void>
+struct carries_workspace : std::false_type {};
+template <class Strategy>
+struct carries_workspace<Strategy, std::void_t<decltype(std::declval<Strategy>().workspace)>>
+    : std::true_type {};
+template <class Strategy, class = void>
+struct wraps_strategy : std::false_type {};
+template <class Strategy>
+struct wraps_strategy<Strategy, std::void_t<decltype(std::declval<Strategy>().strategy)>>
+    : std::true_type {};
+template <class Strategy>
+Workspace* workspace_of(Strategy const& strategy) {
+  if constexpr (carries_workspace<Strategy>::value)
+    return strategy.workspace;
+  else if constexpr (wraps_strategy<Strategy>::value)
+    return workspace_of(strategy.strategy);
+  else
+    return nullptr;
+}
+
+// The exchanges' staging: in the caller's workspace, else in one of the call's own.
+template <class MemorySpace>
+ExchangeStaging<MemorySpace>& staging_in(Workspace* workspace, Workspace& own) {
+  return (workspace != nullptr ? *workspace : own).get<ExchangeStaging<MemorySpace>>();
+}
+
 inline void check_queries(PointSet<Kokkos::HostSpace> const& queries, int dimension) {
   if (queries.dimension() != dimension)
     throw InputError("queries have dimension " + std::to_string(queries.dimension()) +
@@ -121,15 +152,16 @@ template <class ExecutionSpace, class MemorySpace, class Goes>
 void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
                     PointSet<MemorySpace> const& queries,
                     Kokkos::View<NeighborKey**, Kokkos::LayoutRight, MemorySpace> const& best,
-                    LocalAnswer<MemorySpace> const& answer, Goes const& goes) {
+                    LocalAnswer<MemorySpace> const& answer, Goes const& goes,
+                    ExchangeStaging<MemorySpace>& staging) {
   int const p = comm.size(), wanted = int(best.extent(1));
   auto const routes = route(space, queries.size(), p, goes);
   std::vector<int> counts;
-  auto const received = send_queries(space, comm, queries, routes, counts);
+  auto const received = send_queries(space, comm, queries, routes, counts, staging);
   for (int& count : counts)
     count *= wanted;
   std::vector<int> returned_counts;
-  auto const returned = exchange(space, comm, answer(received), counts, returned_counts);
+  auto const returned = exchange(space, comm, answer(received), counts, returned_counts, staging);
   auto const query = routes.query;
   Kokkos::Profiling::pushRegion("treetrav::distributed::merge");
   for (int r = 0; r < p; ++r)
@@ -154,7 +186,7 @@ NeighborResults<Kokkos::HostSpace>
 find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                           PointSet<Kokkos::HostSpace> const& host_queries,
                           NeighborOptions const& options, Index first_query,
-                          LocalNeighbors<Tree> const& local_search) {
+                          LocalNeighbors<Tree> const& local_search, Workspace* workspace) {
   using MemorySpace = typename Tree::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   // A query that skips itself asks for one more and drops itself at the end.
@@ -163,6 +195,8 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   int const wanted = options.k + (options.exclude_self ? 1 : 0);
   check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_neighbors");
+  Workspace own;
+  auto& staging = staging_in<MemorySpace>(workspace, own);
   constexpr NeighborKey empty = ~NeighborKey(0);
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -201,13 +235,14 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
 
   // Round 1: the nearest ranks holding `wanted` points between them.
   neighbor_round(space, tree.comm(), queries, best, answer,
-                 KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); });
+                 KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); },
+                 staging);
   // Round 2: every other rank that may hold a point within the k-th distance.
   neighbor_round(space, tree.comm(), queries, best, answer, KOKKOS_LAMBDA(Index q, int r) {
     NeighborKey const kth = best(q, wanted - 1);
     return !boxes.among_nearest(r, queries, q, wanted) &&
            (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
-  });
+  }, staging);
 
   Kokkos::Profiling::pushRegion("treetrav::distributed::results");
   auto const results = treetrav::detail::allocate_neighbor_results<MemorySpace>(space, m, options.k);
@@ -228,8 +263,8 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
         }
       });
   NeighborResults<Kokkos::HostSpace> host;
-  host.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
-  host.distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
+  host.indices = host_copy(space, results.indices, staging);
+  host.distances = host_copy(space, results.distances, staging);
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::popRegion();
   return host;
@@ -256,7 +291,8 @@ find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       space, tree, queries, options, first_query,
       detail::LocalNeighbors<Tree>([&](auto const& received, NeighborOptions const& local) {
         return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
-      }));
+      }),
+      detail::workspace_of(strategy));
 }
 
 namespace detail {
@@ -265,7 +301,8 @@ template <class ExecutionSpace, class Tree>
 Kokkos::View<std::int64_t*, Kokkos::HostSpace>
 count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                         PointSet<Kokkos::HostSpace> const& host_queries,
-                        RangeCountOptions const& options, LocalCounts<Tree> const& local_count) {
+                        RangeCountOptions const& options, LocalCounts<Tree> const& local_count,
+                        Workspace* workspace) {
   using MemorySpace = typename Tree::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   if (!(options.radius > 0) || !std::isfinite(options.radius))
@@ -273,6 +310,8 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
                      ")");
   check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
+  Workspace own;
+  auto& staging = staging_in<MemorySpace>(workspace, own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -282,7 +321,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     return boxes.may_reach(r, queries, q, radius2);
   });
   std::vector<int> counts;
-  auto const received = send_queries(space, tree.comm(), queries, routes, counts);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging);
   Kokkos::View<std::int64_t*, MemorySpace> found("treetrav::distributed::counts", received.size());
   if (received.size() > 0) {
     RangeCountOptions local = options;
@@ -290,7 +329,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     found = local_count(received, local);
   }
   std::vector<int> returned_counts;
-  auto const returned = exchange(space, tree.comm(), found, counts, returned_counts);
+  auto const returned = exchange(space, tree.comm(), found, counts, returned_counts, staging);
   Kokkos::View<std::int64_t*, MemorySpace> total("treetrav::RangeCount::counts", m);
   std::int64_t const self = options.exclude_self ? 1 : 0;
   if (options.exclude_self)
@@ -300,7 +339,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     Kokkos::parallel_for(
         "treetrav::distributed::add_counts", Policy(space, routes.offset[r], routes.offset[r + 1]),
         KOKKOS_LAMBDA(int slot) { total(query(slot)) += returned(slot); });
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, total);
+  auto host = host_copy(space, total, staging);
   Kokkos::Profiling::popRegion();
   return host;
 }
@@ -322,7 +361,8 @@ count_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       space, tree, queries, options,
       detail::LocalCounts<Tree>([&](auto const& received, RangeCountOptions const& local) {
         return treetrav::count_within(space, tree.local_tree(), received, local, strategy);
-      }));
+      }),
+      detail::workspace_of(strategy));
 }
 
 namespace detail {
@@ -332,7 +372,7 @@ RadiusResults<Kokkos::HostSpace>
 find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                        PointSet<Kokkos::HostSpace> const& host_queries,
                        RadiusSearchOptions const& options, Index first_query,
-                       LocalLists<Tree> const& local_lists) {
+                       LocalLists<Tree> const& local_lists, Workspace* workspace) {
   using MemorySpace = typename Tree::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   Coordinate const radius = options.radius.radius;
@@ -340,6 +380,8 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     throw InputError("radius", " must be a positive finite radius (got " + std::to_string(radius) + ")");
   check_queries(host_queries, tree.dimension());
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
+  Workspace own;
+  auto& staging = staging_in<MemorySpace>(workspace, own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -349,7 +391,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     return boxes.may_reach(r, queries, q, radius2);
   });
   std::vector<int> counts;
-  auto const received = send_queries(space, tree.comm(), queries, routes, counts);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging);
 
   // This rank's lists for what it received: a length per query, then the
   // (squared distance, global row) keys of all of them, each list in its
@@ -386,8 +428,8 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
         });
   }
   std::vector<int> ignored;
-  auto const returned_lengths = exchange(space, tree.comm(), lengths, counts, ignored);
-  auto const returned_keys = exchange(space, tree.comm(), keys, key_counts, ignored);
+  auto const returned_lengths = exchange(space, tree.comm(), lengths, counts, ignored, staging);
+  auto const returned_keys = exchange(space, tree.comm(), keys, key_counts, ignored, staging);
 
   // Each query's lists from every rank, concatenated, then sorted: the
   // one-tree order; a query that is a reference point drops its own row.
@@ -456,9 +498,9 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
         results.distances(j) = squared ? d2 : treetrav::math::sqrt(d2);
       });
   RadiusResults<Kokkos::HostSpace> host;
-  host.offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.offsets);
-  host.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.indices);
-  host.distances = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.distances);
+  host.offsets = host_copy(space, results.offsets, staging);
+  host.indices = host_copy(space, results.indices, staging);
+  host.distances = host_copy(space, results.distances, staging);
   Kokkos::Profiling::popRegion();
   return host;
 }
@@ -481,7 +523,8 @@ find_within(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
       space, tree, queries, options, first_query,
       detail::LocalLists<Tree>([&](auto const& received, RadiusSearchOptions const& local) {
         return treetrav::find_within(space, tree.local_tree(), received, local, strategy);
-      }));
+      }),
+      detail::workspace_of(strategy));
 }
 
 } // namespace treetrav::distributed

@@ -5,8 +5,9 @@
 // queries sent to each rank, and MPI exchanges of arrays that live there.
 // On a GPU the queries, their routes, the answers and the merges stay on the
 // device; only what goes to another rank crosses to host memory, for MPI
-// (host-staged: the MPIs at hand are not CUDA-aware). What a rank sends
-// itself is copied in place.
+// (staged in page-locked memory: the MPIs at hand are not CUDA-aware). What
+// a rank sends itself is copied in place.
+#include <treetrav/core/detail/growing_buffer.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
@@ -130,21 +131,52 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
   return routes;
 }
 
-// MPI_Alltoallv of an array in `space`'s memory: `send` holds the values for
-// rank 0, then rank 1, ..., send_counts[r] of them for rank r. Returns what
-// every rank sent this one, in rank order, where `send` lives;
-// recv_counts[r] values came from rank r. Values to other ranks pass through
-// host memory when `send` lives elsewhere; this rank's own are copied in
-// place. Collective.
+// Host memory that copies from and to MemorySpace reach at the bus's speed:
+// page-locked for a GPU's (a copy to pageable memory goes through the
+// driver's own small page-locked buffer, a piece at a time), the host's
+// memory otherwise.
+template <class MemorySpace>
+struct staging_space {
+  using type = Kokkos::HostSpace;
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+struct staging_space<Kokkos::CudaSpace> {
+  using type = Kokkos::CudaHostPinnedSpace;
+};
+#endif
+template <class MemorySpace>
+using staging_space_t = typename staging_space<MemorySpace>::type;
+
+// Host memory the exchanges stage device arrays through: a part of the
+// caller's Workspace, so that the exchanges of a search, and the searches
+// after it, reuse one page-locked allocation (pinning costs more than a
+// copy) instead of faulting in fresh pages each time.
+template <class MemorySpace>
+struct ExchangeStaging {
+  treetrav::detail::GrowingBuffer<staging_space_t<MemorySpace>> send{
+      "treetrav::distributed::staged_send"},
+      received{"treetrav::distributed::staged_received"};
+};
+
+// An exchange of an array in `space`'s memory, as MPI_Alltoallv: `send`
+// holds the values for rank 0, then rank 1, ..., send_counts[r] of them for
+// rank r. Returns what every rank sent this one, in rank order, where `send`
+// lives; recv_counts[r] values came from rank r. This rank's own values are
+// copied in place. Values to other ranks pass through `staging` when `send`
+// lives off the host: point to point, the receives posted first and each
+// received part sent on to the device as soon as it is in. Collective.
 template <class T, class ExecutionSpace>
 Kokkos::View<T*, typename ExecutionSpace::memory_space>
 exchange(ExecutionSpace const& space, Communicator const& comm,
          Kokkos::View<T*, typename ExecutionSpace::memory_space> const& send,
-         std::vector<int> const& send_counts, std::vector<int>& recv_counts) {
+         std::vector<int> const& send_counts, std::vector<int>& recv_counts,
+         ExchangeStaging<typename ExecutionSpace::memory_space>& staging) {
   static_assert(std::is_trivially_copyable_v<T>, "exchange sends raw bytes");
   using MemorySpace = typename ExecutionSpace::memory_space;
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
   int const p = comm.size(), me = comm.rank();
+  constexpr int tag = 0x7474; // the exchanges of one communicator follow each other
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange");
   recv_counts.assign(p, 0);
   check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
@@ -154,48 +186,89 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   Kokkos::View<T*, MemorySpace> received(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::received"),
       recv_offsets[p]);
-  auto const segment = [](auto const& view, std::vector<int> const& offsets, int r) {
-    return Kokkos::subview(view, Kokkos::make_pair(std::size_t(offsets[r]), std::size_t(offsets[r + 1])));
+  auto const part = [](std::vector<int> const& offsets, int begin, int end) {
+    return Kokkos::make_pair(std::size_t(offsets[begin]), std::size_t(offsets[end]));
   };
-  Kokkos::deep_copy(space, segment(received, recv_offsets, me), segment(send, send_offsets, me));
-  // The other ranks' values, staged in host memory unless they are there.
-  Kokkos::View<T*, Kokkos::HostSpace> host_send, host_received;
-  if constexpr (on_host) {
-    host_send = Kokkos::View<T*, Kokkos::HostSpace>(send.data(), send.extent(0));
-    host_received = Kokkos::View<T*, Kokkos::HostSpace>(received.data(), received.extent(0));
-  } else {
-    host_send = Kokkos::View<T*, Kokkos::HostSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::host_send"),
-        send.extent(0));
-    host_received = Kokkos::View<T*, Kokkos::HostSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::host_received"),
-        received.extent(0));
-    for (int r = 0; r < p; ++r)
-      if (r != me && send_counts[r] > 0)
-        Kokkos::deep_copy(space, segment(host_send, send_offsets, r), segment(send, send_offsets, r));
+  Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, me, me + 1)),
+                    Kokkos::subview(send, part(send_offsets, me, me + 1)));
+  // Where MPI reads and writes: the arrays themselves on the host, else staging.
+  T const* out = send.data();
+  T* in = received.data();
+  Kokkos::View<T*, staging_space_t<MemorySpace>, Kokkos::MemoryUnmanaged> staged_in;
+  if constexpr (!on_host) {
+    auto const staged_out = staging.send.template get<T>(space, send.extent(0));
+    staged_in = staging.received.template get<T>(space, received.extent(0));
+    out = staged_out.data();
+    in = staged_in.data();
+    for (auto const& others : {part(send_offsets, 0, me), part(send_offsets, me + 1, p)})
+      if (others.first < others.second)
+        Kokkos::deep_copy(space, Kokkos::subview(staged_out, others), Kokkos::subview(send, others));
   }
-  space.fence();
   // One value is one MPI element: counts stay below 2^31 values, not bytes.
   MPI_Datatype value;
   check_mpi(MPI_Type_contiguous(int(sizeof(T)), MPI_BYTE, &value), "MPI_Type_contiguous");
   check_mpi(MPI_Type_commit(&value), "MPI_Type_commit");
-  std::vector<int> others_send = send_counts, others_received = recv_counts;
-  others_send[me] = others_received[me] = 0; // copied above
-  int const error = MPI_Alltoallv(host_send.data(), others_send.data(), send_offsets.data(), value,
-                                  host_received.data(), others_received.data(),
-                                  recv_offsets.data(), value, comm.get());
-  MPI_Type_free(&value);
-  check_mpi(error, "MPI_Alltoallv");
-  if constexpr (!on_host) {
-    for (int r = 0; r < p; ++r)
-      if (r != me && recv_counts[r] > 0)
-        Kokkos::deep_copy(space, segment(received, recv_offsets, r),
-                          segment(host_received, recv_offsets, r));
+  std::vector<MPI_Request> receives(p, MPI_REQUEST_NULL), sends(p, MPI_REQUEST_NULL);
+  for (int r = 0; r < p; ++r)
+    if (r != me && recv_counts[r] > 0)
+      check_mpi(MPI_Irecv(in + recv_offsets[r], recv_counts[r], value, r, tag, comm.get(),
+                          &receives[r]),
+                "MPI_Irecv");
+  space.fence(); // the staged values are in before MPI reads them
+  for (int r = 0; r < p; ++r)
+    if (r != me && send_counts[r] > 0)
+      check_mpi(MPI_Isend(out + send_offsets[r], send_counts[r], value, r, tag, comm.get(),
+                          &sends[r]),
+                "MPI_Isend");
+  for (;;) {
+    int r = MPI_UNDEFINED;
+    check_mpi(MPI_Waitany(p, receives.data(), &r, MPI_STATUS_IGNORE), "MPI_Waitany");
+    if (r == MPI_UNDEFINED)
+      break;
+    if constexpr (!on_host)
+      Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, r, r + 1)),
+                        Kokkos::subview(staged_in, part(recv_offsets, r, r + 1)));
   }
-  // No fence: what follows runs in `space` after the copies (pageable host
-  // memory is staged before a copy returns, so host_received may go).
+  check_mpi(MPI_Waitall(p, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  MPI_Type_free(&value);
+  if constexpr (!on_host)
+    space.fence(); // the next exchange reuses the staging
   Kokkos::Profiling::popRegion();
   return received;
+}
+
+// A new host array holding `view` (contiguous, in `space`'s memory): off
+// the host, copied into the staging at the bus's speed, then into the new
+// array by the host's threads, which fault its pages in side by side (a copy
+// into pageable memory leaves that to one thread of the driver).
+template <class ExecutionSpace, class View>
+auto host_copy(ExecutionSpace const& space, View const& view,
+               ExchangeStaging<typename ExecutionSpace::memory_space>& staging) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  using T = typename View::non_const_value_type;
+  using Host = Kokkos::View<typename View::non_const_data_type, typename View::array_layout,
+                            Kokkos::HostSpace>;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+    return Host(view);
+  } else {
+    Host host(Kokkos::view_alloc(Kokkos::WithoutInitializing, view.label()), view.layout());
+    std::size_t const n = view.span();
+    auto const staged = staging.received.template get<T>(space, n);
+    Kokkos::deep_copy(space, staged,
+                      Kokkos::View<T const*, MemorySpace, Kokkos::MemoryUnmanaged>(view.data(), n));
+    space.fence();
+    constexpr std::size_t block = 1 << 14; // values a host thread copies at a time
+    T* const to = host.data();
+    T const* const from = staged.data();
+    using Threads = Kokkos::DefaultHostExecutionSpace;
+    Kokkos::parallel_for(
+        "treetrav::distributed::host_copy", Kokkos::RangePolicy<Threads>(0, (n + block - 1) / block),
+        [=](std::size_t b) {
+          std::copy(from + b * block, from + std::min(n, (b + 1) * block), to + b * block);
+        });
+    Threads().fence();
+    return host;
+  }
 }
 
 // The routed queries to their ranks (routes.count[r] to rank r): returns
@@ -205,7 +278,8 @@ template <class ExecutionSpace, class MemorySpace>
 PointSet<MemorySpace> send_queries(ExecutionSpace const& space, Communicator const& comm,
                                    PointSet<MemorySpace> const& queries,
                                    Routes<MemorySpace> const& routes,
-                                   std::vector<int>& received_from) {
+                                   std::vector<int>& received_from,
+                                   ExchangeStaging<MemorySpace>& staging) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const d = queries.dimension();
   auto const query = routes.query;
@@ -222,7 +296,7 @@ PointSet<MemorySpace> send_queries(ExecutionSpace const& space, Communicator con
   std::vector<int> counts = routes.count;
   for (int& count : counts)
     count *= d;
-  auto const received = exchange(space, comm, packed, counts, received_from);
+  auto const received = exchange(space, comm, packed, counts, received_from, staging);
   for (int& count : received_from)
     count /= std::max(d, 1);
   Index const n = d > 0 ? Index(received.extent(0) / d) : 0;
