@@ -23,6 +23,8 @@ io::Metadata to_metadata(RunRecord const& record) {
       .set("read_s", record.read_s)
       .set("build_s", record.build_s)
       .set("traverse_s", record.traverse_s);
+  if (record.search_s > 0)
+    metadata.set("search_s", record.search_s);
   if (record.chunks > 0)
     metadata.set("chunks", static_cast<double>(record.chunks))
         .set("chunk", static_cast<double>(record.chunk));

@@ -87,6 +87,10 @@ struct RunRecord {
   double build_s = 0;     // (dispatch) tree construction (a streamed search moves its queries in traverse_s)
   double traverse_s = 0;  // (dispatch) under auto: the picked run, without the probe
   double write_s = 0;     // results staged on the host, then written
+  // The searches alone, queries on the device to results on the host: a
+  // streamed search's chunks without reading and writing them; over several
+  // ranks the whole distributed call (traverse_s). Scaling is judged by it.
+  double search_s = 0;
   Index chunks = 0;       // a search streamed in chunks of queries: how many (0: not streamed)
   Index chunk = 0;        // and the queries per chunk
   io::Metadata strategy_metadata; // (dispatch) what the strategy recorded (its timings_type)

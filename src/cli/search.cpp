@@ -125,7 +125,7 @@ SearchInputs read_search_inputs(SearchCommand const& command, SearchOptions cons
 // the times are the slowest rank's (the distributed call's wall time), and
 // so are the strategy's own figures (hybrid's phases, say).
 void agree_on_times(distributed::Communicator const& world, RunRecord& record) {
-  std::vector<double*> times{&record.read_s, &record.build_s, &record.traverse_s};
+  std::vector<double*> times{&record.read_s, &record.build_s, &record.traverse_s, &record.search_s};
   for (auto& [name, value] : record.strategy_metadata.numbers)
     times.push_back(&value);
   std::vector<double> mine, most(times.size());
@@ -287,6 +287,7 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       distributed::Communicator const world;
       record_rows_read(distributed::all_gather(world, rows_read));
       auto const rows = command.run(job);
+      record.search_s = record.traverse_s; // the distributed call
       agree_on_times(world, record);
       timer.reset();
       io::ResultsStream results(options->run.output, command.name, record.n_queries,

@@ -10,6 +10,7 @@
 
 #include <treetrav/apps/automatic.hpp>
 #include <treetrav/apps/batch.hpp>
+#include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/periodic_box.hpp>
 #include <treetrav/core/progress.hpp>
 #include <treetrav/io/points.hpp>
@@ -78,7 +79,32 @@ struct SearchSetup {
   bool trees = false; // whether `tree` was built
   Tree<typename Space::memory_space> tree;
   PointSet<typename Space::memory_space> reference; // strategies that walk no tree
+  // The chunks' results come to the host through it (core/detail/host_staging.hpp).
+  std::shared_ptr<treetrav::detail::HostStaging<typename Space::memory_space>> staging =
+      std::make_shared<treetrav::detail::HostStaging<typename Space::memory_space>>(
+          "treetrav::cli::staged_results");
 };
+
+// A chunk's results on the host, through `staging`.
+template <class Space, class MemorySpace>
+NeighborResults<Kokkos::HostSpace> on_host(Space const& space,
+                                           NeighborResults<MemorySpace> const& found,
+                                           treetrav::detail::HostStaging<MemorySpace>& staging) {
+  return {treetrav::detail::host_copy(space, found.indices, staging),
+          treetrav::detail::host_copy(space, found.distances, staging)};
+}
+template <class Space, class MemorySpace>
+RadiusResults<Kokkos::HostSpace> on_host(Space const& space, RadiusResults<MemorySpace> const& found,
+                                         treetrav::detail::HostStaging<MemorySpace>& staging) {
+  return {treetrav::detail::host_copy(space, found.offsets, staging),
+          treetrav::detail::host_copy(space, found.indices, staging),
+          treetrav::detail::host_copy(space, found.distances, staging)};
+}
+template <class Space, class MemorySpace>
+auto on_host(Space const& space, Kokkos::View<std::int64_t*, MemorySpace> const& counts,
+             treetrav::detail::HostStaging<MemorySpace>& staging) {
+  return treetrav::detail::host_copy(space, counts, staging);
+}
 
 // What Strategy needs, built where it is used from the reference points
 // moved there once: the tree (for the strategies that walk one, and auto
@@ -181,18 +207,36 @@ struct StreamedSearch {
   SearchInputs const& inputs;
   SearchOutput output;
 
+  // The tree (or points), and room for a chunk's results in the staging:
+  // page-locking costs about what a copy into new pageable memory does, so
+  // it is paid here, once, with the tree.
   template <class Space, class Strategy>
   auto setup(Space const& space, Strategy const&) const {
-    return set_up_search<App::template Tree, Space, Strategy>(space, inputs);
+    auto setup = set_up_search<App::template Tree, Space, Strategy>(space, inputs);
+    if constexpr (!treetrav::detail::host_reachable_v<typename Space::memory_space>)
+      setup.staging->template get<unsigned char>(space, chunk_of(space) * app.result_bytes());
+    return setup;
   }
 
   template <class Space, class Setup, class Strategy>
   Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
     std::optional<SearchChoice> choice;
     stream(space, [&](PointSet<typename Space::memory_space> const& queries) {
-      return app.collect(search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice));
+      return app.collect(on_host(
+          space, search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice),
+          *setup.staging));
     });
     return {};
+  }
+
+  // Queries a chunk: sized from the device's free memory, or --chunk;
+  // --self in one chunk, its queries being the reference points.
+  template <class Space>
+  Index chunk_of(Space const& space) const {
+    Index const n = inputs.query_count();
+    return inputs.self ? n
+                       : chunk_size(space, n, BatchOptions{inputs.chunk},
+                                    query_bytes(inputs.reference.dimension()) + app.result_bytes());
   }
 
   // The chunks' loop around `search` (one chunk's results), compiled once a
@@ -202,11 +246,9 @@ struct StreamedSearch {
               std::function<io::QueryResults(PointSet<typename Space::memory_space> const&)> const&
                   search) const {
     Index const n = inputs.query_count();
-    Index const chunk =
-        inputs.self ? n
-                    : chunk_size(space, n, BatchOptions{inputs.chunk},
-                                 query_bytes(inputs.reference.dimension()) + app.result_bytes());
+    Index const chunk = chunk_of(space);
     double read_s = 0, write_s = 0; // each summed on one thread at a time
+    double search_s = 0;
     output.progress->begin(0, n);
     for_each_chunk(
         space, n, chunk,
@@ -216,7 +258,12 @@ struct StreamedSearch {
           read_s += timer.seconds();
           return queries;
         },
-        search,
+        [&](PointSet<typename Space::memory_space> const& queries) {
+          Kokkos::Timer timer;
+          auto block = search(queries);
+          search_s += timer.seconds();
+          return block;
+        },
         [&](Index first, io::QueryResults const& block) {
           Kokkos::Timer timer;
           output.headline->add(block);
@@ -227,6 +274,7 @@ struct StreamedSearch {
     output.progress->finish(n);
     output.record->read_s += read_s;
     output.record->write_s += write_s;
+    output.record->search_s += search_s;
     output.record->chunk = chunk;
     output.record->chunks = (n + chunk - 1) / chunk;
   }
@@ -251,21 +299,30 @@ struct DistributedSearch {
     distributed::DistributedTree<typename App::template Tree<typename Space::memory_space>> tree;
     io::HostPointSet queries; // this rank's block of the queries
     Index first_query;        // the block's first row
+    std::shared_ptr<Workspace> workspace; // the exchanges' staging
   };
 
+  // The tree, and the exchanges' staging made ready for this rank's
+  // queries' answers (a quarter more than its results), paid here as the
+  // one-rank search pays for its results' staging.
   template <class Space, class Strategy>
   Setup<Space> setup(Space const& space, Strategy const&) const {
     distributed::Communicator const world;
-    return {{space, world,
-             distributed::morton_partition(world, inputs.reference, inputs.first_reference),
-             inputs.leaf_size},
-            inputs.queries,
-            inputs.first_query};
+    Setup<Space> setup{{space, world,
+                        distributed::morton_partition(world, inputs.reference, inputs.first_reference),
+                        inputs.leaf_size},
+                       inputs.queries,
+                       inputs.first_query,
+                       std::make_shared<Workspace>()};
+    distributed::reserve_exchanges(space, *setup.workspace,
+                                   inputs.queries.size() * app.result_bytes() * 5 / 4);
+    return setup;
   }
   template <class Space, class Strategy>
   auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     return app.search_distributed(space, setup.tree, setup.queries, setup.first_query,
-                                  inputs.sorted ? QueryOrder::sfc : QueryOrder::none, strategy);
+                                  inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
+                                  distributed::with_workspace(strategy, setup.workspace.get()));
   }
   // This rank's rows.
   template <class Results>

@@ -123,6 +123,16 @@ Workspace* workspace_of(Strategy const& strategy) {
     return nullptr;
 }
 
+// `strategy` with `workspace` as its workspace (a placed strategy's, inside it).
+template <class Strategy>
+Strategy with_workspace_set(Strategy strategy, Workspace* workspace) {
+  if constexpr (carries_workspace<Strategy>::value)
+    strategy.workspace = workspace;
+  else if constexpr (wraps_strategy<Strategy>::value)
+    strategy.strategy = with_workspace_set(strategy.strategy, workspace);
+  return strategy;
+}
+
 // The exchanges' staging: in the caller's workspace, else in one of the call's own.
 template <class MemorySpace>
 ExchangeStaging<MemorySpace>& staging_in(Workspace* workspace, Workspace& own) {
@@ -263,14 +273,31 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
         }
       });
   NeighborResults<Kokkos::HostSpace> host;
-  host.indices = host_copy(space, results.indices, staging);
-  host.distances = host_copy(space, results.distances, staging);
+  host.indices = treetrav::detail::host_copy(space, results.indices, staging.received);
+  host.distances = treetrav::detail::host_copy(space, results.distances, staging.received);
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::popRegion();
   return host;
 }
 
 } // namespace detail
+
+// `strategy` working in `workspace`: the distributed searches keep their
+// exchanges' staging there (page-locked host memory on a GPU), so that
+// repeated searches allocate none.
+template <class Strategy>
+Strategy with_workspace(Strategy strategy, Workspace* workspace) {
+  return detail::with_workspace_set(strategy, workspace);
+}
+
+// Room in `workspace` for exchanges of `bytes` each way, allocated now
+// rather than by the first search (page-locking costs about as much as the
+// copies it speeds up).
+template <class ExecutionSpace>
+void reserve_exchanges(ExecutionSpace const& space, Workspace& workspace, std::size_t bytes) {
+  workspace.get<detail::ExchangeStaging<typename ExecutionSpace::memory_space>>().reserve(space,
+                                                                                          bytes);
+}
 
 // The k nearest reference points (over all ranks) of this rank's `queries`,
 // ties broken by global row: the results of find_neighbors on one tree over
@@ -339,7 +366,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     Kokkos::parallel_for(
         "treetrav::distributed::add_counts", Policy(space, routes.offset[r], routes.offset[r + 1]),
         KOKKOS_LAMBDA(int slot) { total(query(slot)) += returned(slot); });
-  auto host = host_copy(space, total, staging);
+  auto host = treetrav::detail::host_copy(space, total, staging.received);
   Kokkos::Profiling::popRegion();
   return host;
 }
@@ -498,9 +525,9 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
         results.distances(j) = squared ? d2 : treetrav::math::sqrt(d2);
       });
   RadiusResults<Kokkos::HostSpace> host;
-  host.offsets = host_copy(space, results.offsets, staging);
-  host.indices = host_copy(space, results.indices, staging);
-  host.distances = host_copy(space, results.distances, staging);
+  host.offsets = treetrav::detail::host_copy(space, results.offsets, staging.received);
+  host.indices = treetrav::detail::host_copy(space, results.indices, staging.received);
+  host.distances = treetrav::detail::host_copy(space, results.distances, staging.received);
   Kokkos::Profiling::popRegion();
   return host;
 }

@@ -7,7 +7,7 @@
 // device; only what goes to another rank crosses to host memory, for MPI
 // (staged in page-locked memory: the MPIs at hand are not CUDA-aware). What
 // a rank sends itself is copied in place.
-#include <treetrav/core/detail/growing_buffer.hpp>
+#include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
@@ -131,32 +131,24 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
   return routes;
 }
 
-// Host memory that copies from and to MemorySpace reach at the bus's speed:
-// page-locked for a GPU's (a copy to pageable memory goes through the
-// driver's own small page-locked buffer, a piece at a time), the host's
-// memory otherwise.
-template <class MemorySpace>
-struct staging_space {
-  using type = Kokkos::HostSpace;
-};
-#if defined(KOKKOS_ENABLE_CUDA)
-template <>
-struct staging_space<Kokkos::CudaSpace> {
-  using type = Kokkos::CudaHostPinnedSpace;
-};
-#endif
-template <class MemorySpace>
-using staging_space_t = typename staging_space<MemorySpace>::type;
-
 // Host memory the exchanges stage device arrays through: a part of the
 // caller's Workspace, so that the exchanges of a search, and the searches
-// after it, reuse one page-locked allocation (pinning costs more than a
-// copy) instead of faulting in fresh pages each time.
+// after it, reuse one page-locked allocation instead of paying for one each
+// time (core/detail/host_staging.hpp).
 template <class MemorySpace>
 struct ExchangeStaging {
-  treetrav::detail::GrowingBuffer<staging_space_t<MemorySpace>> send{
-      "treetrav::distributed::staged_send"},
+  treetrav::detail::HostStaging<MemorySpace> send{"treetrav::distributed::staged_send"},
       received{"treetrav::distributed::staged_received"};
+
+  // Room for `bytes` each way now: a caller that knows its batch pays for
+  // the page-locking before its searches, as it pays for its tree.
+  template <class ExecutionSpace>
+  void reserve(ExecutionSpace const& space, std::size_t bytes) {
+    if constexpr (!treetrav::detail::host_reachable_v<MemorySpace>) {
+      send.template get<unsigned char>(space, bytes);
+      received.template get<unsigned char>(space, bytes);
+    }
+  }
 };
 
 // An exchange of an array in `space`'s memory, as MPI_Alltoallv: `send`
@@ -194,7 +186,7 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   // Where MPI reads and writes: the arrays themselves on the host, else staging.
   T const* out = send.data();
   T* in = received.data();
-  Kokkos::View<T*, staging_space_t<MemorySpace>, Kokkos::MemoryUnmanaged> staged_in;
+  Kokkos::View<T*, treetrav::detail::staging_space_t<MemorySpace>, Kokkos::MemoryUnmanaged> staged_in;
   if constexpr (!on_host) {
     auto const staged_out = staging.send.template get<T>(space, send.extent(0));
     staged_in = staging.received.template get<T>(space, received.extent(0));
@@ -235,40 +227,6 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
     space.fence(); // the next exchange reuses the staging
   Kokkos::Profiling::popRegion();
   return received;
-}
-
-// A new host array holding `view` (contiguous, in `space`'s memory): off
-// the host, copied into the staging at the bus's speed, then into the new
-// array by the host's threads, which fault its pages in side by side (a copy
-// into pageable memory leaves that to one thread of the driver).
-template <class ExecutionSpace, class View>
-auto host_copy(ExecutionSpace const& space, View const& view,
-               ExchangeStaging<typename ExecutionSpace::memory_space>& staging) {
-  using MemorySpace = typename ExecutionSpace::memory_space;
-  using T = typename View::non_const_value_type;
-  using Host = Kokkos::View<typename View::non_const_data_type, typename View::array_layout,
-                            Kokkos::HostSpace>;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
-    return Host(view);
-  } else {
-    Host host(Kokkos::view_alloc(Kokkos::WithoutInitializing, view.label()), view.layout());
-    std::size_t const n = view.span();
-    auto const staged = staging.received.template get<T>(space, n);
-    Kokkos::deep_copy(space, staged,
-                      Kokkos::View<T const*, MemorySpace, Kokkos::MemoryUnmanaged>(view.data(), n));
-    space.fence();
-    constexpr std::size_t block = 1 << 14; // values a host thread copies at a time
-    T* const to = host.data();
-    T const* const from = staged.data();
-    using Threads = Kokkos::DefaultHostExecutionSpace;
-    Kokkos::parallel_for(
-        "treetrav::distributed::host_copy", Kokkos::RangePolicy<Threads>(0, (n + block - 1) / block),
-        [=](std::size_t b) {
-          std::copy(from + b * block, from + std::min(n, (b + 1) * block), to + b * block);
-        });
-    Threads().fence();
-    return host;
-  }
 }
 
 // The routed queries to their ranks (routes.count[r] to rank r): returns
