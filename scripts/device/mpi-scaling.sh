@@ -144,6 +144,45 @@ EOF
   sed "s/^/$(date +%s.%N | cut -c1-14), /"; sleep 0.05; done >"$work/gpu-memory.csv") &
 sampler=$!
 
+# TREETRAV_VARIANTS: the largest weak-scaling run under other bindings and
+# copy mechanisms, twice each, with the machine's topology; then stop.
+if [[ -n ${TREETRAV_VARIANTS:-} ]]; then
+  { lscpu | grep -E "^(Socket|Core|Thread|NUMA node)"; lscpu -e=CPU,CORE,SOCKET,NODE | sed -n '1p;2p;17p;18p;33p;34p;49p;50p'
+    nvidia-smi topo -m; } >>"$out/variants.txt" 2>&1
+  p=${gpu_counts[-1]}
+  n=$((p * per_gpu))
+  variant() { # NAME BINDING ENV...: two runs of the P-GPU search, mpirun --bind-to BINDING, ENV set
+    local name=$1 binding=$2 _
+    shift 2
+    for _ in 1 2; do
+      env "$@" timeout 100 "$mpirun" -np "$p" --bind-to "$binding" "$treetrav" knn --reference "$work/box$n.h5" \
+        --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes -o "$work/variant.h5" 2>&1 |
+        grep -o "traverse [0-9.e+-]* s" | sed "s/^/$name: /" >>"$out/variants.txt"
+      rm -f "$work/variant.h5"
+    done
+  }
+  variant "places per rank (the CLI's), cma" none
+  variant "places per rank, no single copy" none OMPI_MCA_btl_vader_single_copy_mechanism=none
+  variant "threads unbound, cma" none OMP_PLACES=threads OMP_PROC_BIND=false OMP_NUM_THREADS=$(($(nproc) / p))
+  variant "one thread a rank, cma" none OMP_NUM_THREADS=1 OMP_PLACES=threads OMP_PROC_BIND=false
+  variant "mpirun binds to NUMA nodes, cma" numa OMP_NUM_THREADS=$(($(nproc) / p))
+  cat "$out/variants.txt"
+  exit 0
+fi
+
+# The results against scipy's cKDTree (scripts/device/check-knn-scipy.py), on
+# the smallest weak-scaling input, on one GPU and on the most.
+if [[ -n ${TREETRAV_CHECK_SCIPY:-} ]]; then
+  n=$((gpu_counts[0] * per_gpu))
+  for p in 1 "${gpu_counts[-1]}"; do
+    timeout 200 "$mpirun" -np "$p" --bind-to none "$treetrav" knn --reference "$work/box$n.h5" \
+      --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes -o "$work/scipy-$p.h5" >/dev/null 2>&1
+    python3 "$root/scripts/device/check-knn-scipy.py" "$work/box$n.h5" "$work/ball$n.h5" "$work/scipy-$p.h5" 10 |
+      sed "s/^/$p GPU(s): /" | tee -a "$out/scipy.txt"
+    rm -f "$work/scipy-$p.h5"
+  done
+fi
+
 csv=$out/knn-scaling.csv
 echo "gpus,n_reference,n_queries,repeat,read_s,build_s,traverse_s,search_s,peak_rss_mib_per_rank,peak_gpu_mib_per_rank" >"$csv"
 # run GPUS N REPEAT: one knn run; its times, memory into the CSV.

@@ -170,9 +170,11 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   int const p = comm.size(), me = comm.rank();
   constexpr int tag = 0x7474; // the exchanges of one communicator follow each other
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange");
+  Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::counts");
   recv_counts.assign(p, 0);
   check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm.get()),
             "MPI_Alltoall");
+  Kokkos::Profiling::popRegion();
   auto const send_offsets = displacements(send_counts);
   auto const recv_offsets = displacements(recv_counts);
   Kokkos::View<T*, MemorySpace> received(
@@ -196,33 +198,50 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
       if (others.first < others.second)
         Kokkos::deep_copy(space, Kokkos::subview(staged_out, others), Kokkos::subview(send, others));
   }
-  // One value is one MPI element: counts stay below 2^31 values, not bytes.
-  MPI_Datatype value;
-  check_mpi(MPI_Type_contiguous(int(sizeof(T)), MPI_BYTE, &value), "MPI_Type_contiguous");
-  check_mpi(MPI_Type_commit(&value), "MPI_Type_commit");
-  std::vector<MPI_Request> receives(p, MPI_REQUEST_NULL), sends(p, MPI_REQUEST_NULL);
+  // Raw bytes, in pieces below 2^31 of them: Open MPI moved a contiguous
+  // type of several bytes 8 times slower than bytes between 4 ranks
+  // (perf/results/mpi/README.md). Each rank's pieces arrive in order.
+  constexpr std::size_t piece = std::size_t(1) << 30;
+  std::vector<MPI_Request> receives, sends;
+  std::vector<int> receiving_from, pieces_left(p, 0);
+  auto post = [&](auto call, auto* bytes, std::size_t count, int r,
+                  std::vector<MPI_Request>& requests, char const* name) {
+    for (std::size_t at = 0; at < count; at += piece) {
+      requests.push_back(MPI_REQUEST_NULL);
+      check_mpi(call(bytes + at, int(std::min(piece, count - at)), MPI_BYTE, r, tag, comm.get(),
+                     &requests.back()),
+                name);
+      if (&requests == &receives) {
+        receiving_from.push_back(r);
+        ++pieces_left[r];
+      }
+    }
+  };
   for (int r = 0; r < p; ++r)
     if (r != me && recv_counts[r] > 0)
-      check_mpi(MPI_Irecv(in + recv_offsets[r], recv_counts[r], value, r, tag, comm.get(),
-                          &receives[r]),
-                "MPI_Irecv");
+      post(MPI_Irecv, reinterpret_cast<char*>(in + recv_offsets[r]), recv_counts[r] * sizeof(T), r,
+           receives, "MPI_Irecv");
+  Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::stage");
   space.fence(); // the staged values are in before MPI reads them
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::transfer");
   for (int r = 0; r < p; ++r)
     if (r != me && send_counts[r] > 0)
-      check_mpi(MPI_Isend(out + send_offsets[r], send_counts[r], value, r, tag, comm.get(),
-                          &sends[r]),
-                "MPI_Isend");
+      post(MPI_Isend, reinterpret_cast<char const*>(out + send_offsets[r]),
+           send_counts[r] * sizeof(T), r, sends, "MPI_Isend");
   for (;;) {
-    int r = MPI_UNDEFINED;
-    check_mpi(MPI_Waitany(p, receives.data(), &r, MPI_STATUS_IGNORE), "MPI_Waitany");
-    if (r == MPI_UNDEFINED)
+    int i = MPI_UNDEFINED;
+    check_mpi(MPI_Waitany(int(receives.size()), receives.data(), &i, MPI_STATUS_IGNORE),
+              "MPI_Waitany");
+    if (i == MPI_UNDEFINED)
       break;
-    if constexpr (!on_host)
+    int const r = receiving_from[i];
+    if (--pieces_left[r] == 0 && !on_host)
       Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, r, r + 1)),
                         Kokkos::subview(staged_in, part(recv_offsets, r, r + 1)));
   }
-  check_mpi(MPI_Waitall(p, sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  MPI_Type_free(&value);
+  check_mpi(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  Kokkos::Profiling::popRegion();
   if constexpr (!on_host)
     space.fence(); // the next exchange reuses the staging
   Kokkos::Profiling::popRegion();
