@@ -19,6 +19,7 @@
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/detail/routing.hpp>
 #include <treetrav/distributed/partition.hpp>
+#include <treetrav/schedule/sfc_order.hpp>
 #include <treetrav/trees/detail/host_build.hpp>
 
 #include <algorithm>
@@ -54,7 +55,20 @@ public:
     dimension_ = all_gather(comm, local.points.dimension());
     for (auto const& box : boxes_)
       size_ += box.count;
-    rank_boxes_ = detail::RankBoxes<memory_space>(boxes_, dimension_.front());
+    // Where this rank's piece of the partition's curve begins (its smallest
+    // code over the union of the boxes: the partition's cells).
+    int const d = dimension_.front();
+    int const bits = treetrav::detail::morton_order_bits(size_, d);
+    treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{detail::union_box(boxes_, d), d,
+                                                                    bits};
+    std::uint64_t first = ~std::uint64_t(0);
+    auto const coordinates = local.points.coordinates;
+    Kokkos::parallel_reduce(
+        "treetrav::DistributedTree::first_code",
+        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, local.points.size()),
+        [=](Index i, std::uint64_t& least) { least = std::min(least, encode(coordinates, i)); },
+        Kokkos::Min<std::uint64_t>(first));
+    rank_boxes_ = detail::RankBoxes<memory_space>(boxes_, d, all_gather(comm, first), bits);
     rows_ = Kokkos::View<Index*, memory_space>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::DistributedTree::rows"),
         global_index_.size());

@@ -11,27 +11,56 @@
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
+#include <treetrav/trees/detail/morton.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace treetrav::distributed::detail {
 
-// Every rank's box and point count, where the queries are.
+// The box of all ranks' points (their boxes' union), as the Morton
+// partition's codes are taken over it.
+inline treetrav::detail::BoundingBox<Kokkos::HostSpace> union_box(std::vector<RankBox> const& boxes,
+                                                                  int dimension) {
+  treetrav::detail::BoundingBox<Kokkos::HostSpace> box("treetrav::distributed::union_box",
+                                                       2 * dimension);
+  for (int k = 0; k < dimension; ++k) {
+    box(k) = std::numeric_limits<Coordinate>::infinity();
+    box(dimension + k) = -std::numeric_limits<Coordinate>::infinity();
+    for (auto const& rank : boxes)
+      if (rank.count > 0) {
+        box(k) = std::min(box(k), rank.lower[k]);
+        box(dimension + k) = std::max(box(dimension + k), rank.upper[k]);
+      }
+  }
+  return box;
+}
+
+// Every rank's box, point count and first Morton code, where the queries are.
 template <class MemorySpace>
 struct RankBoxes {
   Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> lower, upper; // (ranks, d)
   Kokkos::View<Index*, MemorySpace> count;
+  // The partition's codes (morton_partition): rank r's piece of the curve
+  // begins at first_code(r).
+  treetrav::detail::MortonEncoder<MemorySpace> encode;
+  Kokkos::View<std::uint64_t*, MemorySpace> first_code;
 
   RankBoxes() = default;
-  RankBoxes(std::vector<RankBox> const& boxes, int dimension)
+  RankBoxes(std::vector<RankBox> const& boxes, int dimension,
+            std::vector<std::uint64_t> const& first_codes, int bits)
       : lower("treetrav::distributed::RankBoxes::lower", boxes.size(), dimension),
         upper("treetrav::distributed::RankBoxes::upper", boxes.size(), dimension),
-        count("treetrav::distributed::RankBoxes::count", boxes.size()) {
+        count("treetrav::distributed::RankBoxes::count", boxes.size()),
+        encode{treetrav::detail::BoundingBox<MemorySpace>("treetrav::distributed::RankBoxes::box",
+                                                         2 * dimension),
+               dimension, bits},
+        first_code("treetrav::distributed::RankBoxes::first_code", boxes.size()) {
     auto l = Kokkos::create_mirror_view(lower);
     auto u = Kokkos::create_mirror_view(upper);
     auto c = Kokkos::create_mirror_view(count);
@@ -45,6 +74,9 @@ struct RankBoxes {
     Kokkos::deep_copy(lower, l);
     Kokkos::deep_copy(upper, u);
     Kokkos::deep_copy(count, c);
+    Kokkos::deep_copy(encode.box, union_box(boxes, dimension));
+    Kokkos::deep_copy(first_code, Kokkos::View<std::uint64_t const*, Kokkos::HostSpace>(
+                                      first_codes.data(), first_codes.size()));
   }
 
   KOKKOS_FUNCTION int ranks() const { return static_cast<int>(count.extent(0)); }
@@ -64,23 +96,43 @@ struct RankBoxes {
     return count(r) > 0 && distance2(r, points, q) <= reach_bound2(bound2);
   }
 
-  // Whether rank r is among the nearest ranks (by the distance to their
-  // boxes, ties by rank) that hold `wanted` points between them: those
-  // nearer than r hold fewer. O(ranks) per rank asked.
+  // The rank whose piece of the Morton curve holds query q's place on it:
+  // the last rank with points whose piece begins at or before q's code.
+  template <class Points>
+  KOKKOS_FUNCTION int curve_owner(Points const& points, Index q) const {
+    std::uint64_t const code = encode(points.coordinates, q);
+    int owner = -1;
+    for (int s = 0; s < ranks(); ++s)
+      if (count(s) > 0 && (owner < 0 || first_code(s) <= code))
+        owner = s;
+    return owner;
+  }
+
+  // Whether rank r is among the nearest ranks that hold `wanted` points
+  // between them: those before r hold fewer. Ranks are ordered by the
+  // distance to their boxes; among equally near ones (boxes that all hold
+  // the query: the pieces' boxes overlap) the query's curve owner comes
+  // first, then by rank. Tie-breaking by rank alone sent half of the queries
+  // of 4 ranks to one of them. O(ranks) per rank asked.
   template <class Points>
   KOKKOS_FUNCTION bool among_nearest(int r, Points const& points, Index q, Index wanted) const {
     if (count(r) == 0)
       return false;
     double const mine = distance2(r, points, q);
-    std::int64_t nearer = 0;
+    int const owner = curve_owner(points, q);
+    std::int64_t before = 0;
     for (int s = 0; s < ranks(); ++s) {
       if (s == r || count(s) == 0)
         continue;
       double const theirs = distance2(s, points, q);
-      if (theirs < mine || (theirs == mine && s < r))
-        nearer += count(s);
+      bool const first = theirs != mine   ? theirs < mine
+                         : s == owner     ? true
+                         : r == owner     ? false
+                                          : s < r;
+      if (first)
+        before += count(s);
     }
-    return nearer < wanted;
+    return before < wanted;
   }
 };
 
@@ -198,9 +250,8 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
       if (others.first < others.second)
         Kokkos::deep_copy(space, Kokkos::subview(staged_out, others), Kokkos::subview(send, others));
   }
-  // Raw bytes, in pieces below 2^31 of them: Open MPI moved a contiguous
-  // type of several bytes 8 times slower than bytes between 4 ranks
-  // (perf/results/mpi/README.md). Each rank's pieces arrive in order.
+  // Raw bytes, in pieces below 2^31 of them (MPI's counts are ints);
+  // pieces between two ranks arrive in the order they were sent.
   constexpr std::size_t piece = std::size_t(1) << 30;
   std::vector<MPI_Request> receives, sends;
   std::vector<int> receiving_from, pieces_left(p, 0);
