@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -55,20 +56,57 @@ public:
     dimension_ = all_gather(comm, local.points.dimension());
     for (auto const& box : boxes_)
       size_ += box.count;
-    // Where this rank's piece of the partition's curve begins (its smallest
-    // code over the union of the boxes: the partition's cells).
-    int const d = dimension_.front();
+    // This rank's cells (detail::RankCells) and where its piece of the
+    // partition's curve begins: its points' codes over the union of the
+    // boxes, the partition's cells.
+    int const d = dimension_.front(), p = comm.size();
     int const bits = treetrav::detail::morton_order_bits(size_, d);
     treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{detail::union_box(boxes_, d), d,
                                                                     bits};
+    int const cell_bits = std::min(detail::RankCells::code_bits, encode.key_bits());
+    int const cells = 1 << cell_bits;
+    std::vector<Coordinate> lower(std::size_t(cells) * d, std::numeric_limits<Coordinate>::infinity()),
+        upper(std::size_t(cells) * d, -std::numeric_limits<Coordinate>::infinity());
+    std::vector<Index> in_cell(cells, 0);
     std::uint64_t first = ~std::uint64_t(0);
-    auto const coordinates = local.points.coordinates;
-    Kokkos::parallel_reduce(
-        "treetrav::DistributedTree::first_code",
-        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, local.points.size()),
-        [=](Index i, std::uint64_t& least) { least = std::min(least, encode(coordinates, i)); },
-        Kokkos::Min<std::uint64_t>(first));
-    rank_boxes_ = detail::RankBoxes<memory_space>(boxes_, d, all_gather(comm, first), bits);
+    for (Index i = 0; i < local.points.size(); ++i) {
+      std::uint64_t const code = encode(local.points.coordinates, i);
+      first = std::min(first, code);
+      std::size_t const c = code >> (encode.key_bits() - cell_bits);
+      ++in_cell[c];
+      for (int k = 0; k < d; ++k) {
+        lower[c * d + k] = std::min(lower[c * d + k], local.points.coordinates(i, k));
+        upper[c * d + k] = std::max(upper[c * d + k], local.points.coordinates(i, k));
+      }
+    }
+    std::vector<Coordinate> all_lower(lower.size() * p), all_upper(upper.size() * p);
+    std::vector<Index> all_in_cell(in_cell.size() * p);
+    check_mpi(MPI_Allgather(lower.data(), int(lower.size() * sizeof(Coordinate)), MPI_BYTE,
+                            all_lower.data(), int(lower.size() * sizeof(Coordinate)), MPI_BYTE,
+                            comm.get()),
+              "MPI_Allgather");
+    check_mpi(MPI_Allgather(upper.data(), int(upper.size() * sizeof(Coordinate)), MPI_BYTE,
+                            all_upper.data(), int(upper.size() * sizeof(Coordinate)), MPI_BYTE,
+                            comm.get()),
+              "MPI_Allgather");
+    check_mpi(MPI_Allgather(in_cell.data(), int(in_cell.size() * sizeof(Index)), MPI_BYTE,
+                            all_in_cell.data(), int(in_cell.size() * sizeof(Index)), MPI_BYTE,
+                            comm.get()),
+              "MPI_Allgather");
+    detail::RankCells occupied;
+    occupied.offset.push_back(0);
+    for (int r = 0; r < p; ++r) {
+      for (int c = 0; c < cells; ++c) {
+        std::size_t const at = std::size_t(r) * cells + c;
+        if (all_in_cell[at] == 0)
+          continue;
+        occupied.lower.insert(occupied.lower.end(), &all_lower[at * d], &all_lower[at * d] + d);
+        occupied.upper.insert(occupied.upper.end(), &all_upper[at * d], &all_upper[at * d] + d);
+      }
+      occupied.offset.push_back(int(occupied.lower.size() / d));
+    }
+    rank_boxes_ =
+        detail::RankBoxes<memory_space>(boxes_, d, occupied, all_gather(comm, first), bits);
     rows_ = Kokkos::View<Index*, memory_space>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::DistributedTree::rows"),
         global_index_.size());

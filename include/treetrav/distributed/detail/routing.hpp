@@ -41,53 +41,67 @@ inline treetrav::detail::BoundingBox<Kokkos::HostSpace> union_box(std::vector<Ra
   return box;
 }
 
-// Every rank's box, point count and first Morton code, where the queries are.
+// Where each rank's points lie, finer than its box: the boxes of its points
+// grouped by the first bits of their Morton codes (the curve's first
+// cells). A rank's piece of the curve is not a box: a few points past a
+// cell's end stretch its box over another rank's whole region, and every
+// query there then looked near it.
+struct RankCells {
+  static constexpr int code_bits = 6; // at most 64 cells a rank
+  std::vector<Coordinate> lower, upper; // (cell, d), every rank's occupied cells in rank order
+  std::vector<int> offset;              // rank r's cells: [offset[r], offset[r + 1])
+};
+
+// Every rank's cells, point count and first Morton code, where the queries are.
 template <class MemorySpace>
 struct RankBoxes {
-  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> lower, upper; // (ranks, d)
   Kokkos::View<Index*, MemorySpace> count;
+  Kokkos::View<Coordinate**, Kokkos::LayoutRight, MemorySpace> cell_lower, cell_upper; // (cells, d)
+  Kokkos::View<int*, MemorySpace> cell_offset; // (ranks + 1)
   // The partition's codes (morton_partition): rank r's piece of the curve
   // begins at first_code(r).
   treetrav::detail::MortonEncoder<MemorySpace> encode;
   Kokkos::View<std::uint64_t*, MemorySpace> first_code;
 
   RankBoxes() = default;
-  RankBoxes(std::vector<RankBox> const& boxes, int dimension,
+  RankBoxes(std::vector<RankBox> const& boxes, int dimension, RankCells const& cells,
             std::vector<std::uint64_t> const& first_codes, int bits)
-      : lower("treetrav::distributed::RankBoxes::lower", boxes.size(), dimension),
-        upper("treetrav::distributed::RankBoxes::upper", boxes.size(), dimension),
-        count("treetrav::distributed::RankBoxes::count", boxes.size()),
+      : count("treetrav::distributed::RankBoxes::count", boxes.size()),
+        cell_lower("treetrav::distributed::RankBoxes::cell_lower", cells.offset.back(), dimension),
+        cell_upper("treetrav::distributed::RankBoxes::cell_upper", cells.offset.back(), dimension),
+        cell_offset("treetrav::distributed::RankBoxes::cell_offset", cells.offset.size()),
         encode{treetrav::detail::BoundingBox<MemorySpace>("treetrav::distributed::RankBoxes::box",
                                                          2 * dimension),
                dimension, bits},
         first_code("treetrav::distributed::RankBoxes::first_code", boxes.size()) {
-    auto l = Kokkos::create_mirror_view(lower);
-    auto u = Kokkos::create_mirror_view(upper);
     auto c = Kokkos::create_mirror_view(count);
-    for (std::size_t r = 0; r < boxes.size(); ++r) {
-      for (int k = 0; k < dimension; ++k) {
-        l(r, k) = boxes[r].lower[k];
-        u(r, k) = boxes[r].upper[k];
-      }
+    for (std::size_t r = 0; r < boxes.size(); ++r)
       c(r) = boxes[r].count;
-    }
-    Kokkos::deep_copy(lower, l);
-    Kokkos::deep_copy(upper, u);
     Kokkos::deep_copy(count, c);
     Kokkos::deep_copy(encode.box, union_box(boxes, dimension));
+    using HostCells = Kokkos::View<Coordinate const**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+    Kokkos::deep_copy(cell_lower, HostCells(cells.lower.data(), cells.offset.back(), dimension));
+    Kokkos::deep_copy(cell_upper, HostCells(cells.upper.data(), cells.offset.back(), dimension));
+    Kokkos::deep_copy(cell_offset, Kokkos::View<int const*, Kokkos::HostSpace>(
+                                       cells.offset.data(), cells.offset.size()));
     Kokkos::deep_copy(first_code, Kokkos::View<std::uint64_t const*, Kokkos::HostSpace>(
                                       first_codes.data(), first_codes.size()));
   }
 
   KOKKOS_FUNCTION int ranks() const { return static_cast<int>(count.extent(0)); }
 
-  // min_distance2 (partition.hpp) of query q of `points` to rank r's box.
+  // A lower bound (min_distance2, partition.hpp) of the squared distance
+  // from query q of `points` to rank r's points: to the nearest of its cells.
   template <class Points>
   KOKKOS_FUNCTION double distance2(int r, Points const& points, Index q) const {
-    double sum = 0;
-    for (int k = 0; k < points.dimension(); ++k)
-      sum += box_gap2(lower(r, k), upper(r, k), points.coordinates(q, k));
-    return sum;
+    double nearest = std::numeric_limits<double>::infinity();
+    for (int c = cell_offset(r); c < cell_offset(r + 1); ++c) {
+      double sum = 0;
+      for (int k = 0; k < points.dimension() && sum < nearest; ++k)
+        sum += box_gap2(cell_lower(c, k), cell_upper(c, k), points.coordinates(q, k));
+      nearest = sum < nearest ? sum : nearest;
+    }
+    return nearest;
   }
 
   // may_reach (partition.hpp) for rank r.
@@ -110,10 +124,8 @@ struct RankBoxes {
 
   // Whether rank r is among the nearest ranks that hold `wanted` points
   // between them: those before r hold fewer. Ranks are ordered by the
-  // distance to their boxes; among equally near ones (boxes that all hold
-  // the query: the pieces' boxes overlap) the query's curve owner comes
-  // first, then by rank. Tie-breaking by rank alone sent half of the queries
-  // of 4 ranks to one of them. O(ranks) per rank asked.
+  // distance to their cells; among equally near ones the query's curve
+  // owner comes first, then by rank. O(cells) per rank asked.
   template <class Points>
   KOKKOS_FUNCTION bool among_nearest(int r, Points const& points, Index q, Index wanted) const {
     if (count(r) == 0)
