@@ -183,6 +183,38 @@ if [[ -n ${TREETRAV_CHECK_SCIPY:-} ]]; then
   done
 fi
 
+# TREETRAV_CHECK_APPS: pc and radius lists (r = 8) on the smallest input on
+# one GPU and on the most, the files compared dataset by dataset; then kNN on
+# 2 ranks of 200k points under compute-sanitizer.
+if [[ -n ${TREETRAV_CHECK_APPS:-} ]]; then
+  n=$((gpu_counts[0] * per_gpu))
+  for app in pc radius; do
+    for p in 1 "${gpu_counts[-1]}"; do
+      timeout 200 "$mpirun" -np "$p" --bind-to none "$treetrav" "$app" --reference "$work/box$n.h5" \
+        --queries "$work/ball$n.h5" -r 8 --sort sfc --strategy autoropes -o "$work/$app-$p.h5" >/dev/null 2>&1
+    done
+    python3 - "$work/$app-1.h5" "$work/$app-${gpu_counts[-1]}.h5" "$app" "${gpu_counts[-1]}" <<'EOF' | tee -a "$out/apps.txt"
+import sys, h5py, numpy as np
+a, b = (h5py.File(f, "r")["Results"] for f in sys.argv[1:3])
+names = sorted(a.keys())
+same = names == sorted(b.keys()) and all(np.array_equal(a[k][()], b[k][()]) for k in names)
+sizes = ", ".join(f"{k} {a[k].shape[0]}" for k in names)
+print(f"{sys.argv[3]} r 8: {sys.argv[4]} GPUs equal to 1 GPU in every dataset ({sizes}): {same}")
+EOF
+    rm -f "$work/$app"-*.h5
+  done
+  python3 -c "
+import h5py
+for name in ('box', 'ball'):
+    with h5py.File('$work/' + name + '$n.h5') as f, h5py.File('$work/small-' + name + '.h5', 'w') as g:
+        g['/Points/Coordinates'] = f['/Points/Coordinates'][:200000]"
+  timeout 300 "$mpirun" -np 2 --bind-to none compute-sanitizer --error-exitcode 9 --print-limit 5 "$treetrav" knn \
+    --reference "$work/small-box.h5" --queries "$work/small-ball.h5" -k 10 --sort sfc --strategy autoropes \
+    -o "$work/sanitized.h5" >"$work/sanitizer.log" 2>&1
+  echo "compute-sanitizer, kNN 200k / 200k on 2 ranks: exit $?; $(grep -h "ERROR SUMMARY" "$work/sanitizer.log" | sort | uniq -c | tr -s ' ')" |
+    tee -a "$out/apps.txt"
+fi
+
 csv=$out/knn-scaling.csv
 echo "gpus,n_reference,n_queries,repeat,read_s,build_s,traverse_s,search_s,peak_rss_mib_per_rank,peak_gpu_mib_per_rank" >"$csv"
 # run GPUS N REPEAT: one knn run; its times, memory into the CSV.
