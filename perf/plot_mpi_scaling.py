@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 out, per_gpu, strong = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 fig, (weak_axes, strong_axes) = plt.subplots(1, 2, figsize=(10, 4))
-for path in sys.argv[4:]:
+for number, path in enumerate(sys.argv[4:]):
+    color = f"C{number}"
     rows = list(csv.DictReader(open(path)))
     column = "search_s" if "search_s" in rows[0] else "traverse_s"
 
@@ -29,11 +30,11 @@ for path in sys.argv[4:]:
     label = f"{Path(path).name.replace('-knn-scaling.csv', '')} ({column})"
     t1 = median(1, per_gpu)
     weak = [(p, t1 / median(p, p * per_gpu)) for p in gpus if median(p, p * per_gpu)]
-    weak_axes.plot(*zip(*weak), marker="o", label=label)
+    weak_axes.plot(*zip(*weak), marker="o", color=color, label=label)
     s1 = median(1, strong)
     if s1:
         speedup = [(p, s1 / median(p, strong) / p) for p in gpus if median(p, strong)]
-        strong_axes.plot(*zip(*speedup), marker="o", label=label)
+        strong_axes.plot(*zip(*speedup), marker="o", color=color, label=label)
 for axes, title, target in ((weak_axes, f"weak: {per_gpu:,} / {per_gpu:,} per GPU", {2: 0.9, 4: 0.85}),
                             (strong_axes, f"strong: {strong:,} / {strong:,}", {4: 0.8})):
     axes.plot(list(target), list(target.values()), "k*", markersize=12, label="issue 32's targets")
@@ -45,6 +46,7 @@ for axes, title, target in ((weak_axes, f"weak: {per_gpu:,} / {per_gpu:,} per GP
     axes.axhline(1, color="grey", linewidth=0.5)
     axes.grid(alpha=0.3)
 weak_axes.legend(fontsize=7)
+strong_axes.legend(fontsize=7)
 fig.tight_layout()
 fig.savefig(out, dpi=120)
 print(f"wrote {out}")
