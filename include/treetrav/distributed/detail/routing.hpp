@@ -157,23 +157,39 @@ struct Routes {
 };
 
 // Routes of queries [0, m) to `ranks` ranks: query q goes to rank r where
-// goes(q, r). One scan a rank.
+// goes(q, r). goes is asked once for each query and rank (a bit each), then
+// one count and one scan a rank read the bits: the kNN's goes costs
+// O(ranks x cells), and a scan calls its functor twice.
 template <class ExecutionSpace, class Goes>
 Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space, Index m,
                                                     int ranks, Goes const& goes) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   Kokkos::Profiling::pushRegion("treetrav::distributed::route");
-  Routes<typename ExecutionSpace::memory_space> routes;
+  int const words = (ranks + 63) / 64;
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> to(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::to"), m, words);
+  Kokkos::parallel_for(
+      "treetrav::distributed::route_ranks", Policy(space, 0, m), KOKKOS_LAMBDA(Index q) {
+        for (int w = 0; w < words; ++w) {
+          std::uint64_t bits = 0;
+          for (int b = 0; b < 64 && 64 * w + b < ranks; ++b)
+            if (goes(q, 64 * w + b))
+              bits |= std::uint64_t(1) << b;
+          to(q, w) = bits;
+        }
+      });
+  Routes<MemorySpace> routes;
   routes.count.assign(ranks, 0);
   for (int r = 0; r < ranks; ++r) {
     int count = 0;
     Kokkos::parallel_reduce(
         "treetrav::distributed::route_count", Policy(space, 0, m),
-        KOKKOS_LAMBDA(Index q, int& sum) { sum += goes(q, r) ? 1 : 0; }, count);
+        KOKKOS_LAMBDA(Index q, int& sum) { sum += int(to(q, r / 64) >> (r % 64) & 1); }, count);
     routes.count[r] = count;
   }
   routes.offset = displacements(routes.count);
-  routes.query = Kokkos::View<Index*, typename ExecutionSpace::memory_space>(
+  routes.query = Kokkos::View<Index*, MemorySpace>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::query"),
       routes.offset[ranks]);
   auto const query = routes.query;
@@ -184,7 +200,7 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
     Kokkos::parallel_scan(
         "treetrav::distributed::route_fill", Policy(space, 0, m),
         KOKKOS_LAMBDA(Index q, int& slot, bool final) {
-          if (goes(q, r)) {
+          if (to(q, r / 64) >> (r % 64) & 1) {
             if (final)
               query(first + slot) = q;
             ++slot;
