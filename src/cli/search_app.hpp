@@ -207,14 +207,16 @@ struct StreamedSearch {
   SearchInputs const& inputs;
   SearchOutput output;
 
-  // The tree (or points), and room for a chunk's results in the staging:
-  // page-locking costs about what a copy into new pageable memory does, so
-  // it is paid here, once, with the tree.
+  // The tree (or points), and room for a chunk's results in the staging (up
+  // to its 256 MiB): page-locking costs about what a copy into new pageable
+  // memory does, so it is paid here, once, with the tree.
   template <class Space, class Strategy>
   auto setup(Space const& space, Strategy const&) const {
     auto setup = set_up_search<App::template Tree, Space, Strategy>(space, inputs);
     if constexpr (!treetrav::detail::host_reachable_v<typename Space::memory_space>)
-      setup.staging->template get<unsigned char>(space, chunk_of(space) * app.result_bytes());
+      setup.staging->template get<unsigned char>(
+          space, std::min(std::size_t(chunk_of(space)) * app.result_bytes(),
+                          treetrav::detail::staged_values<unsigned char>));
     return setup;
   }
 

@@ -40,9 +40,16 @@ template <class MemorySpace>
 inline constexpr bool host_reachable_v =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
 
+// Values a staged copy moves at a time: the staging stays at most 256 MiB
+// however large the array (page-locked memory is memory the host cannot
+// page out, on top of the new array itself).
+template <class T>
+inline constexpr std::size_t staged_values = (std::size_t(256) << 20) / sizeof(T);
+
 // A new host array holding `view` (contiguous, in `space`'s memory): off the
-// host, copied into `staging`, then into the new array by the host's
-// threads, which fault its pages in side by side. On the host, `view` itself.
+// host, copied into `staging` a piece at a time, each piece then into the
+// new array by the host's threads, which fault its pages in side by side.
+// On the host, `view` itself.
 template <class ExecutionSpace, class View>
 auto host_copy(ExecutionSpace const& space, View const& view,
                HostStaging<typename ExecutionSpace::memory_space>& staging) {
@@ -55,20 +62,24 @@ auto host_copy(ExecutionSpace const& space, View const& view,
   } else {
     Host host(Kokkos::view_alloc(Kokkos::WithoutInitializing, view.label()), view.layout());
     std::size_t const n = view.span();
-    auto const staged = staging.template get<T>(space, n);
-    Kokkos::deep_copy(space, staged,
-                      Kokkos::View<T const*, MemorySpace, Kokkos::MemoryUnmanaged>(view.data(), n));
-    space.fence();
+    auto const staged = staging.template get<T>(space, std::min(n, staged_values<T>));
     constexpr std::size_t block = 1 << 14; // values a host thread copies at a time
-    T* const to = host.data();
-    T const* const from = staged.data();
     using Threads = Kokkos::DefaultHostExecutionSpace;
-    Kokkos::parallel_for(
-        "treetrav::host_copy", Kokkos::RangePolicy<Threads>(0, (n + block - 1) / block),
-        [=](std::size_t b) {
-          std::copy(from + b * block, from + std::min(n, (b + 1) * block), to + b * block);
-        });
-    Threads().fence();
+    for (std::size_t first = 0; first < n; first += staged.extent(0)) {
+      std::size_t const count = std::min(n - first, std::size_t(staged.extent(0)));
+      Kokkos::deep_copy(space, Kokkos::subview(staged, Kokkos::make_pair(std::size_t(0), count)),
+                        Kokkos::View<T const*, MemorySpace, Kokkos::MemoryUnmanaged>(
+                            view.data() + first, count));
+      space.fence();
+      T* const to = host.data() + first;
+      T const* const from = staged.data();
+      Kokkos::parallel_for(
+          "treetrav::host_copy", Kokkos::RangePolicy<Threads>(0, (count + block - 1) / block),
+          [=](std::size_t b) {
+            std::copy(from + b * block, from + std::min(count, (b + 1) * block), to + b * block);
+          });
+      Threads().fence();
+    }
     return host;
   }
 }
