@@ -16,6 +16,7 @@
 // rounding, so a node never lands a point in another bin than its own
 // distance would.
 #include <treetrav/apps/detail/compiled.hpp>
+#include <treetrav/apps/detail/pair_count_host.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
@@ -404,6 +405,7 @@ struct PairCountGroups {
   using Tree = Bvh<MemorySpace>;
   static constexpr bool guided = false;
   static constexpr bool group_walk = true;
+  static constexpr int max_bins = MaxBins;
   // The counts, while they fit, in the warp's scratch, one column a lane
   // that both its queries add to (lanes binning pairs into different bins
   // then touch distinct banks; in local memory their scattered reads and
@@ -571,18 +573,36 @@ struct PairCountGroups {
       most2 += most * most;
     }
   }
+  KOKKOS_FORCEINLINE_FUNCTION bool out_of_reach(double least2, double most2) const {
+    return most2 * (1 + margin) < edges2(0) || least2 * (1 - margin) >= edges2(bins);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION bool in_one_bin(double least2, double most2) const {
+    int const b = pair_bin(edges2, bins, least2 * (1 - margin));
+    return b >= 0 && most2 * (1 + margin) < edges2(b + 1);
+  }
   KOKKOS_FUNCTION bool skip(Index node, group_type const& g) const {
     if (tree.topology.point_end(node) <= g.first + 1)
       return true;
     double least2, most2;
     bounds(node, g, least2, most2);
-    return most2 * (1 + margin) < edges2(0) || least2 * (1 - margin) >= edges2(bins);
+    return out_of_reach(least2, most2);
   }
   KOKKOS_FUNCTION bool accept(Index node, group_type const& g) const {
     double least2, most2;
     bounds(node, g, least2, most2);
-    int const b = pair_bin(edges2, bins, least2 * (1 - margin));
-    return b >= 0 && most2 * (1 + margin) < edges2(b + 1);
+    return in_one_bin(least2, most2);
+  }
+  // skip() then accept() from one computation of the bounds (the host's
+  // walk; on the GPU each lane's tests stay apart).
+  enum class Settled { skip, accept, open };
+  KOKKOS_FUNCTION Settled settle(Index node, group_type const& g) const {
+    if (tree.topology.point_end(node) <= g.first + 1)
+      return Settled::skip;
+    double least2, most2;
+    bounds(node, g, least2, most2);
+    return out_of_reach(least2, most2) ? Settled::skip
+           : in_one_bin(least2, most2) ? Settled::accept
+                                       : Settled::open;
   }
 
   KOKKOS_FUNCTION node_record_type node_record(Index node) const {
@@ -611,12 +631,17 @@ struct PairCountGroups {
     return r;
   }
 
+  // The bin of an accepted node's points seen from q (-1: none).
+  KOKKOS_FORCEINLINE_FUNCTION int node_bin(node_record_type const& r,
+                                           Coordinate const (&q)[W]) const {
+    return pair_bin(edges2, bins, geometry.distance2<W>(q, r.center));
+  }
   KOKKOS_FUNCTION void interact(node_record_type const& r, query_record_type const& q,
                                 state_type& s) const {
     Index const from = r.first > q.position ? r.first : q.position + 1;
     if (from >= r.end)
       return;
-    int const b = pair_bin(edges2, bins, geometry.distance2<W>(q.x, r.center));
+    int const b = node_bin(r, q.x);
     if (b >= 0)
       add(s, b, from, r.end);
   }
@@ -642,8 +667,16 @@ struct PairCountGroups {
         d2 += d * d;
       }
     }
+    int const b = bin_of(d2, q.x, p.x);
+    if (b >= 0)
+      add(s, b, p.position, p.position + 1);
+  }
+  // The bin of the pair (q, p) (-1: none) from its float squared distance
+  // d2: by d2 away from the edges' bands, else in double.
+  KOKKOS_FORCEINLINE_FUNCTION int bin_of(Coordinate d2, Coordinate const (&q)[W],
+                                         Coordinate const (&p)[W]) const {
     if (d2 >= last_up || d2 < first_down) // surely beyond the last edge or below the first
-      return;
+      return -1;
     Coordinate const* const down = sure.data();
     Coordinate const* const up = down + bins + 1;
     // The edges surely at or below d2: [0, below).
@@ -652,10 +685,7 @@ struct PairCountGroups {
     for (int const most = int(range >> 8); below < most && up[below] <= d2;)
       ++below;
     // Edge `below` is unsure when its rounded-down square is at or below d2.
-    int const b = down[below] <= d2 ? pair_bin(edges2, bins, geometry.distance2<W>(q.x, p.x))
-                                    : below - 1;
-    if (b >= 0)
-      add(s, b, p.position, p.position + 1);
+    return down[below] <= d2 ? pair_bin(edges2, bins, geometry.distance2<W>(q, p)) : below - 1;
   }
 };
 
@@ -794,8 +824,11 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
         visitor.inner_low[k] = periodic ? float_above(reach) : -infinity;
         visitor.inner_high[k] = periodic ? float_below(options.box.length[k] - reach) : infinity;
       }
-      traverse(space, tree.topology, visitor, strategy,
-               Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));
+      if constexpr (is_cuda_space_v<ExecutionSpace>)
+        traverse(space, tree.topology, visitor, strategy,
+                 Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));
+      else
+        count_pair_groups_host<W>(space, tree, visitor, strategy);
     });
   };
   if (bins <= 32)
