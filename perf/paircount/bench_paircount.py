@@ -40,6 +40,11 @@ parser.add_argument("--strategies", nargs="+", default=["group", "autoropes"])
 parser.add_argument("--leafsizes", type=int, nargs="+", default=[0])
 # The host backend only up to this many points (its larger runs are long).
 parser.add_argument("--host-max", type=int, default=10**12)
+# uniform, or clustered: 80% of the points in 2,000 Gaussian clumps of
+# widths log-uniform in [2, 20] (wrapped into the box), 20% uniform: many
+# more close pairs, and deep, uneven trees.
+parser.add_argument("--shapes", nargs="+", default=["uniform"], choices=["uniform", "clustered"])
+parser.add_argument("--clustered-max", type=int, default=2_000_000)
 parser.add_argument("--out", default=".")
 args = parser.parse_args()
 os.makedirs(args.out, exist_ok=True)
@@ -58,7 +63,7 @@ def record(**row):
             base = next((b["seconds"] for b in rows
                          if b["n"] == r["n"] and b["tool"] == "Corrfunc" and "seconds" in b), None)
             speed = f"{base / r['seconds']:.1f}" if base and r.get("seconds") else ""
-            f.write(f"| {r['n']:,} | {r['tool']} | {r.get('seconds', float('nan')):.4g} | {speed} | "
+            f.write(f"| {r['n'] if isinstance(r['n'], str) else format(r['n'], ',')} | {r['tool']} | {r.get('seconds', float('nan')):.4g} | {speed} | "
                     f"{r.get('check', r.get('error', ''))} |\n")
 
 
@@ -74,11 +79,27 @@ def median_seconds(call, repeats, sync=lambda: None):
     return statistics.median(times), out
 
 
-edges = treetrav.log_edges(args.rmin, args.rmax, args.bins)
-for n in args.n:
+def make_points(n, shape):
     rng = np.random.default_rng(n)
-    points = (rng.random((n, 3)) * args.box).astype(np.float32)
-    points = np.minimum(points, np.nextafter(np.float32(args.box), np.float32(0)))
+    if shape == "uniform":
+        points = rng.random((n, 3)) * args.box
+    else:
+        centres = rng.random((2000, 3)) * args.box
+        widths = np.exp(rng.uniform(np.log(2.0), np.log(20.0), 2000))
+        clumped = int(0.8 * n)
+        which = rng.integers(0, 2000, clumped)
+        points = np.concatenate([centres[which] + rng.normal(size=(clumped, 3)) * widths[which, None],
+                                 rng.random((n - clumped, 3)) * args.box])
+        points = np.mod(points, args.box)
+    points = points.astype(np.float32)
+    return np.minimum(points, np.nextafter(np.float32(args.box), np.float32(0)))
+
+
+edges = treetrav.log_edges(args.rmin, args.rmax, args.bins)
+for n, shape in [(n, shape) for shape in args.shapes for n in args.n
+                 if shape == "uniform" or n <= args.clustered_max]:
+    points = make_points(n, shape)
+    n_label = n if shape == "uniform" else f"{n} {shape}"
     x64 = [np.ascontiguousarray(points[:, k], dtype=np.float64) for k in range(3)]
     reference = None
 
@@ -91,10 +112,10 @@ for n in args.n:
 
         seconds, out = median_seconds(corrfunc, args.repeats if n <= 2_000_000 else 3)
         reference = np.asarray(out["npairs"], dtype=np.uint64) // 2
-        record(n=n, tool="Corrfunc", seconds=seconds, threads=args.threads,
+        record(n=n_label, tool="Corrfunc", seconds=seconds, threads=args.threads,
                counts=reference.tolist(), check="the reference (ordered pairs / 2)")
     except Exception as error:  # noqa: BLE001 - recorded, the others still run
-        record(n=n, tool="Corrfunc", error=repr(error))
+        record(n=n_label, tool="Corrfunc", error=repr(error))
 
     def check(counts):
         if reference is None:
@@ -124,7 +145,7 @@ for n in args.n:
 
                 seconds, out = median_seconds(count, args.repeats if small else 2, sync)
                 tool = f"treetrav {backend} {strategy}" + (f" leaf {leafsize}" if leafsize else "")
-                record(n=n, tool=tool, seconds=seconds, counts=np.asarray(out.counts).tolist(),
+                record(n=n_label, tool=tool, seconds=seconds, counts=np.asarray(out.counts).tolist(),
                        check=check(out.counts), xi=np.asarray(out.xi).tolist())
 
     if n <= args.treecorr_max:
@@ -142,8 +163,8 @@ for n in args.n:
 
             seconds, nn = median_seconds(tc, 1)
             counts = np.rint(nn.npairs).astype(np.uint64)
-            record(n=n, tool="TreeCorr", seconds=seconds, counts=counts.tolist(),
+            record(n=n_label, tool="TreeCorr", seconds=seconds, counts=counts.tolist(),
                    check=check(counts) + ("" if reference is None else
                                           f"; TreeCorr edges {np.asarray(nn.left_edges).tolist()[:2]}..."))
         except Exception as error:  # noqa: BLE001
-            record(n=n, tool="TreeCorr", error=repr(error))
+            record(n=n_label, tool="TreeCorr", error=repr(error))

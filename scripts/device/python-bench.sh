@@ -18,6 +18,9 @@
 #   their stacks (perf/python/cuda_calls.c)
 #   TREETRAV_PREBUILT=DIR: no build; the module and bench_search from DIR/bin
 #   (plain or .xz; the libraries they need beyond the image's in DIR/lib)
+#   TREETRAV_SAVE_MODULE=1: after the build, $OUT/bin/_core*.so.xz, to carry
+#   back as TREETRAV_PREBUILT (bench_search and the benchmarks are built only
+#   for the search phase)
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -67,6 +70,9 @@ if [[ -n ${TREETRAV_PREBUILT:-} ]]; then
   ldd /tmp/tt-module/treetrav/_core*.so | grep "not found" | tee -a "$out/info.txt"
   "${bench_env[@]}" ldd "$bench_search" | grep "not found" | tee -a "$out/info.txt"
 else
+phases=" ${TREETRAV_PHASES:-search tests profile} "
+benchmarks=OFF
+[[ $phases == *" search "* ]] && benchmarks=ON
 start=$(date +%s)
 CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip wheel -q --no-deps \
   --no-build-isolation -w /tmp/tt-wheel "$root" \
@@ -74,13 +80,20 @@ CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip wheel -
   --config-settings=cmake.define.TREETRAV_CUDA=ON \
   --config-settings=cmake.define.Kokkos_ROOT="$kokkos" \
   --config-settings=cmake.define.KokkosKernels_ROOT="$kk" \
-  --config-settings=cmake.define.TREETRAV_ENABLE_BENCHMARKS=ON \
+  --config-settings=cmake.define.TREETRAV_ENABLE_BENCHMARKS=$benchmarks \
   --config-settings=cmake.define.benchmark_DIR="$root/.device/bm/usr/lib/x86_64-linux-gnu/cmake/benchmark" \
   >/tmp/tt-pip-wheel.log 2>&1 || { echo "pip wheel failed"; tail -n 40 /tmp/tt-pip-wheel.log | tee -a "$out/info.txt"; exit 1; }
-cmake --build "$build" --target bench_search -j "$(nproc)" >/tmp/tt-bench-build.log 2>&1 ||
-  { echo "bench_search failed"; tail -n 20 /tmp/tt-bench-build.log | tee -a "$out/info.txt"; }
-echo "build (module, library, searches, bench_search): $(( $(date +%s) - start )) s" | tee -a "$out/info.txt"
+if [[ $benchmarks == ON ]]; then
+  cmake --build "$build" --target bench_search -j "$(nproc)" >/tmp/tt-bench-build.log 2>&1 ||
+    { echo "bench_search failed"; tail -n 20 /tmp/tt-bench-build.log | tee -a "$out/info.txt"; }
+fi
+echo "build (module, library, searches$([[ $benchmarks == ON ]] && echo ", bench_search")): $(( $(date +%s) - start )) s" | tee -a "$out/info.txt"
 python3 -m pip install -q --no-deps --target /tmp/tt-module /tmp/tt-wheel/treetrav-*.whl
+if [[ -n ${TREETRAV_SAVE_MODULE:-} ]]; then
+  mkdir -p "$out/bin"
+  xz -T0 -3 -c /tmp/tt-module/treetrav/_core*.so >"$out/bin/$(basename /tmp/tt-module/treetrav/_core*.so).xz"
+  ls -la "$out/bin" | tee -a "$out/info.txt"
+fi
 fi
 export PYTHONPATH=/tmp/tt-module:$deps
 

@@ -93,6 +93,15 @@ TREETRAV_HOST_INLINE Coordinate pair_extreme(V const& v) {
   return lane[0];
 }
 template <class V>
+TREETRAV_HOST_INLINE bool pair_any(V const& v) {
+  std::uint64_t words[sizeof(V) / sizeof(std::uint64_t)];
+  std::memcpy(words, &v, sizeof v);
+  std::uint64_t any = 0;
+  for (std::uint64_t word : words)
+    any |= word;
+  return any != 0;
+}
+template <class V>
 TREETRAV_HOST_INLINE std::int64_t pair_sum(V const& v) {
   constexpr int lanes = int(sizeof(V) / sizeof(std::int32_t));
   std::int32_t lane[lanes];
@@ -112,6 +121,14 @@ struct PairHostState {
   double* sums;
 };
 
+// An opened leaf, or a run of sibling leaves side by side in the tree: its
+// points [first, end) and their box.
+template <int W>
+struct PairHostLeaf {
+  Index first, end;
+  Coordinate lo[W], hi[W];
+};
+
 template <int W, class Visitor>
 struct PairHostBlocks {
   Visitor visitor; // PairCountGroups
@@ -121,10 +138,13 @@ struct PairHostBlocks {
   // (n <= pair_block), rounded as PairCountGroups::interact rounds them,
   // then infinity up to pair_padded(n); and bounds on the first n (the
   // padding's pairs, other points of the tree or none, only widen them).
+  // Wrap: some dimension k of q needs the nearest image (wraps[k]: q within
+  // the top edge's reach of one of its faces), the others take the plain
+  // difference.
   template <bool Wrap, int Lanes>
-  TREETRAV_HOST_INLINE void distances(Coordinate const (&q)[W], Index first, int n,
-                                             Coordinate* d2, Coordinate& least,
-                                             Coordinate& most) const {
+  TREETRAV_HOST_INLINE void distances(Coordinate const (&q)[W], bool const (&wraps)[W],
+                                      Index first, int n, Coordinate* d2, Coordinate& least,
+                                      Coordinate& most) const {
     using V = typename PairVectors<Lanes>::floats;
     int const padded = pair_padded(n);
     V lo = (V{} + infinity), hi = (V{} + 0);
@@ -135,7 +155,7 @@ struct PairHostBlocks {
         pair_load(x, &columns(first + i, k));
         V const qk = V{} + q[k];
         V d;
-        if constexpr (Wrap) {
+        if (Wrap && wraps[k]) {
           V const big = x > qk ? x : qk, small = x > qk ? qk : x;
           V const plain = big - small;
           V const around = ((V{} + visitor.length[k]) - big) + small;
@@ -164,79 +184,85 @@ struct PairHostBlocks {
     return row;
   }
 
-  // Query q (tree position) against the leaves' points [first[j], end[j]),
-  // position + 1 on, a block at a time. Unweighted, each block's pairs go
-  // into per-edge vector counts: the edges below its least distance gain
-  // none, those above its largest all (one step), and each edge between
-  // the pairs surely below it. A pair in an edge's band (float_error) makes
-  // the query's pass exact instead: every pair binned on its own, in double
-  // where it needs it (PairCountGroups::bin_of), as the weighted one is.
+  // Whether a leaf's box lies beyond every bin's reach of q, or below the
+  // first edge (its pairs count in no bin): then none of its points is met.
+  TREETRAV_HOST_INLINE bool out_of_reach(Coordinate const (&q)[W],
+                                         PairHostLeaf<W> const& leaf) const {
+    double least2 = 0, most2 = 0;
+    for (int k = 0; k < W; ++k) {
+      double least, most;
+      visitor.geometry.box_gaps(k, q[k], leaf.lo[k], leaf.hi[k], least, most);
+      least2 += least * least;
+      most2 += most * most;
+    }
+    return visitor.out_of_reach(least2, most2);
+  }
+
+  // Query q (tree position) against the leaves' points, position + 1 on, a
+  // block at a time (leaves out of its reach skipped). Unweighted, a block's
+  // pairs go into per-edge vector counts: the edges below its least distance
+  // gain none, those above its largest all (one step), and each edge between
+  // the pairs surely below it; a pair inside an edge's band (float_error,
+  // rare) is then decided in double on its own. Weighted, every pair is
+  // binned on its own (PairCountGroups::bin_of) with its weight.
   template <bool Wrap, int Lanes>
-  TREETRAV_HOST_INLINE void pairs(Coordinate const (&q)[W], Index position,
-                                         Index const* first, Index const* end, int leaves,
-                                         Coordinate* d2, PairHostState const& s) const {
-    int const bins = visitor.bins;
-    Coordinate const* const down = visitor.sure.data();
-    Coordinate const* const up = down + bins + 1;
+  TREETRAV_HOST_INLINE void pairs(Coordinate const (&q)[W], bool const (&wraps)[W],
+                                  Index position, PairHostLeaf<W> const* leaf, int leaves,
+                                  Coordinate* d2, PairHostState const& s) const {
     using V = typename PairVectors<Lanes>::floats;
     using Counts = typename PairVectors<Lanes>::ints;
-    bool exact = visitor.weighted();
-    if (!exact) {
-      Counts sure[Visitor::max_bins + 1], maybe[Visitor::max_bins + 1];
-      std::uint64_t step[Visitor::max_bins + 2];
-      for (int e = 0; e <= bins; ++e)
-        sure[e] = maybe[e] = Counts{};
-      for (int e = 0; e <= bins + 1; ++e)
-        step[e] = 0;
-      int touched_low = bins + 1, touched_high = 0;
-      for (int j = 0; j < leaves; ++j)
-        for (Index at = first[j] > position ? first[j] : position + 1; at < end[j];
-             at += pair_block) {
-          int const n = int(end[j] - at < pair_block ? end[j] - at : pair_block);
-          Coordinate least, most;
-          distances<Wrap, Lanes>(q, at, n, d2, least, most);
-          int const top = int(std::upper_bound(down, down + bins + 1, most) - down);
-          int const bottom = int(std::upper_bound(up, up + top, least) - up);
-          step[top] += std::uint64_t(n);
-          touched_low = bottom < touched_low ? bottom : touched_low;
-          touched_high = top > touched_high ? top : touched_high;
-          for (int i = 0; i < n; i += Lanes) {
-            V v;
-            pair_load(v, d2 + i);
-            for (int e = bottom; e < top; ++e) {
-              sure[e] -= v < (V{} + down[e]);
-              maybe[e] -= v < (V{} + up[e]);
+    int const bins = visitor.bins;
+    bool const weighted = visitor.weighted();
+    Coordinate const* const down = visitor.sure.data();
+    Coordinate const* const up = down + bins + 1;
+    Counts sure[Visitor::max_bins + 1];
+    for (int e = 0; e <= bins; ++e)
+      sure[e] = Counts{};
+    int touched_low = bins + 1, touched_high = 0;
+    for (int j = 0; j < leaves; ++j) {
+      Index const end = leaf[j].end;
+      if (end <= position + 1 || out_of_reach(q, leaf[j]))
+        continue;
+      for (Index at = leaf[j].first > position ? leaf[j].first : position + 1; at < end;
+           at += pair_block) {
+        int const n = int(end - at < pair_block ? end - at : pair_block);
+        Coordinate least, most;
+        distances<Wrap, Lanes>(q, wraps, at, n, d2, least, most);
+        if (weighted) {
+          for (int i = 0; i < n; ++i) {
+            int const b = visitor.bin_of(d2[i], q, point(at + i).x);
+            if (b >= 0) {
+              s.step[b + 1] += 1;
+              s.sums[b] += visitor.weight_prefix(at + i + 1) - visitor.weight_prefix(at + i);
             }
           }
+          continue;
         }
-      std::int64_t below[Visitor::max_bins + 1];
-      for (int e = touched_low; e < touched_high && !exact; ++e) {
-        below[e] = pair_sum(sure[e]);
-        exact = pair_sum(maybe[e]) != below[e];
-      }
-      if (!exact) {
-        for (int e = touched_low; e < touched_high; ++e)
-          s.below[e] += std::uint64_t(below[e]);
-        for (int e = 0; e <= bins + 1; ++e)
-          s.step[e] += step[e];
-        return;
-      }
-    }
-    for (int j = 0; j < leaves; ++j)
-      for (Index at = first[j] > position ? first[j] : position + 1; at < end[j];
-           at += pair_block) {
-        int const n = int(end[j] - at < pair_block ? end[j] - at : pair_block);
-        Coordinate least, most;
-        distances<Wrap, Lanes>(q, at, n, d2, least, most);
-        for (int i = 0; i < n; ++i) {
-          int const b = visitor.bin_of(d2[i], q, point(at + i).x);
-          if (b >= 0) {
-            s.step[b + 1] += 1;
-            if (visitor.weighted())
-              s.sums[b] += visitor.weight_prefix(at + i + 1) - visitor.weight_prefix(at + i);
+        int const top = int(std::upper_bound(down, down + bins + 1, most) - down);
+        int const bottom = int(std::upper_bound(up, up + top, least) - up);
+        s.step[top] += std::uint64_t(n);
+        touched_low = bottom < touched_low ? bottom : touched_low;
+        touched_high = top > touched_high ? top : touched_high;
+        Counts band = {};
+        for (int i = 0; i < n; i += Lanes) {
+          V v;
+          pair_load(v, d2 + i);
+          for (int e = bottom; e < top; ++e) {
+            Counts const below_down = v < (V{} + down[e]);
+            sure[e] -= below_down;
+            band |= below_down ^ (v < (V{} + up[e]));
           }
         }
+        if (pair_any(band))
+          for (int e = bottom; e < top; ++e)
+            for (int i = 0; i < n; ++i)
+              if (d2[i] >= down[e] && d2[i] < up[e])
+                s.below[e] += visitor.geometry.template distance2<W>(q, point(at + i).x) <
+                              visitor.edges2(e);
       }
+    }
+    for (int e = touched_low; e < touched_high; ++e)
+      s.below[e] += std::uint64_t(pair_sum(sure[e]));
   }
 };
 
@@ -250,6 +276,7 @@ struct PairHostWalk {
   using memory_space = typename Topology::memory_space;
   using NodeRecord = typename Visitor::node_record_type;
   static constexpr int list_capacity = 512;
+
 
   PairHostBlocks<W, Visitor> blocks;
   Topology topology;
@@ -265,8 +292,7 @@ struct PairHostWalk {
   struct Scratch {
     Index* stack;
     NodeRecord* nodes;
-    Index* leaf_first;
-    Index* leaf_end;
+    PairHostLeaf<W>* leaves;
     std::uint64_t* counts; // per query: below (bins + 1), step (bins + 2)
     double* sums;          // per query: bins
     Coordinate* d2;        // pair_block
@@ -276,7 +302,7 @@ struct PairHostWalk {
   std::size_t scratch_bytes() const {
     int const bins = blocks.visitor.bins;
     return 64 + round(sizeof(Index) * stack_capacity) + round(sizeof(NodeRecord) * list_capacity) +
-           2 * round(sizeof(Index) * list_capacity) +
+           round(sizeof(PairHostLeaf<W>) * list_capacity) +
            round(sizeof(std::uint64_t) * counts_stride() * group_size) +
            round(sizeof(double) * bins * group_size) + round(sizeof(Coordinate) * pair_block);
   }
@@ -294,8 +320,7 @@ struct PairHostWalk {
     Scratch s;
     s.stack = reinterpret_cast<Index*>(take(sizeof(Index) * stack_capacity));
     s.nodes = reinterpret_cast<NodeRecord*>(take(sizeof(NodeRecord) * list_capacity));
-    s.leaf_first = reinterpret_cast<Index*>(take(sizeof(Index) * list_capacity));
-    s.leaf_end = reinterpret_cast<Index*>(take(sizeof(Index) * list_capacity));
+    s.leaves = reinterpret_cast<PairHostLeaf<W>*>(take(sizeof(PairHostLeaf<W>) * list_capacity));
     s.counts = reinterpret_cast<std::uint64_t*>(
         take(sizeof(std::uint64_t) * counts_stride() * group_size));
     s.sums = reinterpret_cast<double*>(take(sizeof(double) * blocks.visitor.bins * group_size));
@@ -317,10 +342,11 @@ struct PairHostWalk {
     for (Index position = first; position < last; ++position) {
       PairHostState const st = state(s, position - first);
       Coordinate q[W];
-      bool wrap = false;
+      bool wraps[W], wrap = false;
       for (int k = 0; k < W; ++k) {
         q[k] = blocks.columns(position, k);
-        wrap = wrap || q[k] < v.inner_low[k] || q[k] > v.inner_high[k];
+        wraps[k] = q[k] < v.inner_low[k] || q[k] > v.inner_high[k];
+        wrap = wrap || wraps[k];
       }
       for (int j = 0; j < nodes; ++j) {
         NodeRecord const& r = s.nodes[j];
@@ -335,9 +361,9 @@ struct PairHostWalk {
         }
       }
       if (wrap)
-        blocks.template pairs<true, Lanes>(q, position, s.leaf_first, s.leaf_end, leaves, s.d2, st);
+        blocks.template pairs<true, Lanes>(q, wraps, position, s.leaves, leaves, s.d2, st);
       else
-        blocks.template pairs<false, Lanes>(q, position, s.leaf_first, s.leaf_end, leaves, s.d2, st);
+        blocks.template pairs<false, Lanes>(q, wraps, position, s.leaves, leaves, s.d2, st);
     }
   }
 
@@ -366,11 +392,21 @@ struct PairHostWalk {
       } else if (GroupWalkLinks const link = links(node); link.count > 0) {
         for (Index k = link.count; k-- > 0;)
           s.stack[top++] = child_list(link.first + k);
-      } else if (leaves > 0 && s.leaf_end[leaves - 1] == link.first) {
-        s.leaf_end[leaves - 1] = link.first - link.count; // the next sibling's points
       } else {
-        s.leaf_first[leaves] = link.first;
-        s.leaf_end[leaves++] = link.first - link.count;
+        PairHostLeaf<W> leaf;
+        leaf.first = link.first;
+        leaf.end = link.first - link.count;
+        v.node_box(node, leaf.lo, leaf.hi);
+        if (leaves > 0 && s.leaves[leaves - 1].end == leaf.first) {
+          PairHostLeaf<W>& last = s.leaves[leaves - 1]; // the previous sibling's points
+          last.end = leaf.end;
+          for (int k = 0; k < W; ++k) {
+            last.lo[k] = leaf.lo[k] < last.lo[k] ? leaf.lo[k] : last.lo[k];
+            last.hi[k] = leaf.hi[k] > last.hi[k] ? leaf.hi[k] : last.hi[k];
+          }
+        } else {
+          s.leaves[leaves++] = leaf;
+        }
       }
       if (nodes == list_capacity || leaves == list_capacity) {
         meet_on_host(s, first, last, nodes, leaves);
