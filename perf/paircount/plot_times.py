@@ -10,7 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 rows = [r for r in json.load(open(sys.argv[1])) if "seconds" in r]
-sizes = sorted({r["n"] for r in rows})
+# n: a size (uniform points) or "<size> <shape>"
+sizes = sorted({r["n"] for r in rows}, key=lambda n: (isinstance(n, str), str(n) if isinstance(n, str) else n))
 fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
 for ax, n in zip(axes[0], sizes):
     mine = [r for r in rows if r["n"] == n]
@@ -21,7 +22,7 @@ for ax, n in zip(axes[0], sizes):
     ax.set_xscale("log")
     ax.invert_yaxis()
     ax.set_xlabel("seconds (median, end to end)")
-    ax.set_title(f"{n:,} points")
+    ax.set_title(f"{n:,} points" if isinstance(n, int) else f"{n} points")
     for y, r in enumerate(mine):
         ax.text(r["seconds"], y, f" {r['seconds']:.3g}", va="center", fontsize=8)
 fig.suptitle(sys.argv[3] if len(sys.argv) > 3 else "pair counts, 20 log bins 0.1-50, box 1000")

@@ -760,14 +760,18 @@ void count_pairs_with(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
 }
 
 // The autocorrelation's unordered pairs by the group walk (PairCountGroups)
-// into the per-query bins of counts and sums (rows: the points' own).
+// into counts and sums: only their rows' sums are the counts (the rows of
+// sums are the queries', each multiplied by its weight). On host backends
+// the vectors are host_isa's (PairHostWalk::isa; -1: the widest this host
+// runs).
 template <class ExecutionSpace, class MemorySpace>
 void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree,
                        PairCountOptions const& options, GroupWalk const& strategy,
                        Kokkos::View<double const*, MemorySpace> edges2,
                        Kokkos::View<double const*, MemorySpace> weight_prefix,
                        Kokkos::View<std::uint32_t**, Kokkos::LayoutLeft, MemorySpace> counts,
-                       Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums) {
+                       Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> sums,
+                       int host_isa = -1) {
   Kokkos::Profiling::pushRegion("treetrav::count_pairs::groups");
   int const bins = static_cast<int>(options.edges.size()) - 1;
   PairGeometry geometry;
@@ -828,7 +832,8 @@ void count_pair_groups(ExecutionSpace const& space, Bvh<MemorySpace> const& tree
         traverse(space, tree.topology, visitor, strategy,
                  Kokkos::View<Index const*, MemorySpace>(tree.points.original_index));
       else
-        count_pair_groups_host<W>(space, tree, visitor, strategy);
+        count_pair_groups_host<W>(space, tree, visitor, strategy,
+                                  host_isa < 0 ? pair_host_isa() : host_isa);
     });
   };
   if (bins <= 32)

@@ -477,10 +477,11 @@ inline int pair_host_isa() {
 }
 
 // The autocorrelation's pairs of `visitor` (PairCountGroups) on a host
-// backend, with the groups of the GPU's walk.
+// backend, with the groups of the GPU's walk; isa: the vectors' width
+// (PairHostWalk::isa), at most this host's.
 template <int W, class ExecutionSpace, class Tree, class Visitor>
 void count_pair_groups_host(ExecutionSpace const& space, Tree const& tree, Visitor const& visitor,
-                            GroupWalk const& strategy) {
+                            GroupWalk const& strategy, int isa) {
   using MemorySpace = typename Tree::memory_space;
   using Topology = std::decay_t<decltype(tree.topology)>;
   if (strategy.group_size < 1)
@@ -508,7 +509,7 @@ void count_pair_groups_host(ExecutionSpace const& space, Tree const& tree, Visit
                                           tables.group_end,
                                           Index(Topology::arity) * (tables.depth + 1),
                                           strategy.group_size,
-                                          pair_host_isa()};
+                                          std::clamp(isa, 0, pair_host_isa())};
   Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>> policy(
       space, tables.group_count, 1);
   policy.set_scratch_size(1, Kokkos::PerTeam(walk.scratch_bytes()));
@@ -516,3 +517,7 @@ void count_pair_groups_host(ExecutionSpace const& space, Tree const& tree, Visit
 }
 
 } // namespace treetrav::detail
+
+#undef TREETRAV_HOST_INLINE
+#undef TREETRAV_TARGET
+#undef TREETRAV_PAIR_HOST_ISA
