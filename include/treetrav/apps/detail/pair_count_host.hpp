@@ -277,9 +277,7 @@ struct PairHostWalk {
   using NodeRecord = typename Visitor::node_record_type;
   static constexpr int list_capacity = 512;
 
-
   PairHostBlocks<W, Visitor> blocks;
-  Topology topology;
   Kokkos::View<GroupWalkLinks const*, memory_space> links;
   Kokkos::View<Index const*, memory_space> child_list;
   Kokkos::View<Index const*, memory_space> groups;
@@ -502,7 +500,6 @@ void count_pair_groups_host(ExecutionSpace const& space, Tree const& tree, Visit
           columns(p, k) = visitor.row(p)[k];
       });
   PairHostWalk<W, Topology, Visitor> walk{{visitor, columns},
-                                          tree.topology,
                                           tables.links,
                                           tables.child_list,
                                           tables.groups,
