@@ -103,7 +103,13 @@ export PYTHONPATH=/tmp/tt-module:$deps
 # built here from the carried .device/corrfunc-2.5.3-src.tar.gz with the
 # GSL of .device/gsl-prefix.tar.gz, and TreeCorr from .device/pcwheels;
 # writes paircount.json and paircount.md; TREETRAV_PAIRCOUNT_ARGS: more
-# options of bench_paircount.py).
+# options of bench_paircount.py). Making those here: Corrfunc's sdist
+# (pip download leaves it in /tmp/pip-unpack-*) without its tests/data files
+# over 100 kB, as corrfunc-2.5.3/; Debian's libgsl27, libgslcblas0 and
+# libgsl-dev (apt-get download, dpkg -x) as prefix/{include,lib} with a
+# prefix/bin/gsl-config printing that prefix's --cflags and --libs; pcwheels:
+# treecorr, lsstdesc.coord, pyyaml, and wurlitzer and future (Corrfunc's
+# Python layer imports them).
 phases=" ${TREETRAV_PHASES:-search tests profile} "
 if [[ $phases == *" paircount "* ]]; then
   echo "== pair counts beside Corrfunc and TreeCorr"
