@@ -113,6 +113,8 @@ TYPED_TEST(GeneratorDeterminism, SameSeedIsBitIdenticalAndOtherSeedDiffers) {
                              clustered(space, 5000, 3, 6, 0.05, seed + 1).coordinates));
   EXPECT_TRUE(bit_identical(plummer(space, 5000, seed), plummer(space, 5000, seed)));
   EXPECT_FALSE(bit_identical(plummer(space, 5000, seed), plummer(space, 5000, seed + 1)));
+  EXPECT_TRUE(bit_identical(hernquist(space, 5000, seed), hernquist(space, 5000, seed)));
+  EXPECT_FALSE(bit_identical(hernquist(space, 5000, seed), hernquist(space, 5000, seed + 1)));
 }
 
 TYPED_TEST(GeneratorDeterminism, MatchesReferenceSpaceBitForBit) {
@@ -125,6 +127,7 @@ TYPED_TEST(GeneratorDeterminism, MatchesReferenceSpaceBitForBit) {
   EXPECT_TRUE(bit_identical(from_preset(space, "geocity2", 10007, seed).coordinates,
                             from_preset(reference, "geocity2", 10007, seed).coordinates));
   EXPECT_TRUE(bit_identical(plummer(space, 10007, seed), plummer(reference, 10007, seed)));
+  EXPECT_TRUE(bit_identical(hernquist(space, 10007, seed), hernquist(reference, 10007, seed)));
 }
 
 // A prefix of a larger set equals the smaller set: each point has its own stream.
@@ -299,6 +302,72 @@ TYPED_TEST(PlummerGenerator, IsVirialisedWithEnergyMinusOneQuarter) {
 }
 
 template <class Space>
+class HernquistGenerator : public ::testing::Test {};
+TYPED_TEST_SUITE(HernquistGenerator, treetrav::test::HostExecutionSpaces,
+                 treetrav::test::SpaceName);
+
+// Hernquist's enclosed mass r^2 / (r + a)^2, a = 1/3, out to 99.9% of the
+// mass: the radius holding `share` of the bodies.
+double hernquist_radius(double share) {
+  double const root = std::sqrt(share * 0.999);
+  return root / (1 - root) / 3;
+}
+
+TYPED_TEST(HernquistGenerator, IsACentredHernquistSphereInHenonUnits) {
+  constexpr Index n = 20000;
+  auto const s = hernquist(TypeParam{}, n, seed);
+  ASSERT_EQ(s.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(s.box_size, 0.0);
+  double total_mass = 0.0, centre[3] = {}, mean_velocity[3] = {};
+  for (Index i = 0; i < n; ++i) {
+    ASSERT_EQ(s.ids(i), i);
+    total_mass += s.masses(i);
+    for (int k = 0; k < 3; ++k) {
+      centre[k] += s.masses(i) * s.coordinates(i, k);
+      mean_velocity[k] += s.masses(i) * s.velocities(i, k);
+    }
+  }
+  EXPECT_NEAR(total_mass, 1.0, 1e-12);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_LT(std::abs(centre[k]), 1e-12) << "component " << k;
+    EXPECT_LT(std::abs(mean_velocity[k]), 1e-12) << "component " << k;
+  }
+  // The profile about the cusp: the centre of mass, which the far bodies
+  // pull, sits up to ~sqrt(a r_max / n) away from it; the bodies' median
+  // point does not.
+  double cusp[3];
+  for (int k = 0; k < 3; ++k) {
+    std::vector<double> x(n);
+    for (Index i = 0; i < n; ++i)
+      x[i] = s.coordinates(i, k);
+    std::nth_element(x.begin(), x.begin() + n / 2, x.end());
+    cusp[k] = x[n / 2];
+  }
+  std::vector<double> radii(n);
+  for (Index i = 0; i < n; ++i) {
+    double squared = 0.0;
+    for (int k = 0; k < 3; ++k)
+      squared += (s.coordinates(i, k) - cusp[k]) * (s.coordinates(i, k) - cusp[k]);
+    radii[i] = std::sqrt(squared);
+  }
+  // The radii holding a tenth, half and nine tenths of the bodies (the
+  // cusp, the half-mass radius, the outskirts).
+  std::sort(radii.begin(), radii.end());
+  for (double share : {0.1, 0.5, 0.9}) {
+    double const expected = hernquist_radius(share);
+    EXPECT_NEAR(radii[Index(share * n)], expected, 0.06 * expected) << "share " << share;
+  }
+}
+
+TYPED_TEST(HernquistGenerator, IsVirialisedWithEnergyMinusOneQuarter) {
+  auto const s = hernquist(TypeParam{}, 4000, seed);
+  double const kinetic = kinetic_energy(s);
+  double const potential = potential_energy(s);
+  EXPECT_NEAR(2 * kinetic / std::abs(potential), 1.0, 0.05);
+  EXPECT_NEAR(kinetic + potential, -0.25, 0.05 * 0.25);
+}
+
+template <class Space>
 class GeneratorArguments : public ::testing::Test {};
 TYPED_TEST_SUITE(GeneratorArguments, treetrav::test::HostExecutionSpaces,
                  treetrav::test::SpaceName);
@@ -319,6 +388,7 @@ TYPED_TEST(GeneratorArguments, InvalidArgumentsThrowNamingTheArgument) {
   expect_input_error([&] { clustered(space, 10, 3, 4, nan, seed); }, "width");
   expect_input_error([&] { from_preset(space, "mnist7", 0, seed); }, "n must be >= 1");
   expect_input_error([&] { plummer(space, 0, seed); }, "n must be >= 1");
+  expect_input_error([&] { hernquist(space, 0, seed); }, "n must be >= 1");
 }
 
 TYPED_TEST(GeneratorArguments, SmallestValidArgumentsWork) {

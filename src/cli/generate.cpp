@@ -1,5 +1,5 @@
 // treetrav generate: deterministic synthetic inputs, either a point set (uniform,
-// clustered, a named preset) or an N-body snapshot (plummer).
+// clustered, a named preset) or an N-body snapshot (plummer, hernquist).
 #include "common.hpp"
 
 #include <treetrav/core/error.hpp>
@@ -23,7 +23,7 @@ struct GenerateOptions {
   double width = 0.05;
   std::uint64_t seed = 1;
   std::string output;
-  int files = 1;  // plummer: a multi-file snapshot of this many files
+  int files = 1;  // snapshots: a multi-file snapshot of this many files
   RuntimeOptions runtime;
 };
 
@@ -36,7 +36,7 @@ struct ShapeOptions {
 };
 
 std::vector<std::string> distribution_names() {
-  std::vector<std::string> names{"uniform", "clustered", "plummer"};
+  std::vector<std::string> names{"uniform", "clustered", "plummer", "hernquist"};
   for (auto const& preset : generators::presets()) names.push_back(preset.name);
   return names;
 }
@@ -46,7 +46,9 @@ std::string distributions_help() {
       "Distributions (--dist):\n"
       "  uniform    uniform in [0, 1)^d; takes --dim\n"
       "  clustered  Gaussian mixture with centres in [0, 1)^d; takes --dim, --clusters, --width\n"
-      "  plummer    Plummer sphere N-body snapshot (3-D, Henon units, E = -1/4)\n";
+      "  plummer    Plummer sphere N-body snapshot (3-D, Henon units, E = -1/4)\n"
+      "  hernquist  Hernquist sphere N-body snapshot (a galaxy's bulge or halo: a 1/r cusp,\n"
+      "             a deep tree; 3-D, Henon units, E = -1/4)\n";
   for (auto const& preset : generators::presets())
     help += fmt::format("  {:<10} {}\n", preset.name, preset.description);
   return help + "The numbers are a pure function of the options: the same seed gives the same\n"
@@ -58,13 +60,18 @@ void reject_unless(bool applies, CLI::Option const* option, std::string const& d
     throw InputError(option->get_name() + " does not apply to --dist " + distribution);
 }
 
+// The distributions written as N-body snapshots.
+bool is_snapshot(std::string const& distribution) {
+  return distribution == "plummer" || distribution == "hernquist";
+}
+
 void reject_inapplicable_options(ShapeOptions const& shape, std::string const& distribution) {
   bool const is_uniform = distribution == "uniform";
   bool const is_clustered = distribution == "clustered";
   reject_unless(is_uniform || is_clustered, shape.dimension, distribution);
   reject_unless(is_clustered, shape.clusters, distribution);
   reject_unless(is_clustered, shape.width, distribution);
-  reject_unless(distribution == "plummer", shape.files, distribution);
+  reject_unless(is_snapshot(distribution), shape.files, distribution);
 }
 
 io::Metadata generator_metadata(GenerateOptions const& options) {
@@ -78,17 +85,20 @@ io::Metadata generator_metadata(GenerateOptions const& options) {
 
 void generate_snapshot(Kokkos::DefaultHostExecutionSpace const& host,
                        GenerateOptions const& options) {
-  auto snapshot = generators::plummer(host, options.n, options.seed);
+  bool const plummer = options.distribution == "plummer";
+  auto snapshot = plummer ? generators::plummer(host, options.n, options.seed)
+                          : generators::hernquist(host, options.n, options.seed);
+  std::string const what = plummer ? "a Plummer sphere" : "a Hernquist sphere";
   snapshot.metadata = generator_metadata(options);
   snapshot.metadata.set("units", "Henon: G = M = 1, E = -1/4");
   if (options.files > 1) {
     auto const names = io::write_snapshot_files(options.output, snapshot, options.files);
-    fmt::print("wrote a Plummer sphere of {} bodies (seed {}) to {} files {} ... {}\n", options.n, options.seed,
+    fmt::print("wrote {} of {} bodies (seed {}) to {} files {} ... {}\n", what, options.n, options.seed,
                names.size(), names.front(), names.back());
     return;
   }
   io::write_snapshot(options.output, snapshot);
-  fmt::print("wrote a Plummer sphere of {} bodies (seed {}) to {}\n", options.n, options.seed,
+  fmt::print("wrote {} of {} bodies (seed {}) to {}\n", what, options.n, options.seed,
              options.output);
 }
 
@@ -122,7 +132,7 @@ void generate_points(Kokkos::DefaultHostExecutionSpace const& host,
 void add_generate_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "generate",
-      "Write a deterministic synthetic input: a point set or a Plummer snapshot (HDF5)");
+      "Write a deterministic synthetic input: a point set or a Plummer or Hernquist snapshot (HDF5)");
   command->footer(distributions_help());
   auto options = std::make_shared<GenerateOptions>();
   command->add_option("--dist", options->distribution, "Distribution or preset name (see below)")
@@ -156,7 +166,7 @@ void add_generate_command(CLI::App& app) {
       ->check(file_name());
   shape.files = command
                     ->add_option("--files", options->files,
-                                 "plummer: write a multi-file snapshot of this many files, named "
+                                 "plummer, hernquist: write a multi-file snapshot of this many files, named "
                                  "<output>.0.hdf5 ... (NumFilesPerSnapshot)")
                     ->capture_default_str()
                     ->check(in_range(1, 100000));
@@ -167,7 +177,7 @@ void add_generate_command(CLI::App& app) {
     check_output_file({"-o", options->output}, {});
     KokkosSession session(options->runtime);
     Kokkos::DefaultHostExecutionSpace host;
-    if (options->distribution == "plummer")
+    if (is_snapshot(options->distribution))
       generate_snapshot(host, *options);
     else
       generate_points(host, *options);

@@ -60,6 +60,14 @@ run h5dump -H "$work/plummer.h5"
 expect_contains "plummer file has a GADGET header" 'ATTRIBUTE "NumPart_Total"' "$out"
 expect_contains "plummer file records its generator" 'ATTRIBUTE "generator"' "$out"
 
+# A Hernquist sphere is a snapshot too, and an N-body run starts from it.
+expect_success "generate hernquist" generate --dist hernquist -n 300 --seed 3 -o "$work/hernquist.h5"
+run h5ls -r "$work/hernquist.h5"
+expect_contains "hernquist file holds its velocities" "/PartType1/Velocities Dataset {300, 3}" \
+  "$(tr -s ' ' <<<"$out")"
+expect_success "nbody from the hernquist snapshot" "$TREETRAV" nbody --ics "$work/hernquist.h5" --dt 0.001 \
+  --steps 2 -o "$work/hernquist-run"
+
 # Same options, other thread count: the same numbers.
 expect_success "generate clustered on 1 thread" generate --dist clustered -n 500 --dim 3 \
   --clusters 4 --width 0.1 --seed 2 --threads 1 -o "$work/clustered-1thread.h5"

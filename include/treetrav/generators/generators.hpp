@@ -53,6 +53,15 @@ HostPointSet from_preset(ExecutionSpace const& space, std::string const& name, I
 template <class ExecutionSpace>
 io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed);
 
+// Hernquist (1990) sphere, the bulge and halo model of galaxy simulations:
+// density a / (2 pi r (r + a)^3) for total mass 1 (a 1/r cusp, so a dense
+// core and a deep tree), n equal-mass bodies out to 99.9% of the mass,
+// a = 1/3 (Henon units: E = -1/4 for the whole sphere), velocities from its
+// isotropic distribution function (in equilibrium), centre of mass and mean
+// velocity removed. Ids are 0..n-1.
+template <class ExecutionSpace>
+io::Snapshot hernquist(ExecutionSpace const& space, Index n, std::uint64_t seed);
+
 namespace detail {
 Preset const& find_preset(std::string const& name);
 }  // namespace detail
@@ -131,6 +140,39 @@ io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
       [=](Index i) {
         detail::RandomStream random(seed, detail::Purpose::body, i);
         auto const body = detail::sample_plummer_body(random);
+        for (int k = 0; k < 3; ++k) {
+          coordinates(i, k) = length_scale * body.position[k];
+          velocities(i, k) = speed_scale * body.velocity[k];
+        }
+        masses(i) = 1.0 / n;
+        ids(i) = i;
+      });
+  space.fence();
+  detail::remove_mean_motion(space, snapshot);
+  return snapshot;
+}
+
+template <class ExecutionSpace>
+io::Snapshot hernquist(ExecutionSpace const& space, Index n, std::uint64_t seed) {
+  detail::require_host_space<ExecutionSpace>();
+  detail::require_point_count(n);
+  // Henon units (E = -1/4) from G = M = a = 1 (E = -1/12): lengths / 3, speeds x sqrt(3).
+  double const length_scale = 1.0 / 3.0;
+  double const speed_scale = std::sqrt(3.0);
+  detail::HernquistEnvelope const envelope;
+  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
+  snapshot.time = 0.0;
+  snapshot.box_size = 0.0;
+  auto const coordinates = snapshot.coordinates;
+  auto const velocities = snapshot.velocities;
+  auto const masses = snapshot.masses;
+  auto const ids = snapshot.ids;
+  detail::HernquistEnvelope const* const shared = &envelope;
+  Kokkos::parallel_for(
+      "treetrav::generators::hernquist", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      [=](Index i) {
+        detail::RandomStream random(seed, detail::Purpose::body, i);
+        auto const body = detail::sample_hernquist_body(random, *shared);
         for (int k = 0; k < 3; ++k) {
           coordinates(i, k) = length_scale * body.position[k];
           velocities(i, k) = speed_scale * body.velocity[k];

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -74,8 +75,8 @@ inline Mixture draw_mixture(int dimension, int clusters, double width, std::uint
   return mixture;
 }
 
-// One sampled Plummer body in G = M = a = 1 units.
-struct PlummerBody {
+// One sampled body of a sphere in G = M = a = 1 units.
+struct SampledBody {
   double position[3];
   double velocity[3];
 };
@@ -91,7 +92,7 @@ inline void random_direction(RandomStream& random, double magnitude, double (&ou
 
 // Aarseth, Henon & Wielen (1974): radius from the inverted cumulative mass,
 // speed by von Neumann rejection from the isotropic distribution function.
-inline PlummerBody sample_plummer_body(RandomStream& random) {
+inline SampledBody sample_plummer_body(RandomStream& random) {
   // Beyond 99.9% of the mass radii grow without bound (r > 38 a); redraw those.
   constexpr double largest_enclosed_mass = 0.999;
   double enclosed_mass = random.uniform_open();
@@ -107,7 +108,85 @@ inline PlummerBody sample_plummer_body(RandomStream& random) {
   }
   double const speed = q * std::sqrt(2.0) * std::pow(1.0 + radius * radius, -0.25);
 
-  PlummerBody body;
+  SampledBody body;
+  random_direction(random, radius, body.position);
+  random_direction(random, speed, body.velocity);
+  return body;
+}
+
+// The Hernquist (1990) sphere, G = M = a = 1: density 1 / (2 pi r (1 + r)^3),
+// enclosed mass r^2 / (1 + r)^2, relative potential 1 / (1 + r). Its
+// isotropic distribution function of the relative energy e = q^2 (eq. 17;
+// the constant factor left out, rejection needs none), zero where rounding
+// makes it negative (e near 0, where its terms cancel).
+inline double hernquist_distribution(double e) {
+  if (!(e > 0.0)) return 0.0;
+  if (e >= 1.0) return std::numeric_limits<double>::infinity();
+  double const q = std::sqrt(e), q2 = e;
+  double const value = (3.0 * std::asin(q) + q * std::sqrt(1.0 - q2) * (1.0 - 2.0 * q2) *
+                                                 (8.0 * q2 * q2 - 8.0 * q2 - 3.0)) /
+                       std::pow(1.0 - q2, 2.5);
+  return value > 0.0 ? value : 0.0;
+}
+
+// The density of s = v / v_escape at radius r: s^2 f(psi (1 - s^2)).
+inline double hernquist_speed_density(double radius, double s) {
+  double const psi = 1.0 / (1.0 + radius);
+  return s * s * hernquist_distribution(psi * (1.0 - s * s));
+}
+
+// Beyond 99.9% of the mass (r > 1998 a) radii grow without bound: redrawn.
+inline constexpr double hernquist_largest_enclosed_mass = 0.999;
+
+// The speed density's maximum over s, found on a grid dense near s = 0
+// (its peak sits at s ~ sqrt(r) in the cusp), for radii on a log grid: the
+// envelope of the speeds' rejection, 1.25 x the larger of the two radii
+// around a body's (the maximum grows as r^-3/2 inside, by at most 14%
+// from one grid radius to the next).
+struct HernquistEnvelope {
+  static constexpr int radii = 256;
+  static constexpr double smallest = 1e-6;
+  double largest = 0.0, log_step = 0.0;
+  std::vector<double> peak = std::vector<double>(radii);
+
+  static double scan(double radius) {
+    constexpr int points = 2048;
+    double most = 0.0;
+    for (int j = 1; j <= points; ++j) {
+      double const t = double(j) / points;
+      most = std::max(most, hernquist_speed_density(radius, t * t));
+    }
+    return most;
+  }
+  HernquistEnvelope() {
+    double const root = std::sqrt(hernquist_largest_enclosed_mass);
+    largest = root / (1.0 - root);
+    log_step = std::log(largest / smallest) / (radii - 1);
+    for (int i = 0; i < radii; ++i) peak[i] = scan(smallest * std::exp(log_step * i));
+  }
+  double at(double radius) const {
+    if (radius < smallest) return 1.25 * scan(radius);  // never drawn in practice (mass 1e-12)
+    double const x = std::log(radius / smallest) / log_step;
+    int const i = std::min(radii - 2, int(x));
+    return 1.25 * std::max(peak[i], peak[i + 1]);
+  }
+};
+
+// A Hernquist body in G = M = a = 1: radius from the enclosed mass, speed
+// by von Neumann rejection from the isotropic distribution function.
+inline SampledBody sample_hernquist_body(RandomStream& random, HernquistEnvelope const& envelope) {
+  double enclosed_mass = random.uniform_open();
+  while (enclosed_mass > hernquist_largest_enclosed_mass) enclosed_mass = random.uniform_open();
+  double const root = std::sqrt(enclosed_mass);
+  double const radius = root / (1.0 - root);
+  double const ceiling = envelope.at(radius);
+  double s = 0.0;
+  for (;;) {
+    s = random.uniform();
+    if (ceiling * random.uniform() < hernquist_speed_density(radius, s)) break;
+  }
+  double const speed = s * std::sqrt(2.0 / (1.0 + radius));
+  SampledBody body;
   random_direction(random, radius, body.position);
   random_direction(random, speed, body.velocity);
   return body;
