@@ -335,7 +335,7 @@ struct PairHostWalk {
   // The queries [first, last) (tree positions) against the lists.
   template <int Lanes>
   TREETRAV_HOST_INLINE void meet(Scratch const& s, Index first, Index last, int nodes,
-                                        int leaves) const {
+                                 int leaves) const {
     auto const& v = blocks.visitor;
     for (Index position = first; position < last; ++position) {
       PairHostState const st = state(s, position - first);
@@ -396,11 +396,11 @@ struct PairHostWalk {
         leaf.end = link.first - link.count;
         v.node_box(node, leaf.lo, leaf.hi);
         if (leaves > 0 && s.leaves[leaves - 1].end == leaf.first) {
-          PairHostLeaf<W>& last = s.leaves[leaves - 1]; // the previous sibling's points
-          last.end = leaf.end;
+          PairHostLeaf<W>& previous = s.leaves[leaves - 1]; // the previous sibling's points
+          previous.end = leaf.end;
           for (int k = 0; k < W; ++k) {
-            last.lo[k] = leaf.lo[k] < last.lo[k] ? leaf.lo[k] : last.lo[k];
-            last.hi[k] = leaf.hi[k] > last.hi[k] ? leaf.hi[k] : last.hi[k];
+            previous.lo[k] = leaf.lo[k] < previous.lo[k] ? leaf.lo[k] : previous.lo[k];
+            previous.hi[k] = leaf.hi[k] > previous.hi[k] ? leaf.hi[k] : previous.hi[k];
           }
         } else {
           s.leaves[leaves++] = leaf;
