@@ -121,13 +121,16 @@ HostPointSet from_preset(ExecutionSpace const& space, std::string const& name, I
   return clustered(space, n, preset.dimension, preset.clusters, preset.width, seed);
 }
 
-template <class ExecutionSpace>
-io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
-  detail::require_host_space<ExecutionSpace>();
-  detail::require_point_count(n);
-  // Henon units (E = -1/4) from G = M = a = 1: lengths x 3 pi / 16, speeds x sqrt(16 / (3 pi)).
-  double const length_scale = 3.0 * detail::pi / 16.0;
-  double const speed_scale = std::sqrt(16.0 / (3.0 * detail::pi));
+namespace detail {
+// n equal-mass bodies of a sphere drawn by sample(random) in G = M = a = 1,
+// scaled to Henon units (lengths x length_scale, speeds x speed_scale),
+// centre of mass and mean velocity removed; ids 0..n-1.
+template <class ExecutionSpace, class Sample>
+io::Snapshot sample_sphere(ExecutionSpace const& space, std::string const& label, Index n,
+                           std::uint64_t seed, double length_scale, double speed_scale,
+                           Sample const& sample) {
+  require_host_space<ExecutionSpace>();
+  require_point_count(n);
   io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
   snapshot.time = 0.0;
   snapshot.box_size = 0.0;
@@ -135,54 +138,42 @@ io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
   auto const velocities = snapshot.velocities;
   auto const masses = snapshot.masses;
   auto const ids = snapshot.ids;
-  Kokkos::parallel_for(
-      "treetrav::generators::plummer", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      [=](Index i) {
-        detail::RandomStream random(seed, detail::Purpose::body, i);
-        auto const body = detail::sample_plummer_body(random);
-        for (int k = 0; k < 3; ++k) {
-          coordinates(i, k) = length_scale * body.position[k];
-          velocities(i, k) = speed_scale * body.velocity[k];
-        }
-        masses(i) = 1.0 / n;
-        ids(i) = i;
-      });
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), [=](Index i) {
+    RandomStream random(seed, Purpose::body, i);
+    auto const body = sample(random);
+    for (int k = 0; k < 3; ++k) {
+      coordinates(i, k) = length_scale * body.position[k];
+      velocities(i, k) = speed_scale * body.velocity[k];
+    }
+    masses(i) = 1.0 / n;
+    ids(i) = i;
+  });
   space.fence();
-  detail::remove_mean_motion(space, snapshot);
+  remove_mean_motion(space, snapshot);
   return snapshot;
+}
+}  // namespace detail
+
+template <class ExecutionSpace>
+io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed) {
+  // Henon units (E = -1/4) from G = M = a = 1: lengths x 3 pi / 16, speeds x sqrt(16 / (3 pi)).
+  return detail::sample_sphere(space, "treetrav::generators::plummer", n, seed,
+                               3.0 * detail::pi / 16.0, std::sqrt(16.0 / (3.0 * detail::pi)),
+                               [](detail::RandomStream& random) {
+                                 return detail::sample_plummer_body(random);
+                               });
 }
 
 template <class ExecutionSpace>
 io::Snapshot hernquist(ExecutionSpace const& space, Index n, std::uint64_t seed) {
-  detail::require_host_space<ExecutionSpace>();
-  detail::require_point_count(n);
-  // Henon units (E = -1/4) from G = M = a = 1 (E = -1/12): lengths / 3, speeds x sqrt(3).
-  double const length_scale = 1.0 / 3.0;
-  double const speed_scale = std::sqrt(3.0);
+  detail::require_point_count(n); // before the envelope's table
   detail::HernquistEnvelope const envelope;
-  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
-  snapshot.time = 0.0;
-  snapshot.box_size = 0.0;
-  auto const coordinates = snapshot.coordinates;
-  auto const velocities = snapshot.velocities;
-  auto const masses = snapshot.masses;
-  auto const ids = snapshot.ids;
   detail::HernquistEnvelope const* const shared = &envelope;
-  Kokkos::parallel_for(
-      "treetrav::generators::hernquist", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      [=](Index i) {
-        detail::RandomStream random(seed, detail::Purpose::body, i);
-        auto const body = detail::sample_hernquist_body(random, *shared);
-        for (int k = 0; k < 3; ++k) {
-          coordinates(i, k) = length_scale * body.position[k];
-          velocities(i, k) = speed_scale * body.velocity[k];
-        }
-        masses(i) = 1.0 / n;
-        ids(i) = i;
-      });
-  space.fence();
-  detail::remove_mean_motion(space, snapshot);
-  return snapshot;
+  // Henon units (E = -1/4) from G = M = a = 1 (E = -1/12): lengths / 3, speeds x sqrt(3).
+  return detail::sample_sphere(space, "treetrav::generators::hernquist", n, seed, 1.0 / 3.0,
+                               std::sqrt(3.0), [shared](detail::RandomStream& random) {
+                                 return detail::sample_hernquist_body(random, *shared);
+                               });
 }
 
 }  // namespace treetrav::generators
