@@ -13,6 +13,7 @@
 #include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/apps/force_errors.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/fp32_peak.hpp>
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/trees/octree.hpp>
@@ -48,6 +49,7 @@ struct Settings {
   std::vector<std::string> multipoles{"monopole", "quadrupole"};
   std::vector<std::string> openings{"com-offset"};
   std::vector<float> thetas{0.3f, 0.4f, 0.5f, 0.6f, 0.7f};
+  std::vector<float> alphas{0.0005f, 0.001f, 0.0025f, 0.005f, 0.01f}; // --openings relative
   int repeats = 3;
   Index sample = 10000;
   bool direct_all = false;
@@ -129,6 +131,7 @@ struct AllPairs {
 
 struct Measured {
   double tree = 0, moments = 0, quadrupoles = 0, forces = 0;
+  double cell_interactions = 0, body_interactions = 0; // per body, from a counting walk after the timed ones
   double moments_treefix = 0;    // the treefix leaffix's moments, for comparison (not in the total)
   bool moments_same_bits = true; // ... equal to the step's, bit for bit
   ForceErrors errors;
@@ -155,6 +158,7 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
     strategy.pack_siblings = !settings.unpacked;
   }
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> accelerations;
+  Octree<Memory> tree;
   for (int run = 0; run <= settings.repeats; ++run) { // run 0: the warm-up
     Kokkos::Timer timer;
     auto built =
@@ -171,8 +175,16 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
     space.fence();
     quadrupoles_s.push_back(timer.seconds());
     timer.reset();
-    accelerations = barnes_hut_accelerations(space, built.tree, bodies.positions, options, strategy,
-                                             built.tree.points.original_index);
+    tree = built.tree;
+    // The relative criterion reads the previous accelerations: the warm-up
+    // estimates them (barnes_hut_accelerations), each timed run reads the
+    // run's before, as an N-body step reads the last step's.
+    if (run == 0 || options.opening != Opening::relative)
+      accelerations = barnes_hut_accelerations(space, built.tree, bodies.positions, options,
+                                               strategy, built.tree.points.original_index);
+    else
+      compute_barnes_hut_accelerations(space, built.tree, bodies.positions, options, strategy,
+                                       accelerations, built.tree.points.original_index);
     space.fence();
     forces_s.push_back(timer.seconds());
     Octree<Memory> leaffix = built.tree;
@@ -204,6 +216,26 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
   m.moments_same_bits = moments_same_bits;
   m.errors = force_errors(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, accelerations),
                           sample, exact);
+  // The interactions of the last timed walk, counted by a walk of their own
+  // (the counters would slow the timed one), from the same previous
+  // accelerations.
+  Index const n = bodies.positions.size();
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Memory> counted("bench::counted", n, 3);
+  Kokkos::deep_copy(space, counted, accelerations);
+  Kokkos::View<Index*, Memory> costs("bench::costs", n), cells("bench::cell_costs", n);
+  compute_barnes_hut_accelerations_and_costs(space, tree, bodies.positions, options, strategy,
+                                             counted, costs,
+                                             Kokkos::View<Index const*, Memory>(tree.points.original_index),
+                                             {}, cells);
+  std::int64_t all = 0, cell = 0;
+  Kokkos::parallel_reduce(
+      "bench::interactions", Kokkos::RangePolicy<Space>(space, 0, n),
+      KOKKOS_LAMBDA(Index i, std::int64_t & sum) { sum += costs(i); }, all);
+  Kokkos::parallel_reduce(
+      "bench::cell_interactions", Kokkos::RangePolicy<Space>(space, 0, n),
+      KOKKOS_LAMBDA(Index i, std::int64_t & sum) { sum += cells(i); }, cell);
+  m.cell_interactions = double(cell) / n;
+  m.body_interactions = double(all - cell) / n;
   return m;
 }
 
@@ -226,8 +258,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--multipoles", settings.multipoles, "monopole, quadrupole")
       ->capture_default_str();
-  app.add_option("--openings", settings.openings, "barnes-hut, com-offset")->capture_default_str();
-  app.add_option("--thetas", settings.thetas, "Opening angles")->capture_default_str();
+  app.add_option("--openings", settings.openings, "barnes-hut, com-offset, relative")
+      ->capture_default_str();
+  app.add_option("--thetas", settings.thetas, "Opening angles (barnes-hut, com-offset)")
+      ->capture_default_str();
+  app.add_option("--alphas", settings.alphas, "Tolerances of the relative criterion")
+      ->capture_default_str();
   app.add_option("--repeats", settings.repeats,
                  "Timed runs per configuration (after a warm-up; 0: the warm-up only)")
       ->capture_default_str();
@@ -278,28 +314,41 @@ int main(int argc, char** argv) {
              "theta,tree_ms,moments_ms,"
              "quadrupoles_ms,forces_ms,total_ms,err_median,err_p99,err_max,err_mean,sample,moments_"
              "treefix_ms,"
-             "moments_same_bits\n";
+             "moments_same_bits,alpha,cell_interactions,body_interactions,force_gflops,"
+             "fp32_fraction\n";
+    double const peak = fp32_peak_flops_per_second(space);
     auto row = [&](std::string const& walk, std::string const& multipole,
-                   std::string const& opening, double theta, Measured const& m) {
+                   std::string const& opening, double theta, double alpha, Measured const& m) {
       double const total = m.tree + m.moments + m.quadrupoles + m.forces;
+      // Flops as Acceleration::add writes them, over the timed walk.
+      double const flops =
+          n * (m.cell_interactions *
+                   (multipole == "quadrupole" ? quadrupole_interaction_flops
+                                              : body_interaction_flops) +
+               m.body_interactions * body_interaction_flops);
+      double const rate = m.forces > 0 ? flops / m.forces : 0;
       csv << fmt::format("{},{},{},{:g},{},{},{},{},{},{},{:g},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{"
                          ":.4e},{:.4e},{:.4e},{:.4e},{},"
-                         "{:.4f},{}\n",
+                         "{:.4f},{},{:g},{:.1f},{:.1f},{:.1f},{:.4f}\n",
                          settings.label, device, n, settings.softening, settings.leaf_size, walk,
                          walk == "group" ? settings.group_size : 0,
                          walk == "group" && !settings.unpacked ? 1 : 0, multipole, opening, theta,
                          1e3 * m.tree, 1e3 * m.moments, 1e3 * m.quadrupoles, 1e3 * m.forces,
                          1e3 * total, m.errors.median, m.errors.p99, m.errors.max, m.errors.mean,
-                         sample.size(), 1e3 * m.moments_treefix, m.moments_same_bits ? 1 : 0);
+                         sample.size(), 1e3 * m.moments_treefix, m.moments_same_bits ? 1 : 0,
+                         alpha, m.cell_interactions, m.body_interactions, rate * 1e-9,
+                         peak > 0 ? rate / peak : 0.0);
       csv.flush();
-      fmt::print("{:>9} {:>10} {:>10} theta {:.3f}: tree {:7.3f} ms, moments {:6.3f}, quadrupoles "
+      fmt::print("{:>9} {:>10} {:>10} {} {:.4f}: tree {:7.3f} ms, moments {:6.3f}, quadrupoles "
                  "{:6.3f}, forces "
                  "{:9.3f} ms, total {:9.3f} ms | error median {:.2e} p99 {:.2e} max {:.2e} | "
-                 "moments as the treefix "
-                 "leaffix {:6.3f} ms{}\n",
-                 walk, multipole, opening, theta, 1e3 * m.tree, 1e3 * m.moments,
+                 "interactions a body {:.0f} cells + {:.0f} bodies, {:.0f} GFLOP/s ({:.1f}% of "
+                 "FP32 peak) | moments as the treefix leaffix {:6.3f} ms{}\n",
+                 walk, multipole, opening, opening == "relative" ? "alpha" : "theta",
+                 opening == "relative" ? alpha : theta, 1e3 * m.tree, 1e3 * m.moments,
                  1e3 * m.quadrupoles, 1e3 * m.forces, 1e3 * total, m.errors.median, m.errors.p99,
-                 m.errors.max, 1e3 * m.moments_treefix,
+                 m.errors.max, m.cell_interactions, m.body_interactions, rate * 1e-9,
+                 peak > 0 ? 100 * rate / peak : 0.0, 1e3 * m.moments_treefix,
                  m.moments_same_bits ? " (same bits)" : " (BITS DIFFER)");
       std::fflush(stdout);
     };
@@ -321,14 +370,18 @@ int main(int argc, char** argv) {
       m.forces = seconds.back();
       m.errors = force_errors(
           Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, acceleration), sample, exact);
-      row("direct-all-pairs", "-", "-", 0, m);
+      m.body_interactions = double(n); // every body meets every body, itself at distance 0
+      row("direct-all-pairs", "-", "-", 0, 0, m);
     }
     for (auto const& walk : settings.walks)
       for (auto const& multipole : settings.multipoles)
-        for (auto const& opening : settings.openings)
-          for (float theta : settings.thetas) {
-            BarnesHutOptions const options{theta, settings.softening, 1.0f,
-                                           parse_multipole(multipole), parse_opening(opening)};
+        for (auto const& opening : settings.openings) {
+          bool const relative = parse_opening(opening) == Opening::relative;
+          for (float parameter : relative ? settings.alphas : settings.thetas) {
+            float const theta = relative ? 0.0f : parameter;
+            BarnesHutOptions options{theta, settings.softening, 1.0f, parse_multipole(multipole),
+                                     parse_opening(opening)};
+            options.alpha = relative ? parameter : options.alpha;
             Measured const m = std::visit(
                 [&](auto strategy) -> Measured {
                   using Strategy = decltype(strategy);
@@ -338,8 +391,9 @@ int main(int argc, char** argv) {
                     return measure(space, bodies, options, strategy, settings, sample, exact);
                 },
                 parse_strategy<ForceStrategy>(walk));
-            row(walk, multipole, opening, theta, m);
+            row(walk, multipole, opening, theta, relative ? parameter : 0.0, m);
           }
+        }
   }
   return 0;
 }

@@ -154,6 +154,53 @@ TYPED_TEST(BarnesHut, RegttOrderDiffersFromDepthFirstByRoundingOnly) {
   EXPECT_LT(worst, 1e-5);
 }
 
+// The relative criterion: alpha 0 opens every cell (direct summation), and
+// the walk reads each body's previous acceleration from the row it
+// overwrites: bodies told that they pull 1000 times harder than they do take
+// coarser cells, and err more.
+TYPED_TEST(BarnesHut, RelativeCriterionReadsThePreviousAccelerations) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  auto b = plummer_bodies(2000);
+  Index const n = b.positions.size();
+  auto bodies = copy_points(space, b.positions, "test::bodies");
+  auto masses = Kokkos::create_mirror_view_and_copy(space, b.masses);
+  Octree<Memory> tree(space, bodies, masses, 4);
+  Coordinate const softening = 0.01f;
+  auto const reference = test::direct_accelerations(b.positions, b.masses_double, softening, 1.0);
+  BarnesHutOptions options{0.0f, softening, 1.0f};
+  options.opening = Opening::relative;
+  options.alpha = 0;
+  test::for_each_strategy<TypeParam, 8>([&](auto strategy) {
+    auto const acc = Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace{}, barnes_hut_accelerations(space, tree, bodies, options, strategy));
+    for (Index i = 0; i < n; ++i) {
+      double norm = 0, diff = 0;
+      for (int k = 0; k < 3; ++k) {
+        norm += reference[i * 3 + k] * reference[i * 3 + k];
+        diff += (acc(i, k) - reference[i * 3 + k]) * (acc(i, k) - reference[i * 3 + k]);
+      }
+      ASSERT_LT(std::sqrt(diff / norm), 2e-5) << "body " << i << " " << test::strategy_name(strategy);
+    }
+  });
+  options.alpha = 0.002f;
+  test::for_each_strategy<TypeParam, 8>([&](auto strategy) {
+    auto const told =
+        barnes_hut_accelerations(space, tree, bodies, relative_estimate_options(options), strategy);
+    auto exaggerated = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, told);
+    for (Index i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) exaggerated(i, k) *= 1000;
+    auto const misled = Kokkos::create_mirror_view_and_copy(Memory{}, exaggerated);
+    compute_barnes_hut_accelerations(space, tree, bodies, options, strategy, told);
+    compute_barnes_hut_accelerations(space, tree, bodies, options, strategy, misled);
+    double const error = relative_rms_error(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, told), reference);
+    double const misled_error =
+        relative_rms_error(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, misled), reference);
+    EXPECT_LT(error, 5e-3) << test::strategy_name(strategy);
+    EXPECT_GT(misled_error, 3 * error) << test::strategy_name(strategy);
+  });
+}
+
 TYPED_TEST(BarnesHut, BadArgumentsAreInputErrors) {
   TypeParam space;
   auto b = plummer_bodies(100);
@@ -162,6 +209,10 @@ TYPED_TEST(BarnesHut, BadArgumentsAreInputErrors) {
   Octree<typename TypeParam::memory_space> tree(space, bodies, masses, 8);
   EXPECT_THROW(barnes_hut_accelerations(space, tree, bodies, {-0.1f, 0.0f, 1.0f}, Autoropes{}), InputError);
   EXPECT_THROW(barnes_hut_accelerations(space, tree, bodies, {0.5f, -1.0f, 1.0f}, Autoropes{}), InputError);
+  BarnesHutOptions relative{0.5f, 0.0f, 1.0f, Multipole::monopole, Opening::relative};
+  relative.alpha = -1;
+  EXPECT_THROW(barnes_hut_accelerations(space, tree, bodies, relative, Autoropes{}), InputError);
+  EXPECT_THROW(parse_opening("gadget"), InputError);
   auto flat = copy_points(space, generators::uniform(Kokkos::DefaultHostExecutionSpace{}, 100, 2, 1), "flat");
   EXPECT_THROW((Octree<typename TypeParam::memory_space>(space, flat, masses, 8)), InputError);
 }

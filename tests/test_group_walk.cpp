@@ -141,11 +141,12 @@ struct GroupOracle {
 
 template <Multipole Order>
 GroupOracle group_oracle(Octree<Kokkos::HostSpace> const& tree, test::HostPoints const& positions,
-                         BarnesHutOptions const& options, int group_size, bool pack) {
+                         BarnesHutOptions const& options, int group_size, bool pack,
+                         Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, Kokkos::HostSpace> previous = {}) {
   Kokkos::DefaultHostExecutionSpace host;
   auto const body_view = copy_points(host, positions, "test::bodies").coordinates;
   auto const walk = detail::make_barnes_hut_walk<Order>(
-      host, tree, body_view, options, detail::Acceleration<Kokkos::HostSpace>{}, {});
+      host, tree, body_view, options, detail::Acceleration<Kokkos::HostSpace>{}, {}, previous);
   auto const& topology = tree.topology;
   double const eps2 = double(options.softening) * options.softening, g = options.gravity;
   Index const n = positions.size();
@@ -271,19 +272,25 @@ TYPED_TEST(GroupWalkTest, EqualsPerBodyWalksWithTheGroupCriterion) {
   for (auto const& c : cases) {
     auto const t = build(space, c.bodies, c.leaf_size);
     auto const host_tree = copy_tree(Kokkos::DefaultHostExecutionSpace{}, t.tree);
-    for (Opening opening : {Opening::barnes_hut, Opening::com_offset})
+    for (Opening opening : {Opening::barnes_hut, Opening::com_offset, Opening::relative})
       for (Multipole order : {Multipole::monopole, Multipole::quadrupole})
         for (Coordinate theta : {0.4f, 0.8f}) {
-          BarnesHutOptions const options{theta, 0.01f, 1.0f, order, opening};
+          BarnesHutOptions options{theta, 0.01f, 1.0f, order, opening};
+          options.alpha = theta / 100; // relative: 0.004 and 0.008
           for_each_group_walk<TypeParam>([&](GroupWalk strategy) {
             SCOPED_TRACE(c.name + " " + name(strategy) + " " + to_string(order) + " " +
                          to_string(opening) + " theta " + std::to_string(theta));
+            // The relative criterion's walk starts from the estimate that
+            // barnes_hut_accelerations makes; the oracle reads the same.
+            Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> previous;
+            if (opening == Opening::relative)
+              previous = accelerations(space, t, relative_estimate_options(options), strategy);
             auto const oracle =
                 order == Multipole::quadrupole
                     ? group_oracle<Multipole::quadrupole>(host_tree, c.bodies.positions, options,
-                                                          strategy.group_size, strategy.pack_siblings)
+                                                          strategy.group_size, strategy.pack_siblings, previous)
                     : group_oracle<Multipole::monopole>(host_tree, c.bodies.positions, options, strategy.group_size,
-                                                        strategy.pack_siblings);
+                                                        strategy.pack_siblings, previous);
             auto const acc = accelerations(space, t, options, strategy);
             int worse = 0;
             for (Index i = 0; i < c.bodies.positions.size(); ++i) {
@@ -307,9 +314,10 @@ TYPED_TEST(GroupWalkTest, AsAccurateAsPerBodyWalks) {
   auto const b = plummer_bodies(5000, 33);
   auto const t = build(space, b, 8);
   auto const reference = test::direct_accelerations(b.positions, b.masses_double, 0.01, 1.0);
-  for (Opening opening : {Opening::barnes_hut, Opening::com_offset})
+  for (Opening opening : {Opening::barnes_hut, Opening::com_offset, Opening::relative})
     for (Multipole order : {Multipole::monopole, Multipole::quadrupole}) {
-      BarnesHutOptions const options{0.6f, 0.01f, 1.0f, order, opening};
+      BarnesHutOptions options{0.6f, 0.01f, 1.0f, order, opening};
+      options.alpha = 0.005f;
       double const per_body =
           rms_relative_error(accelerations(space, t, options, Autoropes{}), reference);
       double const group =

@@ -472,10 +472,16 @@ TYPED_TEST(NBody, BlockStepsUseSeveralBinsAndConserveEnergy) {
 }
 
 TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
+  // Also under the relative criterion, which reads the previous accelerations
+  // (the checkpoint's, after the restart).
+  for (Opening opening : {Opening::barnes_hut, Opening::relative}) {
+  SCOPED_TRACE(to_string(opening));
   TypeParam space;
   auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 600, 15);
   auto config = configuration(1.0 / 32, 0.5f, 0.02f, initial);
   config.forces.multipole = Multipole::quadrupole;
+  config.forces.opening = opening;
+  config.forces.alpha = 0.004f;
   config.group_size = 64;
   config.eta = 0.2;
   config.max_bin = 3;
@@ -493,6 +499,8 @@ TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
   std::string const path = nbody::checkpoint_path(dir.path.string(), written.step);
   nbody::write_checkpoint(path, written);
   auto const checkpoint = nbody::read_checkpoint(path);
+  EXPECT_EQ(checkpoint.configuration.forces.opening, opening);
+  EXPECT_EQ(checkpoint.configuration.forces.alpha, config.forces.alpha);
   nbody::Simulation<TypeParam, GroupWalk> resumed(space, GroupWalk{}, checkpoint.configuration, checkpoint.state,
                                                   checkpoint.step);
   resumed.set_accelerations(checkpoint.accelerations);
@@ -506,6 +514,30 @@ TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
   for (std::size_t i = 0; i < bins_a.extent(0); ++i) bin_differences += bins_a(i) != bins_b(i);
   EXPECT_EQ(bin_differences, 0);
   EXPECT_EQ(state_differences(uninterrupted, resumed), 0);
+  }
+}
+
+TYPED_TEST(NBody, CountsItsInteractions) {
+  // At theta 0 every body meets every other: no cell, n - 1 bodies a force.
+  TypeParam space;
+  Index const n = 300;
+  auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, n, 16);
+  auto config = configuration(1.0 / 64, 0.0f, 0.02f, initial);
+  config.group_size = 64;
+  nbody::Simulation<TypeParam, GroupWalk> exact(space, GroupWalk{}, config, initial, 0);
+  exact.count_interactions(true);
+  exact.compute_accelerations();
+  exact.step();
+  EXPECT_EQ(exact.times().body_forces, 2 * n);
+  EXPECT_EQ(exact.times().cell_interactions, 0);
+  EXPECT_EQ(exact.times().body_interactions, 2 * n * (n - 1));
+  // At theta 0.5 cells stand in for bodies: fewer interactions, some cells.
+  config.forces.theta = 0.5f;
+  nbody::Simulation<TypeParam, GroupWalk> tree(space, GroupWalk{}, config, initial, 0);
+  tree.count_interactions(true);
+  tree.compute_accelerations();
+  EXPECT_GT(tree.times().cell_interactions, 0);
+  EXPECT_LT(tree.times().cell_interactions + tree.times().body_interactions, n * (n - 1));
 }
 
 // ------------------------------------------------------- host-only pieces

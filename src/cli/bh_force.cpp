@@ -181,11 +181,18 @@ void add_bh_force_command(CLI::App& app) {
   command
       ->add_option("--opening", options->opening,
                    "Opening criterion: barnes-hut (a cell of side s at distance d from its centre "
-                   "of mass is taken "
-                   "whole when s < theta d) or com-offset (when d > s / theta + |centre of mass - "
-                   "centre|, as "
-                   "Bonsai); a cell that contains the body (group: touches its box) always opens")
-      ->check(CLI::IsMember({"barnes-hut", "com-offset"}))
+                   "of mass is taken whole when s < theta d), com-offset (when d > s / theta + "
+                   "|centre of mass - centre|, as Bonsai) or relative (when G M s^p < alpha |a| "
+                   "d^(p+2), p = 2 for monopoles and 3 with quadrupoles, |a| the body's "
+                   "acceleration from a first com-offset pass at theta 0.5: GADGET's relative "
+                   "criterion; --theta is then unused); a cell that contains the body (group: "
+                   "touches its box) always opens")
+      ->check(CLI::IsMember({"barnes-hut", "com-offset", "relative"}))
+      ->capture_default_str();
+  command
+      ->add_option("--alpha", options->physics.alpha,
+                   "--opening relative: the tolerance alpha (smaller: more accurate)")
+      ->check(at_least<Coordinate>(0))
       ->capture_default_str();
   command
       ->add_option("--group-size", options->group_size,
@@ -238,6 +245,8 @@ void add_bh_force_command(CLI::App& app) {
         .set("gravity", static_cast<double>(options->physics.gravity))
         .set("multipole", options->multipole)
         .set("opening", options->opening);
+    if (options->physics.opening == Opening::relative)
+      record.parameters.set("alpha", static_cast<double>(options->physics.alpha));
     if (trait_of(strategy, [](auto tag) { return decltype(tag)::group_walk; }))
       record.parameters.set("group_size", static_cast<double>(options->group_size));
 

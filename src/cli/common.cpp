@@ -32,6 +32,7 @@ std::string command_line_message(InputError const& error) {
       {"reorder_depth", "--reorder-depth"},
       {"multipole", "--multipole"},
       {"opening", "--opening"},
+      {"alpha", "--alpha"},
       {"theta", "--theta"},
       {"softening", "--softening"},
       {"chunk", "--chunk"},

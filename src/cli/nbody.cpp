@@ -4,6 +4,7 @@
 #include "run_app.hpp"
 
 #include <treetrav/core/error.hpp>
+#include <treetrav/core/fp32_peak.hpp>
 #include <treetrav/generators/generators.hpp>
 #include <treetrav/io/hdf5.hpp>
 #include <treetrav/io/snapshot.hpp>
@@ -53,6 +54,7 @@ struct NbodyOptions {
   std::int64_t checkpoint_every = 0;
   double checkpoint_seconds = 0;
   std::string timings;
+  bool count_interactions = false;
   bool quiet = false;
   double progress_seconds = 10;
   std::int64_t rebalance_every = 8;
@@ -73,6 +75,7 @@ struct TrajectoryOptions {
   CLI::Option* potential_theta;
   CLI::Option* multipole;
   CLI::Option* opening;
+  CLI::Option* alpha;
   CLI::Option* group_size;
   CLI::Option* eta;
   CLI::Option* max_bin;
@@ -150,6 +153,7 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
   compare(given.potential_theta, options.physics.potential_theta, stored.potential_theta);
   compare(given.multipole, options.multipole, std::string(to_string(stored.forces.multipole)));
   compare(given.opening, options.opening, std::string(to_string(stored.forces.opening)));
+  compare(given.alpha, options.physics.forces.alpha, stored.forces.alpha);
   compare(given.eta, options.physics.eta, stored.eta);
   compare(given.max_bin, options.physics.max_bin, stored.max_bin);
   // Group and per-body walks sum different interactions: a restart keeps the walk.
@@ -191,8 +195,32 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
   });
 }
 
+// --count-interactions: the force walks' interactions per body force, their
+// flops as Acceleration::add writes them, and the rate over the forces'
+// time (tree build and moments excluded), beside the GPU's FP32 peak.
+nlohmann::json interactions_json(nbody::Configuration const& c, nbody::PhaseTimes const& t,
+                                 double peak) {
+  if (t.cell_interactions + t.body_interactions == 0) return nullptr;
+  double const body_forces = std::max<double>(1, static_cast<double>(t.body_forces));
+  int const cell_flops = cell_interaction_flops(c.forces.multipole);
+  double const flops = double(t.cell_interactions) * cell_flops +
+                       double(t.body_interactions) * body_interaction_flops;
+  double const rate = t.forces > 0 ? flops / t.forces : 0;
+  nlohmann::json json = {{"cell_per_body_force", double(t.cell_interactions) / body_forces},
+                         {"body_per_body_force", double(t.body_interactions) / body_forces},
+                         {"flops_per_cell", cell_flops},
+                         {"flops_per_body", body_interaction_flops},
+                         {"flops", flops},
+                         {"force_flops_per_second", rate}};
+  if (peak > 0) {
+    json["fp32_peak_flops_per_second"] = peak;
+    json["fraction_of_fp32_peak"] = rate / peak;
+  }
+  return json;
+}
+
 void write_timings(std::string const& path, nbody::RunSettings const& settings, std::string const& strategy,
-                   int threads, int ranks, nbody::RunResult const& result) {
+                   int threads, double fp32_peak, int ranks, nbody::RunResult const& result) {
   auto const& t = result.times;
   auto const& c = settings.configuration;
   std::int64_t const steps = result.last_step - result.first_step;
@@ -221,6 +249,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"initial_conditions", c.initial_conditions},
       {"multipole", to_string(c.forces.multipole)},
       {"opening", to_string(c.forces.opening)},
+      {"alpha", c.forces.alpha},
       {"group_size", c.group_size},
       {"eta", c.eta},
       {"max_bin", c.max_bin},
@@ -246,6 +275,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
         {"forces", t.forces / evaluations}}},
       {"seconds_per_step", per_step},
       {"seconds_per_step_median", t.median_step_seconds()},
+      {"interactions", interactions_json(c, t, fp32_peak)},
       {"energy_drift", result.drift.energy},
       {"momentum_drift", result.drift.momentum},
       {"angular_momentum_drift", result.drift.angular_momentum},
@@ -348,9 +378,15 @@ void add_nbody_command(CLI::App& app) {
           ->check(CLI::IsMember({"monopole", "quadrupole"}));
   given.opening = command
                       ->add_option("--opening", options->opening,
-                                   "Opening criterion: barnes-hut or com-offset (see bh-force --help)")
+                                   "Opening criterion: barnes-hut, com-offset or relative (see bh-force "
+                                   "--help; relative: each body's previous acceleration)")
                       ->capture_default_str()
-                      ->check(CLI::IsMember({"barnes-hut", "com-offset"}));
+                      ->check(CLI::IsMember({"barnes-hut", "com-offset", "relative"}));
+  given.alpha = command
+                    ->add_option("--alpha", options->physics.forces.alpha,
+                                 "--opening relative: the tolerance alpha (smaller: more accurate)")
+                    ->capture_default_str()
+                    ->check(at_least<Coordinate>(0));
   given.group_size = command
                          ->add_option("--group-size", options->group_size,
                                       "--strategy group: bodies per group walk (at most 64)")
@@ -399,6 +435,10 @@ void add_nbody_command(CLI::App& app) {
       ->add_option("--timings", options->timings,
                    "Write per-phase timings and the drifts as JSON to FILE")
       ->check(file_name());
+  command->add_flag("--count-interactions", options->count_interactions,
+                    "Count each force evaluation's interactions (cells taken whole, bodies met) into "
+                    "--timings with their flops and the force walk's FLOP/s (one process; the counting "
+                    "walk carries two counters more a body)");
   command->add_flag("-q,--quiet", options->quiet, "No progress line and no per-snapshot log");
   command
       ->add_option("--rebalance-every", options->rebalance_every,
@@ -446,6 +486,7 @@ void add_nbody_command(CLI::App& app) {
     bool const speaks = session.prints();
     settings.warn = speaks ? warn : [](std::string const&) {};
     settings.rebalance_every = options->rebalance_every;
+    settings.count_interactions = options->count_interactions;
 #ifdef TREETRAV_ENABLE_MPI
     if (session.ranks() > 1)
       settings.domain = std::make_shared<distributed::NbodyDomain>(distributed::Communicator{});
@@ -528,6 +569,8 @@ void add_nbody_command(CLI::App& app) {
     if (!options->timings.empty())
       write_timings(options->timings, settings, strategy_name,
                     dispatch_backend(session.backend(), [](auto const& space) { return space.concurrency(); }),
+                    dispatch_backend(session.backend(),
+                                     [](auto const& space) { return fp32_peak_flops_per_second(space); }),
                     session.ranks(), result);
   });
 }

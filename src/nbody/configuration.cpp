@@ -12,6 +12,7 @@ io::Metadata to_metadata(Configuration const& configuration) {
       .set("gravity", static_cast<double>(configuration.forces.gravity))
       .set("multipole", to_string(configuration.forces.multipole))
       .set("opening", to_string(configuration.forces.opening))
+      .set("alpha", static_cast<double>(configuration.forces.alpha))
       .set("leaf_size", static_cast<double>(configuration.leaf_size))
       .set("potential_theta", static_cast<double>(configuration.potential_theta))
       .set("group_size", static_cast<double>(configuration.group_size))
@@ -33,6 +34,9 @@ Configuration configuration_from_metadata(io::Metadata const& metadata, std::str
   configuration.forces.gravity = static_cast<Coordinate>(number("gravity"));
   configuration.forces.multipole = parse_multipole(detail::required_text(metadata, "multipole", source));
   configuration.forces.opening = parse_opening(detail::required_text(metadata, "opening", source));
+  // Runs from before the relative criterion stored no alpha, and need none.
+  if (configuration.forces.opening == Opening::relative || metadata.numbers.count("alpha") != 0)
+    configuration.forces.alpha = static_cast<Coordinate>(number("alpha"));
   configuration.leaf_size = static_cast<int>(number("leaf_size"));
   configuration.potential_theta = static_cast<Coordinate>(number("potential_theta"));
   configuration.group_size = static_cast<int>(number("group_size"));

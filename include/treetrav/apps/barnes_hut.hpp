@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace treetrav {
 
@@ -27,14 +28,29 @@ enum class Multipole { monopole, quadrupole };
 //               the cell (Barnes 1994's b_max form, as Bonsai uses): a cell
 //               whose mass sits off-centre opens sooner, which bounds the
 //               worst-case error that the classic criterion leaves unbounded.
-// theta = 0 opens every cell: direct summation.
-enum class Opening { barnes_hut, com_offset };
+//   relative    G M s^p <= alpha |a| d^(p+2), and the body (box) does not
+//               touch the cell: the cell's error term (the first one the
+//               expansion leaves out: p = 2 for monopoles, 3 with quadrupoles)
+//               against the body's own acceleration |a| from the previous
+//               evaluation (a group: its smallest), as GADGET's relative
+//               criterion (Springel 2005) and GOTHIC's acceleration criterion
+//               do. It bounds each body's error relative to its force, which a
+//               fixed angle does not where the density varies by decades.
+// theta = 0 (relative: alpha = 0) opens every cell: direct summation.
+enum class Opening { barnes_hut, com_offset, relative };
 
 inline char const* to_string(Multipole multipole) {
   return multipole == Multipole::quadrupole ? "quadrupole" : "monopole";
 }
 inline char const* to_string(Opening opening) {
-  return opening == Opening::com_offset ? "com-offset" : "barnes-hut";
+  switch (opening) {
+  case Opening::com_offset:
+    return "com-offset";
+  case Opening::relative:
+    return "relative";
+  default:
+    return "barnes-hut";
+  }
 }
 
 // Throw InputError naming the value when unknown.
@@ -50,7 +66,10 @@ inline Opening parse_opening(std::string const& name) {
     return Opening::barnes_hut;
   if (name == "com-offset")
     return Opening::com_offset;
-  throw InputError("opening", ": unknown criterion '" + name + "' (known: barnes-hut, com-offset)");
+  if (name == "relative")
+    return Opening::relative;
+  throw InputError("opening",
+                   ": unknown criterion '" + name + "' (known: barnes-hut, com-offset, relative)");
 }
 
 struct BarnesHutOptions {
@@ -59,14 +78,34 @@ struct BarnesHutOptions {
   Coordinate gravity = 1.0f;   // G
   Multipole multipole = Multipole::monopole;
   Opening opening = Opening::barnes_hut;
+  Coordinate alpha = 0.0025f; // the relative criterion's tolerance (see Opening)
 };
+
+// Floating-point operations of one interaction as detail::Acceleration::add writes
+// them (a fused multiply-add two, the reciprocal square root one): a body or
+// monopole 20 (the count N-body codes quote), a quadrupole cell 52.
+inline constexpr int body_interaction_flops = 20;
+inline constexpr int quadrupole_interaction_flops = 52;
+inline constexpr int cell_interaction_flops(Multipole order) {
+  return order == Multipole::quadrupole ? quadrupole_interaction_flops : body_interaction_flops;
+}
+
+// The relative criterion's first evaluation has no previous accelerations:
+// they are estimated with these options first (GADGET does the same).
+inline BarnesHutOptions relative_estimate_options(BarnesHutOptions options) {
+  options.opening = Opening::com_offset;
+  options.theta = 0.5f;
+  return options;
+}
 
 namespace detail {
 
 // What a walk reads of a cell to decide on it, in one 32-byte record.
 struct alignas(16) CellGeometry {
   Coordinate com[3];
-  Coordinate open2; // com_offset: (s / theta + |m - c|)^2 (infinite at theta = 0)
+  // com_offset: (s / theta + |m - c|)^2 (infinite at theta = 0);
+  // relative: G M s^p (Opening).
+  Coordinate open2;
   Coordinate center[3];
   Coordinate half; // half the side
 };
@@ -99,6 +138,7 @@ struct QueryBody {
 };
 struct GroupBox {
   Coordinate low[3], high[3];
+  Coordinate tolerance; // relative: alpha times the group's smallest previous |a|
 };
 
 // The octree's cells as the walk reads them.
@@ -108,6 +148,8 @@ struct PackCells {
   Kokkos::View<CellGeometry*, MemorySpace> geometry;
   Kokkos::View<FarField<Order>*, MemorySpace> far_field;
   Coordinate theta;
+  Opening opening;
+  Coordinate gravity;
 
   KOKKOS_FUNCTION void operator()(Index node) const {
     CellGeometry g;
@@ -122,6 +164,11 @@ struct PackCells {
     g.half = tree.cell_size(node) / 2;
     double const open = theta > 0 ? double(tree.cell_size(node)) / theta + math::sqrt(offset2) : 0;
     g.open2 = theta > 0 ? static_cast<Coordinate>(open * open) : infinity;
+    if (opening == Opening::relative) {
+      double const size = tree.cell_size(node);
+      double const error_term = Order == Multipole::quadrupole ? size * size * size : size * size;
+      g.open2 = static_cast<Coordinate>(double(gravity) * tree.mass(node) * error_term);
+    }
     f.mass = tree.mass(node);
     if constexpr (Order == Multipole::quadrupole)
       for (int j = 0; j < 6; ++j)
@@ -159,17 +206,38 @@ struct BarnesHutWalk {
   Opening opening;
   Interaction interaction;
   Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies; // empty: all
+  // relative: each body's acceleration from the previous evaluation (bodies,
+  // 3), and the tolerance alpha.
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> previous;
+  Coordinate alpha;
 
   KOKKOS_FUNCTION Index query_count() const { return static_cast<Index>(bodies.extent(0)); }
   KOKKOS_FUNCTION void initialize(Index, state_type& s) const { interaction.initialize(s); }
 
   // The criterion for a body (box) at squared distance d2 from the centre of
-  // mass that does not touch the cell.
-  KOKKOS_FUNCTION bool far_enough(CellGeometry const& g, Coordinate d2) const {
+  // mass that does not touch the cell; `tolerance`: the relative criterion's
+  // alpha |a| (group_tolerance, body_tolerance).
+  KOKKOS_FUNCTION bool far_enough(CellGeometry const& g, Coordinate d2,
+                                  Coordinate tolerance) const {
     if (opening == Opening::com_offset)
       return d2 > g.open2;
+    if (opening == Opening::relative) {
+      Coordinate bound = tolerance * d2 * d2; // alpha |a| d^4
+      if constexpr (Order == Multipole::quadrupole)
+        bound *= math::sqrt(d2);
+      return g.open2 < bound;
+    }
     Coordinate const size = 2 * g.half;
     return size * size < theta2 * d2;
+  }
+
+  // alpha |a| of a body's previous acceleration (relative criterion only).
+  KOKKOS_FUNCTION Coordinate previous_magnitude2(Index body) const {
+    Coordinate const a[3] = {previous(body, 0), previous(body, 1), previous(body, 2)};
+    return a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+  }
+  KOKKOS_FUNCTION Coordinate body_tolerance(Index body) const {
+    return opening == Opening::relative ? alpha * math::sqrt(previous_magnitude2(body)) : 0;
   }
 
   KOKKOS_FUNCTION bool visit(Index node, Index body, state_type& s) const {
@@ -181,7 +249,8 @@ struct BarnesHutWalk {
       Coordinate const offset = x[k] - g.center[k];
       inside = inside && offset <= g.half && -offset <= g.half;
     }
-    if (!inside && far_enough(g, dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])) {
+    if (!inside &&
+        far_enough(g, dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2], body_tolerance(body))) {
       interaction.add(s, dx, far_field(node));
       return false;
     }
@@ -218,6 +287,17 @@ struct BarnesHutWalk {
         box.low[k] = v < box.low[k] ? v : box.low[k];
         box.high[k] = v > box.high[k] ? v : box.high[k];
       }
+    box.tolerance = 0;
+    if (opening == Opening::relative) {
+      // The group's weakest pull decides for all its bodies: none is taken
+      // whole by a cell that would be too coarse for it alone.
+      Coordinate smallest = previous_magnitude2(tree.points.original_index(first));
+      for (Index i = first + 1; i < last; ++i) {
+        Coordinate const a2 = previous_magnitude2(tree.points.original_index(i));
+        smallest = a2 < smallest ? a2 : smallest;
+      }
+      box.tolerance = alpha * math::sqrt(smallest);
+    }
     return box;
   }
 
@@ -232,7 +312,7 @@ struct BarnesHutWalk {
       touches =
           touches && box.low[k] - g.center[k] <= g.half && g.center[k] - box.high[k] <= g.half;
     }
-    return !touches && far_enough(g, d2);
+    return !touches && far_enough(g, d2, box.tolerance);
   }
 
   KOKKOS_FUNCTION node_record_type node_record(Index node) const { return far_field(node); }
@@ -319,39 +399,54 @@ struct Acceleration {
 
 // The acceleration and the number of interactions it summed (cells taken
 // whole and bodies of opened leaves): each body's measured cost, which
-// distributed N-body runs balance. The same float sums as Acceleration.
+// distributed N-body runs balance, and, when `cell_costs` is given, how many
+// of them were cells (their flops differ: interaction_flops). The same float
+// sums as Acceleration.
 template <class MemorySpace>
 struct CountedAcceleration {
   struct state_type {
     typename Acceleration<MemorySpace>::state_type acceleration;
-    Index interactions;
+    Index cells, bodies;
   };
   Acceleration<MemorySpace> acceleration;
   Kokkos::View<Index*, MemorySpace> costs;
+  Kokkos::View<Index*, MemorySpace> cell_costs; // empty: not counted apart
 
   KOKKOS_FUNCTION void initialize(state_type& s) const {
     acceleration.initialize(s.acceleration);
-    s.interactions = 0;
+    s.cells = s.bodies = 0;
   }
   template <class Source>
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3], Source const& source) const {
     acceleration.add(s.acceleration, dx, source);
-    ++s.interactions;
+    if constexpr (std::is_arithmetic_v<Source>)
+      ++s.bodies;
+    else
+      ++s.cells;
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     acceleration.finalize(body, s.acceleration);
-    costs(body) = s.interactions;
+    costs(body) = s.cells + s.bodies;
+    if (cell_costs.extent(0) != 0)
+      cell_costs(body) = s.cells;
   }
 };
 
+
 // The walk of `interaction` over `tree` with `options`: its cells packed for
-// this opening angle and order (the one place both are read).
+// this opening angle and order (the one place both are read). `previous`:
+// the bodies' previous accelerations, which the relative criterion reads.
 template <Multipole Order, class ExecutionSpace, class MemorySpace, class Interaction>
 BarnesHutWalk<MemorySpace, Interaction, Order>
 make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
                      Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> bodies,
                      BarnesHutOptions const& options, Interaction const& interaction,
-                     Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies) {
+                     Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies,
+                     Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> previous = {}) {
+  if (options.opening == Opening::relative &&
+      (previous.extent(0) != bodies.extent(0) || previous.extent(1) != 3))
+    throw InputError("opening", ": the relative criterion needs the bodies' previous "
+                                "accelerations (bodies, 3)");
   Index const nodes = tree.topology.size();
   Kokkos::View<CellGeometry*, MemorySpace> geometry(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::geometry"),
@@ -361,7 +456,8 @@ make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tre
       nodes);
   Kokkos::parallel_for("treetrav::BarnesHut::pack_cells",
                        as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
-                       PackCells<MemorySpace, Order>{tree, geometry, far_field, options.theta});
+                       PackCells<MemorySpace, Order>{tree, geometry, far_field, options.theta,
+                                                     options.opening, options.gravity});
   return {tree,
           bodies,
           geometry,
@@ -369,7 +465,9 @@ make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tre
           options.theta * options.theta,
           options.opening,
           interaction,
-          active_bodies};
+          active_bodies,
+          previous,
+          options.alpha};
 }
 
 // Checks what every Barnes-Hut sum requires of its arguments.
@@ -379,6 +477,8 @@ void check_barnes_hut_arguments(char const* what, Octree<MemorySpace> const& tre
                                 BarnesHutOptions const& options) {
   if (!(options.theta >= 0) || !std::isfinite(options.theta))
     throw InputError("theta", " must be >= 0 (got " + std::to_string(options.theta) + ")");
+  if (!(options.alpha >= 0) || !std::isfinite(options.alpha))
+    throw InputError("alpha", " must be >= 0 (got " + std::to_string(options.alpha) + ")");
   if (!(options.softening >= 0) || !std::isfinite(options.softening))
     throw InputError("softening", " must be >= 0 (got " + std::to_string(options.softening) + ")");
   if (bodies.size() != tree.points.size() || bodies.dimension() != 3)
@@ -415,12 +515,15 @@ void compute_barnes_hut_accelerations_with(
   auto const run = [&](auto walk) {
     traverse(space, tree.topology, walk, strategy, order, metrics);
   };
+  // The relative criterion reads each body's previous acceleration from the
+  // row its new one overwrites (only its own walk writes it, at the end).
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
   if (options.multipole == Multipole::quadrupole)
-    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates,
-                                                            options, interaction, active_bodies));
+    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(
+        space, tree, bodies.coordinates, options, interaction, active_bodies, previous));
   else
     run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                          interaction, active_bodies));
+                                                          interaction, active_bodies, previous));
 }
 
 template <class ExecutionSpace, class MemorySpace, class Strategy>
@@ -429,20 +532,26 @@ void compute_barnes_hut_accelerations_and_costs_with(
     PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
     Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
-    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies) {
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies,
+    Kokkos::View<Index*, MemorySpace> cell_costs) {
   detail::check_barnes_hut_arguments("Barnes-Hut", tree, bodies, options);
   if (accelerations.extent(0) != std::size_t(bodies.size()) || accelerations.extent(1) != 3 ||
-      costs.extent(0) != std::size_t(bodies.size()))
-    throw std::invalid_argument("Barnes-Hut: accelerations must be (bodies, 3), costs (bodies)");
+      costs.extent(0) != std::size_t(bodies.size()) ||
+      (cell_costs.extent(0) != 0 && cell_costs.extent(0) != std::size_t(bodies.size())))
+    throw std::invalid_argument(
+        "Barnes-Hut: accelerations must be (bodies, 3), costs and cell costs (bodies)");
   detail::CountedAcceleration<MemorySpace> const interaction{
-      {options.softening * options.softening, options.gravity, accelerations}, costs};
+      {options.softening * options.softening, options.gravity, accelerations}, costs, cell_costs};
   auto const run = [&](auto walk) { traverse(space, tree.topology, walk, strategy, order); };
+  // The relative criterion reads each body's previous acceleration from the
+  // row its new one overwrites (only its own walk writes it, at the end).
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
   if (options.multipole == Multipole::quadrupole)
-    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates,
-                                                            options, interaction, active_bodies));
+    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(
+        space, tree, bodies.coordinates, options, interaction, active_bodies, previous));
   else
     run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                          interaction, active_bodies));
+                                                          interaction, active_bodies, previous));
 }
 
 // The Barnes-Hut sums on the backends treetrav::searches compiles
@@ -463,7 +572,8 @@ struct CompiledBarnesHut {
       CompiledForceStrategy const& strategy,
       Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> accelerations,
       Kokkos::View<Index*, memory_space> costs, Kokkos::View<Index const*, memory_space> order,
-      Kokkos::View<std::uint8_t const*, memory_space> active_bodies);
+      Kokkos::View<std::uint8_t const*, memory_space> active_bodies,
+      Kokkos::View<Index*, memory_space> cell_costs);
 };
 
 template <class ExecutionSpace, class MemorySpace, class Strategy>
@@ -478,7 +588,10 @@ inline constexpr bool compiled_barnes_hut_v =
 // over, given in the caller's order in `bodies`, into `accelerations`: of
 // every body, or of those `active_bodies` marks (bodies; empty: all), whose
 // work items `order` lists (per-body strategies) or whose tree positions it
-// maps (GroupWalk; see traverse()). Other rows are left as they are.
+// maps (GroupWalk; see traverse()). Other rows are left as they are. Under
+// the relative criterion a body's row must hold its previous acceleration
+// (an N-body step's last one, or relative_estimate_options' sum), which the
+// walk reads before it overwrites it.
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 void compute_barnes_hut_accelerations(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree,
@@ -501,27 +614,31 @@ void compute_barnes_hut_accelerations(
 }
 
 // compute_barnes_hut_accelerations that also writes each walked body's number
-// of interactions into `costs` (bodies).
+// of interactions into `costs` (bodies) and, when given, how many of them
+// were cells taken whole into `cell_costs` (bodies).
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 void compute_barnes_hut_accelerations_and_costs(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree,
     PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options, Strategy strategy,
     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
     Kokkos::View<Index*, MemorySpace> costs, Kokkos::View<Index const*, MemorySpace> order,
-    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
+    Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {},
+    Kokkos::View<Index*, MemorySpace> cell_costs = {}) {
   if constexpr (detail::compiled_barnes_hut_v<ExecutionSpace, MemorySpace, Strategy>)
     detail::CompiledBarnesHut<ExecutionSpace, detail::compiled_part_v<ExecutionSpace, Strategy,
                                                                       BarnesHutStrategy>>::
         accelerations_and_costs(
         space, tree, bodies, options, detail::compiled_strategy<BarnesHutStrategy>(strategy),
-        accelerations, costs, order, active_bodies);
+        accelerations, costs, order, active_bodies, cell_costs);
   else
-    detail::compute_barnes_hut_accelerations_and_costs_with(
-        space, tree, bodies, options, strategy, accelerations, costs, order, active_bodies);
+    detail::compute_barnes_hut_accelerations_and_costs_with(space, tree, bodies, options, strategy,
+                                                            accelerations, costs, order,
+                                                            active_bodies, cell_costs);
 }
 
 // Accelerations (bodies, 3) of the bodies the octree was built over, given in
-// the caller's order in `bodies`.
+// the caller's order in `bodies`. Under the relative criterion they are first
+// estimated with relative_estimate_options.
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerations(
     ExecutionSpace const& space, Octree<MemorySpace> const& tree,
@@ -532,6 +649,9 @@ Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> barnes_hut_accelerat
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::accelerations"),
       bodies.size(), 3);
+  if (options.opening == Opening::relative)
+    compute_barnes_hut_accelerations(space, tree, bodies, relative_estimate_options(options),
+                                     strategy, accelerations, order);
   compute_barnes_hut_accelerations(space, tree, bodies, options, strategy, accelerations, order, {},
                                    metrics);
   return accelerations;

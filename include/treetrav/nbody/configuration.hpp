@@ -26,13 +26,16 @@ struct Configuration {
 
   double time_at(std::int64_t step) const { return initial_time + static_cast<double>(step) * dt; }
   bool block_steps() const { return eta > 0; }
-  // The potential diagnostic's options: the forces' softening and G.
+  // The potential diagnostic's options: the forces' softening and G. The
+  // relative criterion's forces have the diagnostic use com-offset: a
+  // potential has no previous acceleration to be relative to.
   BarnesHutOptions potential_options() const {
-    return {potential_theta, forces.softening, forces.gravity, forces.multipole, forces.opening};
+    return {potential_theta, forces.softening, forces.gravity, forces.multipole,
+            forces.opening == Opening::relative ? Opening::com_offset : forces.opening};
   }
 };
 
-// As attributes: dt, theta, softening, gravity, multipole, opening, leaf_size,
+// As attributes: dt, theta, softening, gravity, multipole, opening, alpha, leaf_size,
 // potential_theta, group_size, eta, max_bin, initial_conditions, initial_time,
 // bodies.
 io::Metadata to_metadata(Configuration const& configuration);

@@ -49,6 +49,8 @@ struct RunSettings {
   // one file, every rank writing its block of rows (Domain::by_rows).
   std::shared_ptr<Domain const> domain;
   std::int64_t rebalance_every = 8;
+  // Count each force evaluation's interactions (Simulation::count_interactions).
+  bool count_interactions = false;
 };
 
 struct RunResult {
@@ -85,6 +87,7 @@ class RunLoop {
       local_ = all;
       simulation_.emplace(space, strategy, settings.configuration, local_.state, step);
     }
+    simulation_->count_interactions(settings.count_interactions);
   }
 
   // Step 0 of a fresh run: its forces and diagnostics (the reference of the

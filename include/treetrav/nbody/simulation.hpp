@@ -35,6 +35,8 @@ struct PhaseTimes {
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
   // Distributed runs, this rank: cells and bodies of other ranks in its essential trees, summed.
   std::int64_t imported_cells = 0, imported_bodies = 0;
+  // With count_interactions(): cells taken whole and bodies met, summed over the bodies' forces.
+  std::int64_t cell_interactions = 0, body_interactions = 0;
   // Wall time of each step (its force evaluations, kicks and drifts, fenced;
   // not the initial forces, snapshots or checkpoints).
   std::vector<double> step_seconds;
@@ -208,6 +210,18 @@ struct InitialBins {
   }
 };
 
+// The interactions of the bodies whose force was evaluated (all when `active` is empty):
+// their cells taken whole (`cells_only`) or all of them.
+template <class Counts, class Active>
+struct SumInteractions {
+  Counts counts, cell_counts;
+  Active active;
+  bool cells_only;
+  KOKKOS_FUNCTION void operator()(Index i, std::int64_t& sum) const {
+    if (active.extent(0) == 0 || active(i) != 0) sum += cells_only ? cell_counts(i) : counts(i);
+  }
+};
+
 // The forces (and costs) of the walked bodies, rows 0..n-1 of the essential tree's.
 template <class Accelerations, class Costs, class Marked>
 struct KeepForces {
@@ -283,6 +297,9 @@ class Simulation {
   double time() const { return configuration_.time_at(step_); }
   Index size() const { return bodies_.size(); }
   PhaseTimes& times() { return times_; }
+  // Whether the force evaluations count their interactions into times()
+  // (one process; the counting walk carries two more counters a body).
+  void count_interactions(bool on) { counting_ = on; }
   std::int64_t sub_steps() const { return sub_steps_; }
 
   // Copies of the current state on the host, with each body's potential when
@@ -341,6 +358,8 @@ class Simulation {
   std::shared_ptr<Domain const> domain_;                 // none: one process
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows_;  // distributed: the bodies' rows in the system
   Kokkos::View<Index*, memory_space> costs_;             // distributed: interactions of the last walk
+  bool counting_ = false;                                // count_interactions()
+  Kokkos::View<Index*, memory_space> counts_, cell_counts_;  // counting_: the last walk's, per body
 };
 
 template <class ExecutionSpace, class Strategy>
@@ -398,6 +417,9 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                               positions_, bodies_.coordinates},
                           non_finite);
   if (domain) {
+    if (configuration.forces.opening == Opening::relative)
+      throw InputError("opening", ": the relative criterion runs in one process only (the essential "
+                                  "trees of several ranks are cut by the geometric criteria)");
     non_finite = domain->sum(non_finite);
     domain_ = std::move(domain);
   }
@@ -480,7 +502,8 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
 
 template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
-  if (accelerations_.extent(0) != std::size_t(size()))
+  bool const first = accelerations_.extent(0) != std::size_t(size());
+  if (first)
     accelerations_ = Accelerations(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::accelerations"), size(),
         3);
@@ -517,10 +540,35 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
       order = Kokkos::subview(active_list_, std::make_pair(Index(0), listed));
     }
   }
-  compute_barnes_hut_accelerations(space_, tree_, bodies_, configuration_.forces, strategy_, accelerations_, order,
-                                   active);
+  // The relative criterion's first evaluation has no previous accelerations to read.
+  if (first && configuration_.forces.opening == Opening::relative)
+    compute_barnes_hut_accelerations(space_, tree_, bodies_, relative_estimate_options(configuration_.forces),
+                                     strategy_, accelerations_, order, active);
+  if (counting_) {
+    if (counts_.extent(0) != std::size_t(size())) {
+      counts_ = Kokkos::View<Index*, memory_space>("treetrav::nbody::Simulation::counts", size());
+      cell_counts_ = Kokkos::View<Index*, memory_space>("treetrav::nbody::Simulation::cell_counts", size());
+    }
+    compute_barnes_hut_accelerations_and_costs(space_, tree_, bodies_, configuration_.forces, strategy_,
+                                               accelerations_, counts_, order, active, cell_counts_);
+  } else {
+    compute_barnes_hut_accelerations(space_, tree_, bodies_, configuration_.forces, strategy_, accelerations_,
+                                     order, active);
+  }
   space_.fence();
   times_.forces += timer.seconds();
+  if (counting_) {
+    std::int64_t cells = 0, all_interactions = 0;
+    using Sum = detail::SumInteractions<Kokkos::View<Index*, memory_space>, Kokkos::View<std::uint8_t const*, memory_space>>;
+    Kokkos::parallel_reduce("treetrav::nbody::Simulation::sum_interactions",
+                            Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                            Sum{counts_, cell_counts_, active, true}, cells);
+    Kokkos::parallel_reduce("treetrav::nbody::Simulation::sum_interactions",
+                            Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                            Sum{counts_, cell_counts_, active, false}, all_interactions);
+    times_.cell_interactions += cells;
+    times_.body_interactions += all_interactions - cells;
+  }
   ++times_.force_evaluations;
   times_.body_forces += active_count;
 }
