@@ -115,6 +115,9 @@ TYPED_TEST(GeneratorDeterminism, SameSeedIsBitIdenticalAndOtherSeedDiffers) {
   EXPECT_FALSE(bit_identical(plummer(space, 5000, seed), plummer(space, 5000, seed + 1)));
   EXPECT_TRUE(bit_identical(hernquist(space, 5000, seed), hernquist(space, 5000, seed)));
   EXPECT_FALSE(bit_identical(hernquist(space, 5000, seed), hernquist(space, 5000, seed + 1)));
+  EXPECT_TRUE(bit_identical(clustered_box(space, 5000, seed), clustered_box(space, 5000, seed)));
+  EXPECT_FALSE(bit_identical(clustered_box(space, 5000, seed).coordinates,
+                             clustered_box(space, 5000, seed + 1).coordinates));
 }
 
 TYPED_TEST(GeneratorDeterminism, MatchesReferenceSpaceBitForBit) {
@@ -128,6 +131,8 @@ TYPED_TEST(GeneratorDeterminism, MatchesReferenceSpaceBitForBit) {
                             from_preset(reference, "geocity2", 10007, seed).coordinates));
   EXPECT_TRUE(bit_identical(plummer(space, 10007, seed), plummer(reference, 10007, seed)));
   EXPECT_TRUE(bit_identical(hernquist(space, 10007, seed), hernquist(reference, 10007, seed)));
+  EXPECT_TRUE(
+      bit_identical(clustered_box(space, 10007, seed), clustered_box(reference, 10007, seed)));
 }
 
 // A prefix of a larger set equals the smaller set: each point has its own stream.
@@ -137,6 +142,12 @@ TYPED_TEST(GeneratorDeterminism, PointsDoNotDependOnN) {
   auto const large = uniform(space, 1000, 3, seed);
   for (Index i = 0; i < small.size(); ++i)
     for (int k = 0; k < 3; ++k) ASSERT_EQ(small(i, k), large(i, k)) << "point " << i;
+  // The clustered box too: its hierarchy's depth does not grow with n.
+  auto const few = clustered_box(space, 100, seed);
+  auto const many = clustered_box(space, 1000, seed);
+  for (Index i = 0; i < 100; ++i)
+    for (int k = 0; k < 3; ++k)
+      ASSERT_EQ(few.coordinates(i, k), many.coordinates(i, k)) << "body " << i;
 }
 
 template <class Space>
@@ -368,6 +379,113 @@ TYPED_TEST(HernquistGenerator, IsVirialisedWithEnergyMinusOneQuarter) {
 }
 
 template <class Space>
+class ClusteredBoxGenerator : public ::testing::Test {};
+TYPED_TEST_SUITE(ClusteredBoxGenerator, treetrav::test::HostExecutionSpaces,
+                 treetrav::test::SpaceName);
+
+TYPED_TEST(ClusteredBoxGenerator, FillsTheUnitCubeWithEqualMassBodiesAtRest) {
+  constexpr Index n = 20000;
+  auto const s = clustered_box(TypeParam{}, n, seed);
+  ASSERT_EQ(s.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(s.time, 0.0);
+  EXPECT_EQ(s.box_size, 0.0);  // periodic in layout only: forces on it are open-boundary
+  EXPECT_EQ(s.potentials.extent(0), 0u);
+  double total_mass = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    ASSERT_EQ(s.ids(i), i);
+    ASSERT_EQ(s.masses(i), 1.0 / n);
+    total_mass += s.masses(i);
+    for (int k = 0; k < 3; ++k) {
+      double const x = s.coordinates(i, k);
+      ASSERT_GE(x, 0.0) << "body " << i;
+      ASSERT_LT(x, 1.0) << "body " << i;
+      ASSERT_LT(static_cast<float>(x), 1.0f) << "body " << i;  // the trees' coordinates
+      ASSERT_EQ(s.velocities(i, k), 0.0) << "body " << i;
+    }
+  }
+  EXPECT_NEAR(total_mass, 1.0, 1e-12);
+}
+
+// Bodies in a grid of cells: their counts' variance over the mean, 1 for
+// uniform (Poisson) bodies.
+double counts_in_cells_variance_ratio(io::Snapshot const& s, int cells_per_side) {
+  std::vector<double> counts(std::size_t(cells_per_side) * cells_per_side * cells_per_side);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    std::size_t cell = 0;
+    for (int k = 0; k < 3; ++k)
+      cell = cell * cells_per_side + int(s.coordinates(i, k) * cells_per_side);
+    counts[cell] += 1.0;
+  }
+  double const mean = double(s.size()) / counts.size();
+  double variance = 0.0;
+  for (double count : counts) variance += (count - mean) * (count - mean);
+  return variance / (counts.size() - 1) / mean;
+}
+
+// Pairs among the first m bodies closer than r (nearest periodic image).
+long pairs_closer_than(io::Snapshot const& s, std::size_t m, double r) {
+  long pairs = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = i + 1; j < m; ++j) {
+      double squared = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        double const d = std::abs(s.coordinates(i, k) - s.coordinates(j, k));
+        squared += std::pow(std::min(d, 1.0 - d), 2);
+      }
+      pairs += squared < r * r;
+    }
+  return pairs;
+}
+
+// Clustered far beyond chance, on the scale of the top clumps and deep
+// inside them. The margins are wide, so no seed fails: over 300 seeds the
+// counts' variance in 16^3 cells ran from 65 to 124 times Poisson's, and the
+// pairs closer than 0.002 from 4000 to 7300 times the uniform expectation;
+// the assertions ask for 20 and 100 times.
+TYPED_TEST(ClusteredBoxGenerator, IsStronglyClustered) {
+  constexpr Index n = 20000;
+  for (std::uint64_t s : {seed, seed + 1, std::uint64_t{7}}) {
+    auto const box = clustered_box(TypeParam{}, n, s);
+    EXPECT_GT(counts_in_cells_variance_ratio(box, 16), 20.0) << "seed " << s;
+    // A uniform set's 4000 bodies have 4000 * 3999 / 2 * 4/3 pi r^3 = 0.27 such pairs.
+    constexpr std::size_t m = 4000;
+    constexpr double r = 0.002;
+    double const uniform_pairs = m * (m - 1.0) / 2 * 4.0 / 3.0 * pi * r * r * r;
+    EXPECT_GT(pairs_closer_than(box, m, r), 100 * uniform_pairs) << "seed " << s;
+  }
+}
+
+// Top clumps of very different sizes: radii log-uniform in [0.02, 0.2].
+TEST(ClusteredBoxHierarchy, TopClumpsSpanTheirRangeOfRadii) {
+  for (std::uint64_t s : {seed, seed + 1, std::uint64_t{7}}) {
+    auto const tops = detail::draw_top_spheres(s);
+    ASSERT_EQ(tops.size(), 64u);
+    double smallest = 1.0, largest = 0.0;
+    for (auto const& top : tops) {
+      for (double x : top.centre) {
+        EXPECT_GE(x, 0.0);
+        EXPECT_LT(x, 1.0);
+      }
+      smallest = std::min(smallest, top.radius);
+      largest = std::max(largest, top.radius);
+    }
+    EXPECT_GE(smallest, 0.02) << "seed " << s;
+    EXPECT_LE(largest, 0.2) << "seed " << s;
+    // 64 log-uniform draws all within a factor 4 of each other: chance < 1e-12.
+    EXPECT_GT(largest, 4 * smallest) << "seed " << s;
+  }
+  // Wrapped into [0, 1), below 1 also as a float.
+  for (double x : {-1e-300, -1e-17, -0.3, 1.0, 1.0 - 1e-17, 1.0 - 0x1.0p-25, 1.3, 0.5}) {
+    double const wrapped = detail::wrap_into_unit_interval(x);
+    EXPECT_GE(wrapped, 0.0) << x;
+    EXPECT_LT(wrapped, 1.0) << x;
+    EXPECT_LT(static_cast<float>(wrapped), 1.0f) << x;
+  }
+  EXPECT_EQ(detail::wrap_into_unit_interval(1.25), 0.25);
+  EXPECT_EQ(detail::wrap_into_unit_interval(-0.25), 0.75);
+}
+
+template <class Space>
 class GeneratorArguments : public ::testing::Test {};
 TYPED_TEST_SUITE(GeneratorArguments, treetrav::test::HostExecutionSpaces,
                  treetrav::test::SpaceName);
@@ -389,6 +507,8 @@ TYPED_TEST(GeneratorArguments, InvalidArgumentsThrowNamingTheArgument) {
   expect_input_error([&] { from_preset(space, "mnist7", 0, seed); }, "n must be >= 1");
   expect_input_error([&] { plummer(space, 0, seed); }, "n must be >= 1");
   expect_input_error([&] { hernquist(space, 0, seed); }, "n must be >= 1");
+  expect_input_error([&] { clustered_box(space, 0, seed); }, "n must be >= 1");
+  expect_input_error([&] { clustered_box(space, -3, seed); }, "n must be >= 1");
 }
 
 TYPED_TEST(GeneratorArguments, SmallestValidArgumentsWork) {
@@ -400,6 +520,9 @@ TYPED_TEST(GeneratorArguments, SmallestValidArgumentsWork) {
   ASSERT_EQ(single.size(), 1u);
   EXPECT_EQ(single.masses(0), 1.0);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(single.coordinates(0, k), 0.0);  // its own centre of mass
+  auto const lone = clustered_box(space, 1, seed);
+  ASSERT_EQ(lone.size(), 1u);
+  EXPECT_EQ(lone.masses(0), 1.0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // treetrav generate: deterministic synthetic inputs, either a point set (uniform,
-// clustered, a named preset) or an N-body snapshot (plummer, hernquist).
+// clustered, a named preset) or an N-body snapshot (plummer, hernquist,
+// clustered-box).
 #include "common.hpp"
 
 #include <treetrav/core/error.hpp>
@@ -36,7 +37,7 @@ struct ShapeOptions {
 };
 
 std::vector<std::string> distribution_names() {
-  std::vector<std::string> names{"uniform", "clustered", "plummer", "hernquist"};
+  std::vector<std::string> names{"uniform", "clustered", "plummer", "hernquist", "clustered-box"};
   for (auto const& preset : generators::presets()) names.push_back(preset.name);
   return names;
 }
@@ -48,7 +49,11 @@ std::string distributions_help() {
       "  clustered  Gaussian mixture with centres in [0, 1)^d; takes --dim, --clusters, --width\n"
       "  plummer    Plummer sphere N-body snapshot (3-D, Henon units, E = -1/4)\n"
       "  hernquist  Hernquist sphere N-body snapshot (a galaxy's bulge or halo: a 1/r cusp,\n"
-      "             a deep tree; 3-D, Henon units, E = -1/4)\n";
+      "             a deep tree; 3-D, Henon units, E = -1/4)\n"
+      "  clustered-box\n"
+      "             clumps of clumps in [0, 1)^3 (Soneira-Peebles, fractal dimension 1.26),\n"
+      "             an N-body snapshot at rest: clumps of very different sizes and densities,\n"
+      "             a deep, unbalanced tree; wrapped periodically, forces open-boundary\n";
   for (auto const& preset : generators::presets())
     help += fmt::format("  {:<10} {}\n", preset.name, preset.description);
   return help + "The numbers are a pure function of the options: the same seed gives the same\n"
@@ -62,7 +67,8 @@ void reject_unless(bool applies, CLI::Option const* option, std::string const& d
 
 // The distributions written as N-body snapshots.
 bool is_snapshot(std::string const& distribution) {
-  return distribution == "plummer" || distribution == "hernquist";
+  return distribution == "plummer" || distribution == "hernquist" ||
+         distribution == "clustered-box";
 }
 
 void reject_inapplicable_options(ShapeOptions const& shape, std::string const& distribution) {
@@ -85,12 +91,32 @@ io::Metadata generator_metadata(GenerateOptions const& options) {
 
 void generate_snapshot(Kokkos::DefaultHostExecutionSpace const& host,
                        GenerateOptions const& options) {
-  bool const plummer = options.distribution == "plummer";
-  auto snapshot = plummer ? generators::plummer(host, options.n, options.seed)
-                          : generators::hernquist(host, options.n, options.seed);
-  std::string const what = plummer ? "a Plummer sphere" : "a Hernquist sphere";
-  snapshot.metadata = generator_metadata(options);
-  snapshot.metadata.set("units", "Henon: G = M = 1, E = -1/4");
+  io::Snapshot snapshot;
+  std::string what;
+  auto metadata = generator_metadata(options);
+  if (options.distribution == "plummer") {
+    snapshot = generators::plummer(host, options.n, options.seed);
+    what = "a Plummer sphere";
+    metadata.set("units", "Henon: G = M = 1, E = -1/4");
+  } else if (options.distribution == "hernquist") {
+    snapshot = generators::hernquist(host, options.n, options.seed);
+    what = "a Hernquist sphere";
+    metadata.set("units", "Henon: G = M = 1, E = -1/4");
+  } else {
+    snapshot = generators::clustered_box(host, options.n, options.seed);
+    what = "a clustered box";
+    // BoxSize stays 0: the bodies wrap around the unit cube's faces, but
+    // gravity on them is open-boundary.
+    using Hierarchy = generators::detail::SoneiraPeebles;
+    metadata.set("units", "G = M = 1, the bodies in the unit cube")
+        .set("hierarchy",
+             fmt::format("Soneira-Peebles: {} clumps of radii {} to {}, each of {} clumps {} "
+                         "times smaller, {} levels",
+                         Hierarchy::top_spheres, Hierarchy::smallest_top_radius,
+                         Hierarchy::largest_top_radius, Hierarchy::children, Hierarchy::shrink,
+                         Hierarchy::levels));
+  }
+  snapshot.metadata = metadata;
   if (options.files > 1) {
     auto const names = io::write_snapshot_files(options.output, snapshot, options.files);
     fmt::print("wrote {} of {} bodies (seed {}) to {} files {} ... {}\n", what, options.n, options.seed,
@@ -132,7 +158,8 @@ void generate_points(Kokkos::DefaultHostExecutionSpace const& host,
 void add_generate_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "generate",
-      "Write a deterministic synthetic input: a point set or a Plummer or Hernquist snapshot (HDF5)");
+      "Write a deterministic synthetic input: a point set or an N-body snapshot (a Plummer or "
+      "Hernquist sphere, a clustered box) (HDF5)");
   command->footer(distributions_help());
   auto options = std::make_shared<GenerateOptions>();
   command->add_option("--dist", options->distribution, "Distribution or preset name (see below)")
@@ -166,7 +193,8 @@ void add_generate_command(CLI::App& app) {
       ->check(file_name());
   shape.files = command
                     ->add_option("--files", options->files,
-                                 "plummer, hernquist: write a multi-file snapshot of this many files, named "
+                                 "plummer, hernquist, clustered-box: write a multi-file "
+                                 "snapshot of this many files, named "
                                  "<output>.0.hdf5 ... (NumFilesPerSnapshot)")
                     ->capture_default_str()
                     ->check(in_range(1, 100000));

@@ -68,6 +68,24 @@ expect_contains "hernquist file holds its velocities" "/PartType1/Velocities Dat
 expect_success "nbody from the hernquist snapshot" "$TREETRAV" nbody --ics "$work/hernquist.h5" --dt 0.001 \
   --steps 2 -o "$work/hernquist-run"
 
+# So is a clustered box (Soneira-Peebles clumps in the unit cube, at rest),
+# the same on any thread count.
+expect_success "generate clustered-box" generate --dist clustered-box -n 300 --seed 3 \
+  -o "$work/clustered-box.h5"
+run h5ls -r "$work/clustered-box.h5"
+expect_contains "clustered-box file holds its coordinates" "/PartType1/Coordinates Dataset {300, 3}" \
+  "$(tr -s ' ' <<<"$out")"
+expect_success "nbody from the clustered-box snapshot" "$TREETRAV" nbody --ics "$work/clustered-box.h5" \
+  --dt 0.001 --steps 2 -o "$work/clustered-box-run"
+expect_success "generate clustered-box on 1 thread" generate --dist clustered-box -n 300 --seed 3 \
+  --threads 1 -o "$work/clustered-box-1thread.h5"
+if cmp -s <(h5dump -d /PartType1/Coordinates "$work/clustered-box.h5" | tail -n +2) \
+  <(h5dump -d /PartType1/Coordinates "$work/clustered-box-1thread.h5" | tail -n +2); then
+  pass "clustered-box does not depend on the thread count"
+else
+  fail "clustered-box differs between thread counts"
+fi
+
 # Same options, other thread count: the same numbers.
 expect_success "generate clustered on 1 thread" generate --dist clustered -n 500 --dim 3 \
   --clusters 4 --width 0.1 --seed 2 --threads 1 -o "$work/clustered-1thread.h5"

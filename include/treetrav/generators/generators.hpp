@@ -62,6 +62,20 @@ io::Snapshot plummer(ExecutionSpace const& space, Index n, std::uint64_t seed);
 template <class ExecutionSpace>
 io::Snapshot hernquist(ExecutionSpace const& space, Index n, std::uint64_t seed);
 
+// A clustered box, the Soneira & Peebles (1978) hierarchy: n equal-mass
+// bodies (total mass 1, ids 0..n-1) at rest (a cold start, time 0) in the
+// unit cube [0, 1)^3, in 64 clumps with radii log-uniform in [0.02, 0.2],
+// each clump four clumps three times smaller, eight levels deep: a fractal of
+// dimension log 4 / log 3 = 1.26 (galaxy-like correlations, xi ~ r^-1.74)
+// down to radii of 3e-6, with clumps of very different sizes and densities
+// (a deep, unbalanced octree). Periodic in that clumps wrap around the cube's
+// faces; box_size stays 0 all the same, as the N-body code has no periodic
+// gravity: forces on the set are open-boundary. The centre of mass is left
+// where it falls (in a periodic box it means nothing). Every coordinate is
+// below 1 also as a float.
+template <class ExecutionSpace>
+io::Snapshot clustered_box(ExecutionSpace const& space, Index n, std::uint64_t seed);
+
 namespace detail {
 Preset const& find_preset(std::string const& name);
 }  // namespace detail
@@ -174,6 +188,36 @@ io::Snapshot hernquist(ExecutionSpace const& space, Index n, std::uint64_t seed)
                                std::sqrt(3.0), [shared](detail::RandomStream& random) {
                                  return detail::sample_hernquist_body(random, *shared);
                                });
+}
+
+template <class ExecutionSpace>
+io::Snapshot clustered_box(ExecutionSpace const& space, Index n, std::uint64_t seed) {
+  detail::require_host_space<ExecutionSpace>();
+  detail::require_point_count(n);
+  auto const top_spheres = detail::draw_top_spheres(seed);
+  detail::Sphere const* const tops = top_spheres.data();
+  io::Snapshot snapshot = io::allocate_snapshot(static_cast<std::size_t>(n));
+  snapshot.time = 0.0;
+  snapshot.box_size = 0.0;  // open-boundary forces (see the declaration)
+  auto const coordinates = snapshot.coordinates;
+  auto const velocities = snapshot.velocities;
+  auto const masses = snapshot.masses;
+  auto const ids = snapshot.ids;
+  Kokkos::parallel_for(
+      "treetrav::generators::clustered_box", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      [=](Index i) {
+        detail::RandomStream random(seed, detail::Purpose::body, i);
+        double position[3];
+        detail::clustered_box_body(random, tops, seed, position);
+        for (int k = 0; k < 3; ++k) {
+          coordinates(i, k) = detail::wrap_into_unit_interval(position[k]);
+          velocities(i, k) = 0.0;
+        }
+        masses(i) = 1.0 / n;
+        ids(i) = i;
+      });
+  space.fence();
+  return snapshot;
 }
 
 }  // namespace treetrav::generators

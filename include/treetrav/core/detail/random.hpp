@@ -27,9 +27,10 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
 }
 
 // Separates the streams of different draws made from one seed. The point
-// generators' purposes are named here; the tree generators take 16-19
-// (treefix/generators.hpp), the ill-conditioned weights 20 (treefix/accuracy.hpp).
-enum class Purpose : std::uint64_t { point = 1, cluster = 2, body = 3 };
+// generators' purposes are named here (clump: a sphere of the clustered box's
+// hierarchy); the tree generators take 16-19 (treefix/generators.hpp), the
+// ill-conditioned weights 20 (treefix/accuracy.hpp).
+enum class Purpose : std::uint64_t { point = 1, cluster = 2, body = 3, clump = 4 };
 
 // Draw k of stream (seed, purpose, index) is mix64(key + (k + 1) * gamma): a
 // SplitMix64 sequence started at a key hashed from the triple, so any point's

@@ -1,6 +1,7 @@
 #pragma once
 // What the generators of <treetrav/generators/generators.hpp> are made of:
-// argument checks, the cluster mixture, Plummer sampling, deterministic sums.
+// argument checks, the cluster mixture, Plummer and Hernquist sampling, the
+// clustered box's hierarchy, deterministic sums.
 //
 // The fills run as Kokkos::parallel_for over host execution spaces only, with
 // plain C++ lambdas (not KOKKOS_LAMBDA) so a CUDA build compiles them as host
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -190,6 +192,120 @@ inline SampledBody sample_hernquist_body(RandomStream& random, HernquistEnvelope
   random_direction(random, radius, body.position);
   random_direction(random, speed, body.velocity);
   return body;
+}
+
+// The clustered box: a Soneira & Peebles (1978) hierarchy. `top_spheres`
+// spheres lie in the unit cube; each sphere holds `children` spheres
+// `shrink` times smaller, centred uniformly within it, and so on `levels`
+// deep; a body sits in one of the deepest spheres.
+struct SoneiraPeebles {
+  // Fractal dimension log(children) / log(shrink) = log 4 / log 3 = 1.26:
+  // between the deepest and the top radii the two-point correlation goes as
+  // r^-(3 - 1.26) = r^-1.74, close to the galaxies' r^-1.8 (dimension 1.2).
+  // Four children three times smaller fill 4 / 27 of their parent: every
+  // level is a clear clump of clumps.
+  static constexpr int children = 4;
+  static constexpr double shrink = 3.0;
+  // A fixed depth, not one grown with n, so a body is a pure function of
+  // (seed, its index) as in the other generators: a smaller set is a prefix
+  // of a larger one. Eight levels hold 64 x 4^8 = 4.2M deepest spheres, about
+  // n / a few for the 1M to 10M bodies of treetrav's runs (fewer bodies
+  // sample the same fractal more sparsely), and span 3^8 = 6561 in radius:
+  // deepest radii 3e-6 to 3e-5, still over 50 float steps near 1 and over
+  // the octree's 2^-21 Morton cells, so clumps stay resolvable.
+  static constexpr int levels = 8;
+  // Top radii log-uniform over a decade, every top sphere with the same
+  // expected share of the bodies: mean densities then differ by 10^3
+  // between the smallest and the largest clumps (a mass growing as r^1.26,
+  // the hierarchy continued upwards, would give only 10^1.74), which is what
+  // makes the octree deep and unbalanced.
+  static constexpr int top_spheres = 64;
+  static constexpr double smallest_top_radius = 0.02, largest_top_radius = 0.2;
+  // The spheres of one top sphere's tree, numbered as a heap (the root 0,
+  // the children of sphere s at children * s + 1 ...).
+  static constexpr std::uint64_t tree_size() {
+    std::uint64_t size = 0, level_size = 1;
+    for (int level = 0; level <= levels; ++level, level_size *= children) size += level_size;
+    return size;
+  }
+};
+
+struct Sphere {
+  double centre[3];
+  double radius;
+};
+
+// The stream of sphere `node` of top sphere `top`'s tree: every body whose
+// path passes through a sphere finds it at the same place.
+inline RandomStream clump_stream(std::uint64_t seed, int top, std::uint64_t node) {
+  return RandomStream(seed, Purpose::clump,
+                      static_cast<std::uint64_t>(top) * SoneiraPeebles::tree_size() + node);
+}
+
+// Uniform in the ball of `radius` about the origin, by rejection from its
+// cube (accepted with probability pi / 6).
+inline void uniform_in_ball(RandomStream& random, double radius, double (&out)[3]) {
+  double squared = 0.0;
+  do {
+    squared = 0.0;
+    for (double& x : out) {
+      x = 2.0 * random.uniform() - 1.0;
+      squared += x * x;
+    }
+  } while (squared > 1.0);
+  for (double& x : out) x *= radius;
+}
+
+// One of `count` choices, uniformly (the guard only matters where count is
+// not a power of two and the product rounds up).
+inline int uniform_choice(RandomStream& random, int count) {
+  return std::min(static_cast<int>(random.uniform() * count), count - 1);
+}
+
+// The top spheres, drawn serially (there are few) from their trees' roots' streams.
+inline std::vector<Sphere> draw_top_spheres(std::uint64_t seed) {
+  std::vector<Sphere> tops(SoneiraPeebles::top_spheres);
+  for (int t = 0; t < SoneiraPeebles::top_spheres; ++t) {
+    RandomStream random = clump_stream(seed, t, 0);
+    for (double& x : tops[t].centre) x = random.uniform();
+    tops[t].radius = SoneiraPeebles::largest_top_radius *
+                     std::pow(SoneiraPeebles::smallest_top_radius /
+                                  SoneiraPeebles::largest_top_radius,
+                              random.uniform());
+  }
+  return tops;
+}
+
+// A body of the hierarchy, not yet wrapped into the cube (within 1.5 x 0.2
+// of it): a top sphere and a child at every level from the body's own
+// stream, each sphere's centre from its own, then uniform in the deepest.
+inline void clustered_box_body(RandomStream& random, Sphere const* tops, std::uint64_t seed,
+                               double (&position)[3]) {
+  int const top = uniform_choice(random, SoneiraPeebles::top_spheres);
+  double radius = tops[top].radius;
+  for (int k = 0; k < 3; ++k) position[k] = tops[top].centre[k];
+  std::uint64_t node = 0;
+  for (int level = 1; level <= SoneiraPeebles::levels; ++level) {
+    node = SoneiraPeebles::children * node + 1 + uniform_choice(random, SoneiraPeebles::children);
+    RandomStream sphere = clump_stream(seed, top, node);
+    double offset[3];
+    uniform_in_ball(sphere, radius, offset);
+    for (int k = 0; k < 3; ++k) position[k] += offset[k];
+    radius /= SoneiraPeebles::shrink;
+  }
+  double offset[3];
+  uniform_in_ball(random, radius, offset);  // no two bodies of a sphere coincide
+  for (int k = 0; k < 3; ++k) position[k] += offset[k];
+}
+
+// x modulo 1, in [0, 1) both as a double and once cast to float (the trees
+// take float coordinates): x - floor(x) rounds to 1 for x just below an
+// integer, and doubles from 1 - 2^-25 up round to 1.0f, so results from the
+// largest float below 1, 1 - 2^-24, up are clamped onto it (a move under
+// 6e-8, and not across the box, which open-boundary forces would feel).
+inline double wrap_into_unit_interval(double x) {
+  constexpr double largest_float_below_one = 1.0 - 0x1.0p-24;
+  return std::min(x - std::floor(x), largest_float_below_one);
 }
 
 // Sums term(i) (a 3-vector) over [0, n) in fixed blocks, in parallel, then adds
