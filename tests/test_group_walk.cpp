@@ -493,7 +493,7 @@ TYPED_TEST(GroupWalkTest, BadArguments) {
   EXPECT_THROW(barnes_hut_accelerations(space, plain, t.bodies, quadrupole, GroupWalk{}),
                InputError);
   EXPECT_THROW(parse_multipole("octupole"), InputError);
-  EXPECT_THROW(parse_opening("relative"), InputError);
+  EXPECT_THROW(parse_opening("gadget"), InputError);
 }
 
 } // namespace

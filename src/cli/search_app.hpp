@@ -10,6 +10,8 @@
 
 #include <treetrav/apps/automatic.hpp>
 #include <treetrav/apps/batch.hpp>
+#include <treetrav/apps/neighbor_search.hpp>
+#include <treetrav/apps/radius_search.hpp>
 #include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/periodic_box.hpp>
 #include <treetrav/core/progress.hpp>
