@@ -78,7 +78,7 @@ struct Node {
   std::size_t body_begin = 0, body_count = 0; // a leaf's bodies in the pool
   double moments[4] = {0, 0, 0, 0};           // m, m x, m y, m z
   SecondMoments second{0, {0, 0, 0}, {0, 0, 0, 0, 0, 0}};
-  Coordinate mass = 0, com[3] = {0, 0, 0}, quadrupole[6] = {0, 0, 0, 0, 0, 0},
+  Coordinate mass = 0, com[3] = {0, 0, 0}, quadrupole[Quadrupoles::quadrupole_columns] = {},
              center[3] = {0, 0, 0}, size = 0;
 };
 
@@ -622,7 +622,8 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
   tree.cell_size = Tree::scalar_view(alloc("treetrav::EssentialTree::cell_size"), cell_count);
   if (quadrupoles)
     tree.quadrupole =
-        Tree::vector_view(alloc("treetrav::EssentialTree::quadrupole"), cell_count, 6);
+        Tree::vector_view(alloc("treetrav::EssentialTree::quadrupole"), cell_count,
+                          Quadrupoles::quadrupole_columns);
   tree.topology.parent(0) = -1;
   for (Index i = 0; i < cell_count; ++i) {
     int const id = breadth_first[i];
@@ -642,7 +643,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
     }
     tree.cell_size(i) = node.size;
     if (quadrupoles)
-      for (int j = 0; j < 6; ++j)
+      for (int j = 0; j < Quadrupoles::quadrupole_columns; ++j)
         tree.quadrupole(i, j) = node.quadrupole[j];
   }
   Index const rows_total = next_row;

@@ -83,9 +83,9 @@ struct BarnesHutOptions {
 
 // Floating-point operations of one interaction as detail::Acceleration::add writes
 // them (a fused multiply-add two, the reciprocal square root one): a body or
-// monopole 20 (the count N-body codes quote), a quadrupole cell 52.
+// monopole 20 (the count N-body codes quote), a quadrupole cell 54.
 inline constexpr int body_interaction_flops = 20;
-inline constexpr int quadrupole_interaction_flops = 52;
+inline constexpr int quadrupole_interaction_flops = 54;
 inline constexpr int cell_interaction_flops(Multipole order) {
   return order == Multipole::quadrupole ? quadrupole_interaction_flops : body_interaction_flops;
 }
@@ -111,7 +111,8 @@ struct alignas(16) CellGeometry {
 };
 
 // What a cell taken whole contributes. quadrupole: xx, yy, zz, xy, xz, yz of
-// the traceless Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij), d = x - centre of mass.
+// the traceless Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij), d = x - centre of
+// mass, and the trace T = sum m |d|^2, which softening makes count.
 template <Multipole Order>
 struct FarField;
 template <>
@@ -124,6 +125,7 @@ struct alignas(16) FarField<Multipole::quadrupole> {
   Coordinate com[3];
   Coordinate mass;
   Coordinate quadrupole[6];
+  Coordinate trace; // fills the record's padding: still 48 bytes
 };
 
 // A body of an opened leaf (group walks), and a body as its lane holds it.
@@ -170,9 +172,11 @@ struct PackCells {
       g.open2 = static_cast<Coordinate>(double(gravity) * tree.mass(node) * error_term);
     }
     f.mass = tree.mass(node);
-    if constexpr (Order == Multipole::quadrupole)
+    if constexpr (Order == Multipole::quadrupole) {
       for (int j = 0; j < 6; ++j)
         f.quadrupole[j] = tree.quadrupole(node, j);
+      f.trace = tree.quadrupole(node, 6);
+    }
     geometry(node) = g;
     far_field(node) = f;
   }
@@ -376,7 +380,11 @@ struct Acceleration {
                            FarField<Multipole::monopole> const& f) const {
     add(s, dx, f.mass);
   }
-  // a = G [m dx / r^3 - Q dx / r^5 + 5/2 (dx.Q dx) dx / r^7]
+  // a = G [m dx / r^3 - Q dx / r^5 + 5/2 (dx.Q dx - eps^2 T) dx / r^7], r the
+  // softened distance: the second-order Taylor expansion of the softened
+  // pulls of the cell's bodies about their centre of mass. The trace term
+  // vanishes without softening; left out, a cell within a few softening
+  // lengths errs at second order, as a monopole does.
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3],
                            FarField<Multipole::quadrupole> const& f) const {
     Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
@@ -386,7 +394,8 @@ struct Acceleration {
     Coordinate const inv_r5 = inv_r3 * inv_r2;
     QuadrupoleTerms const t(f.quadrupole, dx);
     Coordinate const radial =
-        gravity * (f.mass * inv_r3 + Coordinate(2.5) * t.dx_q_dx * inv_r5 * inv_r2);
+        gravity * (f.mass * inv_r3 +
+                   Coordinate(2.5) * (t.dx_q_dx - softening2 * f.trace) * inv_r5 * inv_r2);
     Coordinate const along_q = gravity * inv_r5;
     for (int k = 0; k < 3; ++k)
       s.acceleration[k] += radial * dx[k] - along_q * t.q_dx[k];
@@ -484,7 +493,8 @@ void check_barnes_hut_arguments(char const* what, Octree<MemorySpace> const& tre
   if (bodies.size() != tree.points.size() || bodies.dimension() != 3)
     throw InputError(std::string(what) + ": the bodies must be the octree's own 3-D bodies");
   if (options.multipole == Multipole::quadrupole &&
-      tree.quadrupole.extent(0) != std::size_t(tree.topology.size()))
+      (tree.quadrupole.extent(0) != std::size_t(tree.topology.size()) ||
+       tree.quadrupole.extent(1) != 7))
     throw InputError(std::string(what) + ": quadrupole forces need the octree's quadrupole moments "
                                          "(build_morton_octree computes them)");
 }

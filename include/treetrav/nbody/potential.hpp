@@ -31,13 +31,14 @@ struct Potential {
                            treetrav::detail::FarField<Multipole::monopole> const& f) const {
     add(s, dx, f.mass);
   }
-  // phi = -G [m / r + (dx.Q dx) / (2 r^5)]
+  // phi = -G [m / r + (dx.Q dx - eps^2 T) / (2 r^5)] (Acceleration's expansion)
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3],
                            treetrav::detail::FarField<Multipole::quadrupole> const& f) const {
     double const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
     double const inv_r = 1 / math::sqrt(r2);
     treetrav::detail::QuadrupoleTerms const t(f.quadrupole, dx);
-    s.potential -= gravity * inv_r * (f.mass + 0.5 * t.dx_q_dx * inv_r * inv_r * inv_r * inv_r);
+    s.potential -= gravity * inv_r *
+                   (f.mass + 0.5 * (t.dx_q_dx - double(softening2) * f.trace) * inv_r * inv_r * inv_r * inv_r);
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const { potentials(body) = s.potential; }
 };

@@ -467,9 +467,9 @@ struct OctreeQuadrupoleLevel {
       }
     }
     moments(node) = sum;
-    Coordinate q[6];
+    Coordinate q[quadrupole_columns];
     traceless(sum, q);
-    for (int k = 0; k < 6; ++k) tree.quadrupole(node, k) = q[k];
+    for (int k = 0; k < quadrupole_columns; ++k) tree.quadrupole(node, k) = q[k];
   }
 
   // A child's moments m about its own centre c', shifted by s = c' - c.
@@ -484,11 +484,13 @@ struct OctreeQuadrupoleLevel {
     sum.second[5] += m.second[5] + s[1] * m.dipole[2] + s[2] * m.dipole[1];
   }
 
-  // The packed traceless quadrupole of second moments.
-  KOKKOS_FUNCTION static void traceless(SecondMoments const& sum, Coordinate (&q)[6]) {
+  // The packed traceless quadrupole of second moments, then their trace.
+  static constexpr int quadrupole_columns = 7;
+  KOKKOS_FUNCTION static void traceless(SecondMoments const& sum, Coordinate (&q)[quadrupole_columns]) {
     double const trace = sum.second[0] + sum.second[1] + sum.second[2];
     for (int k = 0; k < 3; ++k) q[k] = static_cast<Coordinate>(3 * sum.second[k] - trace);
     for (int k = 3; k < 6; ++k) q[k] = static_cast<Coordinate>(3 * sum.second[k]);
+    q[6] = static_cast<Coordinate>(trace);
   }
 };
 
@@ -505,7 +507,8 @@ void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<Memo
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
   Index const nodes = built.tree.topology.size();
   built.tree.quadrupole = typename Octree<MemorySpace>::vector_view(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::quadrupole"), nodes, 6);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::quadrupole"), nodes,
+      detail::OctreeQuadrupoleLevel<MemorySpace>::quadrupole_columns);
   Kokkos::View<detail::SecondMoments*, MemorySpace> moments(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::second_moments"), nodes);
   detail::OctreeQuadrupoleLevel<MemorySpace> const level_kernel{built.tree, moments};

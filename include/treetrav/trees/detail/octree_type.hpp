@@ -34,9 +34,10 @@ struct Octree {
   scalar_view mass;                // (nodes)
   vector_view cell_center;         // (nodes, 3)
   scalar_view cell_size;           // (nodes) side length
-  // (nodes, 6) xx, yy, zz, xy, xz, yz of the traceless quadrupole moment
-  // sum m (3 d_i d_j - |d|^2 delta_ij), d = x - centre of mass; empty unless
-  // computed (compute_octree_quadrupoles).
+  // (nodes, 7) xx, yy, zz, xy, xz, yz of the traceless quadrupole moment
+  // sum m (3 d_i d_j - |d|^2 delta_ij), d = x - centre of mass, then the
+  // trace sum m |d|^2 (a softened expansion needs it beside the traceless
+  // part); empty unless computed (compute_octree_quadrupoles).
   vector_view quadrupole;
 
   Octree() = default;
