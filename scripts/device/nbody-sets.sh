@@ -3,9 +3,9 @@
 # root: N-body forces and steps on the Plummer, Hernquist and clustered-box
 # sets (perf/nbody_sets.py), with pytreegrav beside them.
 #   scripts/device/nbody-sets.sh build   the CUDA CLI and bench_nbody (MPI off) on every core,
-#                                        in build-device/nbody; stripped, into $OUT/nbody-bin.tar.xz
+#                                        in build-device/nbody; stripped, xz-compressed into $OUT
 #   scripts/device/nbody-sets.sh run     perf/nbody_sets.py with what `build` made in this call,
-#                                        or with .device/nbody-bin/ (that archive, carried)
+#                                        or with .device/nbody-bin/ (those binaries, carried)
 # Both in one call: `build run`. Carry .device/kokkos-cuda, .device/kk-cuda,
 # .device/bm (Debian's Google Benchmark: perf/ needs it to configure) and
 # .device/nbwheels (pytreegrav). Env: NBODY_SETS_ARGS (more nbody_sets.py
@@ -44,8 +44,11 @@ for step in "$@"; do
     mkdir -p "$bin"
     cp "$build/treetrav" "$build/perf/bench_nbody" "$bin/"
     strip "$bin/treetrav" "$bin/bench_nbody"
-    tar cJf "$out/nbody-bin.tar.xz" -C "$root/.device" nbody-bin
-    ls -la "$out/nbody-bin.tar.xz"
+    # Each file back from $OUT at most 16 MiB: the binaries one by one (NBODY_SAVE=0: not at all).
+    if [[ ${NBODY_SAVE:-1} != 0 ]]; then
+      for b in treetrav bench_nbody; do xz -T0 -c "$bin/$b" >"$out/$b.xz"; done
+      ls -la "$out"/*.xz
+    fi
     ;;
   run)
     [[ -x $bin/treetrav ]] || { echo "no binaries in $bin"; exit 1; }
