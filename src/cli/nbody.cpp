@@ -200,7 +200,6 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
 // time (tree build and moments excluded), beside the GPU's FP32 peak.
 nlohmann::json interactions_json(nbody::Configuration const& c, nbody::PhaseTimes const& t,
                                  double peak) {
-  if (t.cell_interactions + t.body_interactions == 0) return nullptr;
   double const body_forces = std::max<double>(1, static_cast<double>(t.body_forces));
   int const cell_flops = cell_interaction_flops(c.forces.multipole);
   double const flops = double(t.cell_interactions) * cell_flops +
@@ -275,11 +274,11 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
         {"forces", t.forces / evaluations}}},
       {"seconds_per_step", per_step},
       {"seconds_per_step_median", t.median_step_seconds()},
-      {"interactions", interactions_json(c, t, fp32_peak)},
       {"energy_drift", result.drift.energy},
       {"momentum_drift", result.drift.momentum},
       {"angular_momentum_drift", result.drift.angular_momentum},
       {"treetrav_version", TREETRAV_VERSION_STRING}};
+  if (t.cell_interactions + t.body_interactions > 0) json["interactions"] = interactions_json(c, t, fp32_peak);
   // Atomically, like every other output (and, like them, through a symbolic link).
   fs::path const target = io::output_target(path);
   fs::path const temporary =

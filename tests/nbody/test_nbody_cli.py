@@ -196,6 +196,38 @@ with h5py.File(block_run / "checkpoint_000024.h5", "r") as f:
     check("block steps: the checkpoint holds the bins, several of them used",
           bins.shape == (1200,) and len(set(bins.tolist())) >= 2, np.bincount(bins))
 
+# ------------------------------------------------------------ the relative criterion, counted
+# --opening relative reads each body's previous acceleration: a run counts its
+# interactions into --timings, and a restart with another --alpha is refused.
+RELATIVE = ["--plummer", 800, "--seed", 7, "--dt", 0.02, "--steps", 6, "--softening", 0.05, "--strategy", "group",
+            "--multipole", "quadrupole", "--opening", "relative", "--alpha", 0.004, "--checkpoint-every", 3,
+            "--quiet"]
+relative_run = work / "relative-run"
+result = nbody(*RELATIVE, "--count-interactions", "-o", relative_run, "--timings", work / "relative.json")
+check("relative: the run succeeds", result.returncode == 0, result.stderr)
+relative_timings = json.loads((work / "relative.json").read_text()) if result.returncode == 0 else {}
+counted = relative_timings.get("interactions") or {}
+check("relative: --timings records the opening and alpha",
+      relative_timings.get("opening") == "relative" and abs(relative_timings.get("alpha", 0) - 0.004) < 1e-9,
+      relative_timings)
+check("relative: cells and bodies counted a body force, fewer than all pairs",
+      0 < counted.get("cell_per_body_force", 0) and 0 < counted.get("body_per_body_force", 0) and
+      counted["cell_per_body_force"] + counted["body_per_body_force"] < 799, counted)
+check("relative: flops are the counts' (54 a quadrupole cell, 20 a body)",
+      counted.get("flops_per_cell") == 54 and counted.get("flops_per_body") == 20 and math.isclose(
+          counted.get("flops", 0), relative_timings.get("body_forces", 0) *
+          (54 * counted.get("cell_per_body_force", 0) + 20 * counted.get("body_per_body_force", 0)), rel_tol=1e-9),
+      counted)
+result = nbody("--restart", relative_run, "--steps", 9, "--alpha", 0.008)
+check("relative: a restart refuses another --alpha", result.returncode == 2 and "--alpha" in result.stderr,
+      result.stderr)
+result = nbody("--restart", relative_run, "--steps", 9, "--quiet")
+check("relative: a restart continues", result.returncode == 0, result.stderr)
+result = nbody("--plummer", 100, "--dt", 0.01, "--steps", 1, "--opening", "relative", "--alpha", -1,
+               "-o", work / "never-alpha")
+check("--alpha -1 is refused with exit 2, naming --alpha, creating nothing",
+      result.returncode == 2 and "--alpha" in result.stderr and not (work / "never-alpha").exists(), result.stderr)
+
 # ------------------------------------------------------------ what a snapshot holds
 last = reference / "snapshot_000060.h5"
 with h5py.File(last, "r") as f:
