@@ -33,7 +33,7 @@ void write_accelerations(Space const& space,
 
 void bh_accelerations(Input positions, Input1 masses, double theta, double softening,
                       double gravity, std::string const& multipole, std::string const& opening,
-                      int leaf_size, std::optional<std::string> const& strategy,
+                      double alpha, int leaf_size, std::optional<std::string> const& strategy,
                       std::string const& backend, nb::ndarray<> accelerations) {
   if (positions.shape(1) != 3)
     throw InputError("pos", ": bodies must be 3-dimensional (got shape (" +
@@ -50,6 +50,7 @@ void bh_accelerations(Input positions, Input1 masses, double theta, double softe
   options.gravity = static_cast<Coordinate>(gravity);
   options.multipole = parse_multipole(multipole);
   options.opening = parse_opening(opening);
+  options.alpha = static_cast<Coordinate>(alpha);
   BarnesHutStrategy const walk =
       strategy ? parse_strategy<BarnesHutStrategy>(*strategy) : BarnesHutStrategy{GroupWalk{}};
   Raw const p = raw(positions), w = raw(masses);
@@ -100,7 +101,7 @@ void bh_accelerations(Input positions, Input1 masses, double theta, double softe
 void bind_gravity(nb::module_& m) {
   using namespace nb::literals;
   m.def("bh_accelerations", &bh_accelerations, "pos"_a, "masses"_a, "theta"_a, "softening"_a,
-        "G"_a, "multipole"_a, "opening"_a, "leaf_size"_a, "strategy"_a.none(), "backend"_a,
+        "G"_a, "multipole"_a, "opening"_a, "alpha"_a, "leaf_size"_a, "strategy"_a.none(), "backend"_a,
         "accelerations"_a.noconvert());
 }
 

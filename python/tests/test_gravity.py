@@ -53,6 +53,22 @@ def test_forces_converge_as_theta_shrinks(backend, multipole):
     assert p99[1] < (5e-3 if multipole == "quadrupole" else 2e-2)
 
 
+def test_relative_criterion(backend):
+    """alpha = 0 opens every cell; a smaller alpha is more accurate."""
+    rng = np.random.default_rng(4)
+    pos, masses = plummer(rng, 2000), np.full(2000, 1.0 / 2000)
+    exact = direct(pos, masses, 0.01)
+    a = treetrav.bh_accelerations(pos, masses, softening=0.01, opening="relative", alpha=0.0,
+                                  backend=backend)
+    assert relative_errors(a, exact).max() < 1e-4
+    p99 = [np.percentile(relative_errors(treetrav.bh_accelerations(
+        pos, masses, softening=0.01, opening="relative", alpha=alpha, backend=backend), exact), 99)
+        for alpha in (0.01, 0.001)]
+    assert p99[1] < p99[0] and p99[1] < 2e-3
+    with pytest.raises(ValueError, match="alpha"):
+        treetrav.bh_accelerations(pos, masses, opening="relative", alpha=-1.0, backend=backend)
+
+
 def test_walks_and_dtypes_agree(backend):
     rng = np.random.default_rng(3)
     pos = plummer(rng, 2000).astype(np.float32)
