@@ -87,27 +87,6 @@ struct SearchSetup {
           "treetrav::cli::staged_results");
 };
 
-// A chunk's results on the host, through `staging`.
-template <class Space, class MemorySpace>
-NeighborResults<Kokkos::HostSpace> on_host(Space const& space,
-                                           NeighborResults<MemorySpace> const& found,
-                                           treetrav::detail::HostStaging<MemorySpace>& staging) {
-  return {treetrav::detail::host_copy(space, found.indices, staging),
-          treetrav::detail::host_copy(space, found.distances, staging)};
-}
-template <class Space, class MemorySpace>
-RadiusResults<Kokkos::HostSpace> on_host(Space const& space, RadiusResults<MemorySpace> const& found,
-                                         treetrav::detail::HostStaging<MemorySpace>& staging) {
-  return {treetrav::detail::host_copy(space, found.offsets, staging),
-          treetrav::detail::host_copy(space, found.indices, staging),
-          treetrav::detail::host_copy(space, found.distances, staging)};
-}
-template <class Space, class MemorySpace>
-auto on_host(Space const& space, Kokkos::View<std::int64_t*, MemorySpace> const& counts,
-             treetrav::detail::HostStaging<MemorySpace>& staging) {
-  return treetrav::detail::host_copy(space, counts, staging);
-}
-
 // What Strategy needs, built where it is used from the reference points
 // moved there once: the tree (for the strategies that walk one, and auto
 // up to the dimensions where it probes trees) and the points (those that
@@ -226,7 +205,7 @@ struct StreamedSearch {
   Streamed traverse(Space const& space, Setup const& setup, Strategy strategy) const {
     std::optional<SearchChoice> choice;
     stream(space, [&](PointSet<typename Space::memory_space> const& queries) {
-      return app.collect(on_host(
+      return app.collect(treetrav::detail::host_copy(
           space, search_chunk(app, space, setup, strategy, queries, inputs.sorted, choice),
           *setup.staging));
     });

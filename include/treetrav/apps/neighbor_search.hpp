@@ -3,6 +3,7 @@
 #include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/apps/detail/periodic_images.hpp>
 #include <treetrav/apps/detail/search_setup.hpp>
+#include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
 #include <treetrav/traversal/traverse.hpp>
@@ -234,6 +235,15 @@ struct NeighborResults {
 };
 
 namespace detail {
+// `found` in new host arrays, through `staging` (host_staging.hpp): what the
+// command line's chunks and the distributed searches' answers come back as.
+template <class ExecutionSpace, class MemorySpace>
+NeighborResults<Kokkos::HostSpace> host_copy(ExecutionSpace const& space,
+                                             NeighborResults<MemorySpace> const& found,
+                                             HostStaging<typename ExecutionSpace::memory_space>& staging) {
+  return {host_copy(space, found.indices, staging), host_copy(space, found.distances, staging)};
+}
+
 // A search's own (queries, k) result arrays, uninitialised.
 template <class MemorySpace, class ExecutionSpace>
 NeighborResults<MemorySpace> allocate_neighbor_results(ExecutionSpace const& space, Index queries,

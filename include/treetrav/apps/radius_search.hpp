@@ -2,6 +2,7 @@
 
 #include <treetrav/apps/detail/periodic_images.hpp>
 #include <treetrav/apps/range_count.hpp>
+#include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/math.hpp>
 
@@ -18,6 +19,17 @@ struct RadiusResults {
   Kokkos::View<Index*, MemorySpace> indices;        // caller's rows of the reference set
   Kokkos::View<Coordinate*, MemorySpace> distances;
 };
+
+namespace detail {
+// `found` in new host arrays, through `staging` (host_staging.hpp).
+template <class ExecutionSpace, class MemorySpace>
+RadiusResults<Kokkos::HostSpace> host_copy(ExecutionSpace const& space,
+                                           RadiusResults<MemorySpace> const& found,
+                                           HostStaging<typename ExecutionSpace::memory_space>& staging) {
+  return {host_copy(space, found.offsets, staging), host_copy(space, found.indices, staging),
+          host_copy(space, found.distances, staging)};
+}
+} // namespace detail
 
 struct RadiusSearchOptions {
   RangeCountOptions radius;

@@ -54,29 +54,61 @@ public:
       tree_ = Tree(space, local.points, leaf_size);
     boxes_ = all_gather(comm, bounding_box_of(local.points));
     dimension_ = all_gather(comm, local.points.dimension());
-    for (auto const& box : boxes_)
+    std::vector<Index> counts; // each rank's points
+    for (auto const& box : boxes_) {
+      counts.push_back(box.count);
       size_ += box.count;
+    }
     // This rank's cells (detail::RankCells) and where its piece of the
     // partition's curve begins: its points' codes over the union of the
     // boxes, the partition's cells.
     int const d = dimension_.front(), p = comm.size();
     int const bits = treetrav::detail::morton_order_bits(size_, d);
-    treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{detail::union_box(boxes_, d), d,
-                                                                    bits};
+    auto const union_of_boxes = detail::union_box(boxes_, d);
+    treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{union_of_boxes, d, bits};
     int const cell_bits = std::min(detail::RankCells::code_bits, encode.key_bits());
     int const cells = 1 << cell_bits;
+    // Each of the host's threads bins a block of the points into cells of its
+    // own; the blocks' boxes, counts and first codes are merged after (the
+    // same for any number of blocks: minima, maxima and sums).
+    using Host = Kokkos::DefaultHostExecutionSpace;
+    Index const n = local.points.size();
+    int const blocks = int(std::max<Index>(1, std::min<Index>(Host().concurrency(), n / 4096)));
+    std::size_t const block_cells = std::size_t(blocks) * cells;
+    std::vector<Coordinate> block_lower(block_cells * d, std::numeric_limits<Coordinate>::infinity()),
+        block_upper(block_cells * d, -std::numeric_limits<Coordinate>::infinity());
+    std::vector<Index> block_in_cell(block_cells, 0);
+    std::vector<std::uint64_t> block_first(blocks, ~std::uint64_t(0));
+    auto const& x = local.points.coordinates;
+    Kokkos::parallel_for(
+        "treetrav::DistributedTree::cells", Kokkos::RangePolicy<Host>(0, blocks), [&](int b) {
+          std::size_t const base = std::size_t(b) * cells;
+          for (Index i = Index(std::int64_t(n) * b / blocks); i < Index(std::int64_t(n) * (b + 1) / blocks);
+               ++i) {
+            std::uint64_t const code = encode(x, i);
+            block_first[b] = std::min(block_first[b], code);
+            std::size_t const c = base + (code >> (encode.key_bits() - cell_bits));
+            ++block_in_cell[c];
+            for (int k = 0; k < d; ++k) {
+              block_lower[c * d + k] = std::min(block_lower[c * d + k], x(i, k));
+              block_upper[c * d + k] = std::max(block_upper[c * d + k], x(i, k));
+            }
+          }
+        });
+    Host().fence();
     std::vector<Coordinate> lower(std::size_t(cells) * d, std::numeric_limits<Coordinate>::infinity()),
         upper(std::size_t(cells) * d, -std::numeric_limits<Coordinate>::infinity());
     std::vector<Index> in_cell(cells, 0);
     std::uint64_t first = ~std::uint64_t(0);
-    for (Index i = 0; i < local.points.size(); ++i) {
-      std::uint64_t const code = encode(local.points.coordinates, i);
-      first = std::min(first, code);
-      std::size_t const c = code >> (encode.key_bits() - cell_bits);
-      ++in_cell[c];
-      for (int k = 0; k < d; ++k) {
-        lower[c * d + k] = std::min(lower[c * d + k], local.points.coordinates(i, k));
-        upper[c * d + k] = std::max(upper[c * d + k], local.points.coordinates(i, k));
+    for (int b = 0; b < blocks; ++b) {
+      first = std::min(first, block_first[b]);
+      for (std::size_t c = 0; c < std::size_t(cells); ++c) {
+        std::size_t const from = std::size_t(b) * cells + c;
+        in_cell[c] += block_in_cell[from];
+        for (int k = 0; k < d; ++k) {
+          lower[c * d + k] = std::min(lower[c * d + k], block_lower[from * d + k]);
+          upper[c * d + k] = std::max(upper[c * d + k], block_upper[from * d + k]);
+        }
       }
     }
     std::vector<Coordinate> all_lower(lower.size() * p), all_upper(upper.size() * p);
@@ -106,7 +138,7 @@ public:
       occupied.offset.push_back(int(occupied.lower.size() / d));
     }
     rank_boxes_ =
-        detail::RankBoxes<memory_space>(boxes_, d, occupied, all_gather(comm, first), bits);
+        detail::RankBoxes<memory_space>(counts, union_of_boxes, d, occupied, all_gather(comm, first), bits);
     rows_ = Kokkos::View<Index*, memory_space>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::DistributedTree::rows"),
         global_index_.size());
@@ -324,9 +356,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
           ++j;
         }
       });
-  NeighborResults<Kokkos::HostSpace> host;
-  host.indices = treetrav::detail::host_copy(space, results.indices, staging.received);
-  host.distances = treetrav::detail::host_copy(space, results.distances, staging.received);
+  auto host = treetrav::detail::host_copy(space, results, staging.received);
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::popRegion();
   return host;
@@ -576,10 +606,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
         results.indices(j) = KeyPacking::index_of(sorted(j));
         results.distances(j) = squared ? d2 : treetrav::math::sqrt(d2);
       });
-  RadiusResults<Kokkos::HostSpace> host;
-  host.offsets = treetrav::detail::host_copy(space, results.offsets, staging.received);
-  host.indices = treetrav::detail::host_copy(space, results.indices, staging.received);
-  host.distances = treetrav::detail::host_copy(space, results.distances, staging.received);
+  auto host = treetrav::detail::host_copy(space, results, staging.received);
   Kokkos::Profiling::popRegion();
   return host;
 }

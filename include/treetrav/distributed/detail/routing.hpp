@@ -64,21 +64,21 @@ struct RankBoxes {
   Kokkos::View<std::uint64_t*, MemorySpace> first_code;
 
   RankBoxes() = default;
-  RankBoxes(std::vector<RankBox> const& boxes, int dimension, RankCells const& cells,
-            std::vector<std::uint64_t> const& first_codes, int bits)
-      : count("treetrav::distributed::RankBoxes::count", boxes.size()),
+  // Each rank's point count, the union of their boxes (union_box), cells and
+  // first codes; `bits`: the partition's Morton code bits.
+  RankBoxes(std::vector<Index> const& counts,
+            treetrav::detail::BoundingBox<Kokkos::HostSpace> const& union_of_boxes, int dimension,
+            RankCells const& cells, std::vector<std::uint64_t> const& first_codes, int bits)
+      : count("treetrav::distributed::RankBoxes::count", counts.size()),
         cell_lower("treetrav::distributed::RankBoxes::cell_lower", cells.offset.back(), dimension),
         cell_upper("treetrav::distributed::RankBoxes::cell_upper", cells.offset.back(), dimension),
         cell_offset("treetrav::distributed::RankBoxes::cell_offset", cells.offset.size()),
         encode{treetrav::detail::BoundingBox<MemorySpace>("treetrav::distributed::RankBoxes::box",
                                                          2 * dimension),
                dimension, bits},
-        first_code("treetrav::distributed::RankBoxes::first_code", boxes.size()) {
-    auto c = Kokkos::create_mirror_view(count);
-    for (std::size_t r = 0; r < boxes.size(); ++r)
-      c(r) = boxes[r].count;
-    Kokkos::deep_copy(count, c);
-    Kokkos::deep_copy(encode.box, union_box(boxes, dimension));
+        first_code("treetrav::distributed::RankBoxes::first_code", counts.size()) {
+    Kokkos::deep_copy(count, Kokkos::View<Index const*, Kokkos::HostSpace>(counts.data(), counts.size()));
+    Kokkos::deep_copy(encode.box, union_of_boxes);
     using HostCells = Kokkos::View<Coordinate const**, Kokkos::LayoutRight, Kokkos::HostSpace>;
     Kokkos::deep_copy(cell_lower, HostCells(cells.lower.data(), cells.offset.back(), dimension));
     Kokkos::deep_copy(cell_upper, HostCells(cells.upper.data(), cells.offset.back(), dimension));
