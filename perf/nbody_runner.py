@@ -116,6 +116,25 @@ def pytreegrav_sweep(snapshot, reference_csv, thetas, repeats, out_csv, log):
     return rows
 
 
+def run_phase(name, action, summary, skip, save, log, deadline=None):
+    """Runs one phase; a failure is recorded and the next phases still run. A
+    phase that would start after `deadline` (time.time()) is recorded as skipped."""
+    if name in skip:
+        return
+    if deadline is not None and time.time() > deadline:
+        summary.setdefault("skipped_for_time", []).append(name)
+        save()
+        return
+    started = time.time()
+    try:
+        action()
+    except Exception as error:
+        print(f"phase {name} failed: {error!r}", file=log, flush=True)
+        summary[f"{name}_error"] = repr(error)
+    summary.setdefault("seconds", {})[name] = time.time() - started
+    save()
+
+
 def read_sweep(path, label):
     with open(path) as f:
         return [r for r in csv.DictReader(f) if r["label"] == label]
@@ -181,17 +200,7 @@ def main():
             json.dump(summary, f, indent=1, default=str)
 
     def phase(name, action):
-        """Runs one phase; a failure is recorded and the next phases still run."""
-        if name in skip:
-            return
-        started = time.time()
-        try:
-            action()
-        except Exception as error:
-            print(f"phase {name} failed: {error!r}", file=log, flush=True)
-            summary[f"{name}_error"] = repr(error)
-        summary.setdefault("seconds", {})[name] = time.time() - started
-        save()
+        run_phase(name, action, summary, skip, save, log)
 
     run([args.treetrav, "generate", "--dist", "plummer", "-n", str(args.n), "--seed", "1", "-o", snapshot], log)
     round_to_float32(snapshot)

@@ -37,7 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nbody_runner import pytreegrav_sweep, round_to_float32, run  # noqa: E402
+from nbody_runner import pytreegrav_sweep, round_to_float32, run, run_phase  # noqa: E402
 
 # Softening per set: Henon units for the spheres (their scale radii ~0.3-0.6),
 # a tenth of the mean spacing of 1M bodies for the unit box.
@@ -120,20 +120,7 @@ def main():
             json.dump(summary, f, indent=1, default=str)
 
     def phase(name, action):
-        if name in skip:
-            return
-        if time.time() - started > args.budget:
-            summary.setdefault("skipped_for_time", []).append(name)
-            save()
-            return
-        begun = time.time()
-        try:
-            action()
-        except Exception as error:
-            print(f"phase {name} failed: {error!r}", file=log, flush=True)
-            summary[f"{name}_error"] = repr(error)
-        summary.setdefault("seconds", {})[name] = time.time() - begun
-        save()
+        run_phase(name, action, summary, skip, save, log, deadline=started + args.budget)
 
     snapshots = {}
     for s in sets:
