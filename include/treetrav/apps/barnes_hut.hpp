@@ -28,7 +28,7 @@ enum class Multipole { monopole, quadrupole };
 //               the cell (Barnes 1994's b_max form, as Bonsai uses): a cell
 //               whose mass sits off-centre opens sooner, which bounds the
 //               worst-case error that the classic criterion leaves unbounded.
-//   relative    G M s^p <= alpha |a| d^(p+2), and the body (box) does not
+//   relative    G M s^p < alpha |a| d^(p+2), and the body (box) does not
 //               touch the cell: the cell's error term (the first one the
 //               expansion leaves out: p = 2 for monopoles, 3 with quadrupoles)
 //               against the body's own acceleration |a| from the previous
@@ -169,7 +169,8 @@ struct PackCells {
     if (opening == Opening::relative) {
       double const size = tree.cell_size(node);
       double const error_term = Order == Multipole::quadrupole ? size * size * size : size * size;
-      g.open2 = static_cast<Coordinate>(double(gravity) * tree.mass(node) * error_term);
+      double const g_abs = gravity < 0 ? -double(gravity) : double(gravity);
+      g.open2 = static_cast<Coordinate>(g_abs * tree.mass(node) * error_term);
     }
     f.mass = tree.mass(node);
     if constexpr (Order == Multipole::quadrupole) {
