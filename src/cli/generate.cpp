@@ -36,8 +36,34 @@ struct ShapeOptions {
   CLI::Option* files;
 };
 
+// The distributions written as N-body snapshots: the generator, what the
+// message calls its output, and the units recorded with it.
+struct SnapshotKind {
+  char const* name;
+  io::Snapshot (*generate)(Kokkos::DefaultHostExecutionSpace const&, Index, std::uint64_t);
+  char const* what;
+  char const* units;
+};
+
+using HostSpace = Kokkos::DefaultHostExecutionSpace;
+constexpr SnapshotKind snapshot_kinds[] = {
+    {"plummer", &generators::plummer<HostSpace>, "a Plummer sphere", "Henon: G = M = 1, E = -1/4"},
+    {"hernquist", &generators::hernquist<HostSpace>, "a Hernquist sphere",
+     "Henon: G = M = 1, E = -1/4"},
+    // BoxSize stays 0: the bodies wrap around the unit cube's faces, but
+    // gravity on them is open-boundary.
+    {"clustered-box", &generators::clustered_box<HostSpace>, "a clustered box",
+     "G = M = 1, the bodies in the unit cube"}};
+
+SnapshotKind const* find_snapshot_kind(std::string const& distribution) {
+  for (auto const& kind : snapshot_kinds)
+    if (distribution == kind.name) return &kind;
+  return nullptr;
+}
+
 std::vector<std::string> distribution_names() {
-  std::vector<std::string> names{"uniform", "clustered", "plummer", "hernquist", "clustered-box"};
+  std::vector<std::string> names{"uniform", "clustered"};
+  for (auto const& kind : snapshot_kinds) names.push_back(kind.name);
   for (auto const& preset : generators::presets()) names.push_back(preset.name);
   return names;
 }
@@ -65,19 +91,13 @@ void reject_unless(bool applies, CLI::Option const* option, std::string const& d
     throw InputError(option->get_name() + " does not apply to --dist " + distribution);
 }
 
-// The distributions written as N-body snapshots.
-bool is_snapshot(std::string const& distribution) {
-  return distribution == "plummer" || distribution == "hernquist" ||
-         distribution == "clustered-box";
-}
-
 void reject_inapplicable_options(ShapeOptions const& shape, std::string const& distribution) {
   bool const is_uniform = distribution == "uniform";
   bool const is_clustered = distribution == "clustered";
   reject_unless(is_uniform || is_clustered, shape.dimension, distribution);
   reject_unless(is_clustered, shape.clusters, distribution);
   reject_unless(is_clustered, shape.width, distribution);
-  reject_unless(is_snapshot(distribution), shape.files, distribution);
+  reject_unless(find_snapshot_kind(distribution) != nullptr, shape.files, distribution);
 }
 
 io::Metadata generator_metadata(GenerateOptions const& options) {
@@ -91,25 +111,14 @@ io::Metadata generator_metadata(GenerateOptions const& options) {
 
 void generate_snapshot(Kokkos::DefaultHostExecutionSpace const& host,
                        GenerateOptions const& options) {
-  io::Snapshot snapshot;
-  std::string what;
+  SnapshotKind const& kind = *find_snapshot_kind(options.distribution);
+  io::Snapshot snapshot = kind.generate(host, options.n, options.seed);
+  char const* const what = kind.what;
   auto metadata = generator_metadata(options);
-  if (options.distribution == "plummer") {
-    snapshot = generators::plummer(host, options.n, options.seed);
-    what = "a Plummer sphere";
-    metadata.set("units", "Henon: G = M = 1, E = -1/4");
-  } else if (options.distribution == "hernquist") {
-    snapshot = generators::hernquist(host, options.n, options.seed);
-    what = "a Hernquist sphere";
-    metadata.set("units", "Henon: G = M = 1, E = -1/4");
-  } else {
-    snapshot = generators::clustered_box(host, options.n, options.seed);
-    what = "a clustered box";
-    // BoxSize stays 0: the bodies wrap around the unit cube's faces, but
-    // gravity on them is open-boundary.
+  metadata.set("units", kind.units);
+  if (options.distribution == "clustered-box") {
     using Hierarchy = generators::detail::SoneiraPeebles;
-    metadata.set("units", "G = M = 1, the bodies in the unit cube")
-        .set("hierarchy",
+    metadata.set("hierarchy",
              fmt::format("Soneira-Peebles: {} clumps of radii {} to {}, each of {} clumps {} "
                          "times smaller, {} levels",
                          Hierarchy::top_spheres, Hierarchy::smallest_top_radius,
@@ -205,7 +214,7 @@ void add_generate_command(CLI::App& app) {
     check_output_file({"-o", options->output}, {});
     KokkosSession session(options->runtime);
     Kokkos::DefaultHostExecutionSpace host;
-    if (is_snapshot(options->distribution))
+    if (find_snapshot_kind(options->distribution) != nullptr)
       generate_snapshot(host, *options);
     else
       generate_points(host, *options);

@@ -221,7 +221,7 @@ struct BarnesHutWalk {
 
   // The criterion for a body (box) at squared distance d2 from the centre of
   // mass that does not touch the cell; `tolerance`: the relative criterion's
-  // alpha |a| (group_tolerance, body_tolerance).
+  // alpha |a| (body_tolerance, or the group's in GroupBox).
   KOKKOS_FUNCTION bool far_enough(CellGeometry const& g, Coordinate d2,
                                   Coordinate tolerance) const {
     if (opening == Opening::com_offset)
@@ -236,7 +236,8 @@ struct BarnesHutWalk {
     return size * size < theta2 * d2;
   }
 
-  // alpha |a| of a body's previous acceleration (relative criterion only).
+  // |a|^2 of a body's previous acceleration, and alpha |a| (relative
+  // criterion only; 0 otherwise).
   KOKKOS_FUNCTION Coordinate previous_magnitude2(Index body) const {
     Coordinate const a[3] = {previous(body, 0), previous(body, 1), previous(body, 2)};
     return a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
@@ -442,7 +443,6 @@ struct CountedAcceleration {
   }
 };
 
-
 // The walk of `interaction` over `tree` with `options`: its cells packed for
 // this opening angle and order (the one place both are read). `previous`:
 // the bodies' previous accelerations, which the relative criterion reads.
@@ -509,6 +509,30 @@ using BarnesHutVisitor =
 
 namespace detail {
 
+// The walk of `interaction` (which writes `accelerations`) in the order of
+// `options`. The relative criterion reads each body's previous acceleration
+// from the row its new one overwrites (only its own walk writes it, at the
+// end).
+template <class ExecutionSpace, class MemorySpace, class Strategy, class Interaction>
+void walk_barnes_hut(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
+                     PointSet<MemorySpace> const& bodies, BarnesHutOptions const& options,
+                     Strategy strategy, Interaction const& interaction,
+                     Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> accelerations,
+                     Kokkos::View<Index const*, MemorySpace> order,
+                     Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies,
+                     TraversalMetrics<MemorySpace> const& metrics) {
+  auto const run = [&](auto walk) {
+    traverse(space, tree.topology, walk, strategy, order, metrics);
+  };
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
+  if (options.multipole == Multipole::quadrupole)
+    run(make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates, options,
+                                                    interaction, active_bodies, previous));
+  else
+    run(make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
+                                                  interaction, active_bodies, previous));
+}
+
 // The Barnes-Hut sums, instantiated here (compiled.hpp).
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 void compute_barnes_hut_accelerations_with(
@@ -523,18 +547,8 @@ void compute_barnes_hut_accelerations_with(
     throw std::invalid_argument("Barnes-Hut: accelerations must be (bodies, 3)");
   detail::Acceleration<MemorySpace> const interaction{options.softening * options.softening,
                                                       options.gravity, accelerations};
-  auto const run = [&](auto walk) {
-    traverse(space, tree.topology, walk, strategy, order, metrics);
-  };
-  // The relative criterion reads each body's previous acceleration from the
-  // row its new one overwrites (only its own walk writes it, at the end).
-  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
-  if (options.multipole == Multipole::quadrupole)
-    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(
-        space, tree, bodies.coordinates, options, interaction, active_bodies, previous));
-  else
-    run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                          interaction, active_bodies, previous));
+  walk_barnes_hut(space, tree, bodies, options, strategy, interaction, accelerations, order,
+                  active_bodies, metrics);
 }
 
 template <class ExecutionSpace, class MemorySpace, class Strategy>
@@ -553,16 +567,8 @@ void compute_barnes_hut_accelerations_and_costs_with(
         "Barnes-Hut: accelerations must be (bodies, 3), costs and cell costs (bodies)");
   detail::CountedAcceleration<MemorySpace> const interaction{
       {options.softening * options.softening, options.gravity, accelerations}, costs, cell_costs};
-  auto const run = [&](auto walk) { traverse(space, tree.topology, walk, strategy, order); };
-  // The relative criterion reads each body's previous acceleration from the
-  // row its new one overwrites (only its own walk writes it, at the end).
-  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
-  if (options.multipole == Multipole::quadrupole)
-    run(detail::make_barnes_hut_walk<Multipole::quadrupole>(
-        space, tree, bodies.coordinates, options, interaction, active_bodies, previous));
-  else
-    run(detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                          interaction, active_bodies, previous));
+  walk_barnes_hut(space, tree, bodies, options, strategy, interaction, accelerations, order,
+                  active_bodies, TraversalMetrics<MemorySpace>{});
 }
 
 // The Barnes-Hut sums on the backends treetrav::searches compiles
