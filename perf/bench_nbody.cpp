@@ -40,6 +40,7 @@ using Memory = Space::memory_space;
 struct Settings {
   std::string snapshot;
   Index plummer = 0;
+  std::string dist = "plummer"; // what --plummer N generates
   std::uint64_t seed = 1;
   float softening = 0.01f;
   int leaf_size = 8;
@@ -64,10 +65,13 @@ struct Bodies {
 };
 
 Bodies load(Settings const& settings) {
-  io::Snapshot const snapshot = settings.plummer > 0
-                                    ? generators::plummer(Kokkos::DefaultHostExecutionSpace{},
-                                                          settings.plummer, settings.seed)
-                                    : io::read_snapshot(settings.snapshot);
+  Kokkos::DefaultHostExecutionSpace const host_space;
+  io::Snapshot const snapshot =
+      settings.plummer == 0         ? io::read_snapshot(settings.snapshot)
+      : settings.dist == "hernquist" ? generators::hernquist(host_space, settings.plummer, settings.seed)
+      : settings.dist == "clustered-box"
+          ? generators::clustered_box(host_space, settings.plummer, settings.seed)
+          : generators::plummer(host_space, settings.plummer, settings.seed);
   Index const n = static_cast<Index>(snapshot.size());
   auto host = allocate_points<Kokkos::HostSpace>("bench::bodies", n, 3);
   Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("bench::masses", n);
@@ -247,6 +251,9 @@ int main(int argc, char** argv) {
   app.add_option("--snapshot", settings.snapshot, "Bodies: a SWIFT/GADGET snapshot");
   app.add_option("--plummer", settings.plummer,
                  "Bodies: a Plummer sphere of N bodies (instead of --snapshot)");
+  app.add_option("--dist", settings.dist, "What --plummer N generates instead of a Plummer sphere")
+      ->check(CLI::IsMember({"plummer", "hernquist", "clustered-box"}))
+      ->capture_default_str();
   app.add_option("--seed", settings.seed, "Seed of --plummer")->capture_default_str();
   app.add_option("--softening", settings.softening, "Plummer softening")->capture_default_str();
   app.add_option("--leaf-size", settings.leaf_size, "Octree leaf capacity")->capture_default_str();

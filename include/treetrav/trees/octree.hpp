@@ -294,7 +294,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   };
   Index const n = bodies.size();
   auto const x = bodies.coordinates;
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::root_cube");
   detail::RootCube const cube = detail::root_cube(space, x);
+  Kokkos::Profiling::popRegion();
 
   Kokkos::View<std::uint64_t*, MemorySpace> codes(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::codes"), n);
@@ -313,7 +315,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
           nodes.point_end(0) = n;
         }
       });
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
   detail::sort_by_code(space, codes, order);
+  Kokkos::Profiling::popRegion();
 
   LevelledOctree<MemorySpace> built;
   Octree<MemorySpace>& tree = built.tree;
@@ -331,6 +335,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
       });
 
   built.level_begin = {0, 1};
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::levels");
   for (int level = 0;; ++level) {
     Index const begin = built.level_begin[level], end = built.level_begin[level + 1];
     if (begin == end) break;
@@ -345,7 +350,10 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
     built.level_begin.push_back(end + next_level_size);
   }
   built.level_begin.pop_back();  // the empty level that ended the loop
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::shrink");
   nodes.resize(space, built.level_begin.back());
+  Kokkos::Profiling::popRegion();
 
   tree.topology.children = nodes.children;
   tree.topology.parent = nodes.parent;

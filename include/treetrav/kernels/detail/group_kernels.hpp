@@ -537,8 +537,10 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
                            : visitor.query_count() != points)
     throw std::invalid_argument(
         "group walk: the queries must be the tree's own points (order: tree position -> query)");
+  Kokkos::Profiling::pushRegion("treetrav::GroupWalk::prepare");
   auto const tables =
       prepare_group_walk(space, topology, visitor, order, points, strategy.group_size, strategy.pack_siblings);
+  Kokkos::Profiling::popRegion();
   if (tables.group_count == 0)
     return;
 
