@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/apps/detail/compiled.hpp>
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
 #include <treetrav/core/point_set.hpp>
@@ -458,10 +459,10 @@ make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tre
     throw InputError("opening", ": the relative criterion needs the bodies' previous "
                                 "accelerations (bodies, 3)");
   Index const nodes = tree.topology.size();
-  Kokkos::View<CellGeometry*, MemorySpace> geometry(
+  auto const geometry = allocate_view<Kokkos::View<CellGeometry*, MemorySpace>>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::geometry"),
       nodes);
-  Kokkos::View<FarField<Order>*, MemorySpace> far_field(
+  auto const far_field = allocate_view<Kokkos::View<FarField<Order>*, MemorySpace>>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::far_field"),
       nodes);
   Kokkos::parallel_for("treetrav::BarnesHut::pack_cells",

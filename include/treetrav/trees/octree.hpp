@@ -21,9 +21,12 @@
 // Everything is a pure function of the float positions and masses: codes,
 // ties (by body index), node numbering and summation orders are fixed, so equal
 // inputs give bit-identical trees on every run and thread count.
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/trees/detail/host_build.hpp>
+#include <treetrav/trees/detail/morton.hpp>
 #include <treetrav/trees/detail/octree_type.hpp>
 
 #include <algorithm>
@@ -34,12 +37,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <thrust/device_ptr.h>
-#include <thrust/execution_policy.h>
-#include <thrust/extrema.h>
-#include <thrust/sort.h>
-#endif
 
 namespace treetrav {
 
@@ -109,49 +106,19 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
   return code;
 }
 
-template <class ExecutionSpace, class Coordinates>
-RootCube root_cube([[maybe_unused]] ExecutionSpace const& space, Coordinates const& x) {
-  static_assert(std::is_same_v<typename Coordinates::array_layout, Kokkos::LayoutLeft>, "columns must be contiguous");
-  Index const n = static_cast<Index>(x.extent(0));
-  Coordinate lo[3], hi[3];
-  // Min and max of each contiguous column, as morton_order does (thrust on
-  // CUDA rather than a Kokkos reduction).
-  for (int k = 0; k < 3; ++k) {
-    Coordinate const* column = x.data() + std::size_t(k) * x.stride(1);
-    if constexpr (is_cuda_space_v<ExecutionSpace>) {
-#if defined(KOKKOS_ENABLE_CUDA)
-      space.fence();
-      auto const [mn, mx] = thrust::minmax_element(thrust::device, column, column + n);
-      lo[k] = *thrust::device_ptr<Coordinate const>(mn);
-      hi[k] = *thrust::device_ptr<Coordinate const>(mx);
-#endif
-    } else {
-      auto const [mn, mx] = std::minmax_element(column, column + n);
-      lo[k] = *mn;
-      hi[k] = *mx;
-    }
-  }
-  return cube_around(lo, hi);
-}
-
-// Sorts `codes` and carries `order` (initially the identity) along; equal
-// codes keep index order on every backend.
+// The cube around the bodies: their box as one reduction over the three
+// columns (a kernel and one read back on a GPU; minima and maxima are exact,
+// so every backend finds the same cube).
 template <class ExecutionSpace, class MemorySpace>
-void sort_by_code(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySpace> codes,
-                  Kokkos::View<Index*, MemorySpace> order) {
-  Index const n = static_cast<Index>(codes.extent(0));
-  if constexpr (is_cuda_space_v<ExecutionSpace>) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    space.fence();
-    thrust::stable_sort_by_key(thrust::device, codes.data(), codes.data() + n, order.data());
-    Kokkos::fence();  // thrust ran on the default stream
-#endif
-  } else {
-    std::vector<std::pair<std::uint64_t, Index>> keyed(n);
-    for (Index i = 0; i < n; ++i) keyed[i] = {codes(i), order(i)};
-    std::sort(keyed.begin(), keyed.end());  // (code, index) pairs are unique: stable by index
-    for (Index i = 0; i < n; ++i) codes(i) = keyed[i].first, order(i) = keyed[i].second;
-  }
+RootCube root_cube(ExecutionSpace const& space,
+                   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x) {
+  Coordinate bounds[6];
+  Kokkos::parallel_reduce("treetrav::MortonOctree::root_cube",
+                          as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, x.extent(0))),
+                          BoxReduction<MemorySpace>{6, x},
+                          Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
+  Coordinate const lo[3] = {bounds[0], bounds[1], bounds[2]}, hi[3] = {bounds[3], bounds[4], bounds[5]};
+  return cube_around(lo, hi);
 }
 
 // A copy of the first `rows` rows of `source` (fewer if it has fewer), with
@@ -161,11 +128,12 @@ template <class ExecutionSpace, class View>
 View copy_rows(ExecutionSpace const& space, View const& source, Index rows) {
   auto const kept = std::make_pair(std::size_t(0), std::min<std::size_t>(rows, source.extent(0)));
   if constexpr (View::rank == 1) {
-    View target(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows);
+    auto const target = allocate_view<View>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows);
     Kokkos::deep_copy(space, Kokkos::subview(target, kept), Kokkos::subview(source, kept));
     return target;
   } else {
-    View target(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows, source.extent(1));
+    auto const target = allocate_view<View>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()),
+                                            rows, source.extent(1));
     Kokkos::deep_copy(space, Kokkos::subview(target, kept, Kokkos::ALL), Kokkos::subview(source, kept, Kokkos::ALL));
     return target;
   }
@@ -181,17 +149,20 @@ struct OctreeNodes {
 
   template <class ExecutionSpace>
   OctreeNodes(ExecutionSpace const& space, Index capacity)
-      : children(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::children"), capacity,
-                 8),
-        parent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::parent"), capacity),
-        point_begin(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_begin"),
-                    capacity),
-        point_end(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::point_end"),
-                  capacity),
-        cell_center(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_center"),
-                    capacity, 3),
-        cell_size(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::cell_size"),
-                  capacity) {}
+      : children(allocate<decltype(children)>(space, "children", capacity, 8)),
+        parent(allocate<decltype(parent)>(space, "parent", capacity)),
+        point_begin(allocate<decltype(point_begin)>(space, "point_begin", capacity)),
+        point_end(allocate<decltype(point_end)>(space, "point_end", capacity)),
+        cell_center(allocate<decltype(cell_center)>(space, "cell_center", capacity, 3)),
+        cell_size(allocate<decltype(cell_size)>(space, "cell_size", capacity)) {}
+
+  // Allocations by layout: no read back of the label (allocate_view).
+  template <class View, class ExecutionSpace, class... Extents>
+  static View allocate(ExecutionSpace const& space, char const* member, Extents... extents) {
+    return allocate_view<View>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::MortonOctree::") + member),
+        extents...);
+  }
 
   Index capacity() const { return static_cast<Index>(parent.extent(0)); }
   // Keeps the first min(size, capacity) nodes.
@@ -298,25 +269,26 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   detail::RootCube const cube = detail::root_cube(space, x);
   Kokkos::Profiling::popRegion();
 
-  Kokkos::View<std::uint64_t*, MemorySpace> codes(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::codes"), n);
-  Kokkos::View<Index*, MemorySpace> order(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::original_index"), n);
+  using Allocate = detail::OctreeNodes<MemorySpace>;
+  using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
+  Codes const unsorted = Allocate::template allocate<Codes>(space, "unsorted_codes", n);
+  Codes const codes = Allocate::template allocate<Codes>(space, "codes", n);
   // Room for 1.5 n nodes: a Plummer sphere at leaf size 8 needs about 0.4 n.
-  detail::OctreeNodes<MemorySpace> nodes(
-      space, static_cast<Index>(std::min<std::int64_t>(std::int64_t(n) * 3 / 2 + 64, std::numeric_limits<Index>::max())));
+  Allocate nodes(space, static_cast<Index>(std::min<std::int64_t>(std::int64_t(n) * 3 / 2 + 64,
+                                                                    std::numeric_limits<Index>::max())));
   Kokkos::parallel_for(
       "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-        codes(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2));
-        order(i) = i;
+        unsorted(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2));
         if (i == 0) {  // the root: all bodies
           nodes.parent(0) = -1;
           nodes.point_begin(0) = 0;
           nodes.point_end(0) = n;
         }
       });
+  // A stable sort: equal codes keep index order on every backend.
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
-  detail::sort_by_code(space, codes, order);
+  Kokkos::View<Index*, MemorySpace> const order =
+      detail::sort_permutation(space, unsorted, 3 * detail::morton_levels, "treetrav::MortonOctree", codes);
   Kokkos::Profiling::popRegion();
 
   LevelledOctree<MemorySpace> built;
@@ -324,8 +296,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   using Tree = Octree<MemorySpace>;
   tree.points.points = allocate_points<MemorySpace>("treetrav::MortonOctree::bodies", n, 3);
   tree.points.original_index = order;
-  tree.body_mass = typename Tree::scalar_view(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::body_mass"), n);
+  tree.body_mass = Allocate::template allocate<typename Tree::scalar_view>(space, "body_mass", n);
   auto const sorted = tree.points.points.coordinates;
   auto const body_mass = tree.body_mass;
   Kokkos::parallel_for(
@@ -362,11 +333,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   tree.cell_center = nodes.cell_center;
   tree.cell_size = nodes.cell_size;
   Index const node_count = tree.topology.size();
-  tree.mass = typename Tree::scalar_view(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::mass"), node_count);
-  tree.center_of_mass = typename Tree::vector_view(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::center_of_mass"), node_count,
-      3);
+  tree.mass = Allocate::template allocate<typename Tree::scalar_view>(space, "mass", node_count);
+  tree.center_of_mass =
+      Allocate::template allocate<typename Tree::vector_view>(space, "center_of_mass", node_count, 3);
   space.fence();
   Kokkos::Profiling::popRegion();
   return built;
@@ -418,9 +387,8 @@ void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySp
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
-  Kokkos::View<MassMoments*, MemorySpace> moments(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::moments"),
-      built.tree.topology.size());
+  auto const moments = detail::OctreeNodes<MemorySpace>::template allocate<Kokkos::View<MassMoments*, MemorySpace>>(
+      space, "moments", built.tree.topology.size());
   detail::OctreeMomentsLevel<MemorySpace> const level_kernel{built.tree, moments};
   for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
     Kokkos::parallel_for("treetrav::MortonOctree::moments",
@@ -514,11 +482,11 @@ void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<Memo
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
   Index const nodes = built.tree.topology.size();
-  built.tree.quadrupole = typename Octree<MemorySpace>::vector_view(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::quadrupole"), nodes,
-      detail::OctreeQuadrupoleLevel<MemorySpace>::quadrupole_columns);
-  Kokkos::View<detail::SecondMoments*, MemorySpace> moments(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::MortonOctree::second_moments"), nodes);
+  using Allocate = detail::OctreeNodes<MemorySpace>;
+  built.tree.quadrupole = Allocate::template allocate<typename Octree<MemorySpace>::vector_view>(
+      space, "quadrupole", nodes, detail::OctreeQuadrupoleLevel<MemorySpace>::quadrupole_columns);
+  auto const moments =
+      Allocate::template allocate<Kokkos::View<detail::SecondMoments*, MemorySpace>>(space, "second_moments", nodes);
   detail::OctreeQuadrupoleLevel<MemorySpace> const level_kernel{built.tree, moments};
   for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
     Kokkos::parallel_for("treetrav::MortonOctree::quadrupoles",

@@ -144,7 +144,7 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the execution space must reach the keys");
   Index const n = static_cast<Index>(keys.extent(0));
-  Kokkos::View<Index*, MemorySpace> permutation(
+  auto const permutation = allocate_view<Kokkos::View<Index*, MemorySpace>>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::permutation"), n);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)

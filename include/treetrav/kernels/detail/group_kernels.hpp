@@ -3,6 +3,7 @@
 // The group walk (GroupWalk): one warp per group of queries, interaction lists
 // in scratch memory. See strategies.hpp for the idea and visitor.hpp for the
 // group interface a visitor provides.
+#include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
 #include <treetrav/kernels/detail/host_kernels.hpp>
 #include <treetrav/kernels/detail/warp.hpp>
@@ -21,7 +22,9 @@
 namespace treetrav::detail {
 
 // What the walk reads of a node besides the visitor's own data: an internal
-// node's children are child_list[first, first + count); a leaf (count <= 0)
+// node's children are child_list[first, first + count), or the nodes [first,
+// first + count) when every node's children are consecutive (an octree built
+// level by level; GroupWalkTables::consecutive_children); a leaf (count <= 0)
 // holds the tree's points [first, first - count).
 struct alignas(8) GroupWalkLinks {
   Index first;
@@ -37,6 +40,25 @@ struct GroupWalkTables {
   Kokkos::View<Index*, memory_space> group_end;      // (points): a group's end at its first point
   Index group_count = 0;
   int depth = 0; // of the deepest node (root: 0)
+  // Links name the children themselves: a walk pushes them without reading
+  // child_list, one dependent load less on every node it opens.
+  bool consecutive_children = false;
+};
+
+// Whether every internal node's children are consecutive nodes.
+template <class Topology>
+struct ConsecutiveChildren {
+  Topology topology;
+  KOKKOS_FUNCTION void operator()(Index node, int& consecutive) const {
+    Index const first = topology.child(node, 0);
+    for (int slot = 1; slot < Topology::arity && first >= 0; ++slot) {
+      Index const child = topology.child(node, slot);
+      if (child < 0)
+        break;
+      if (child != first + slot)
+        consecutive = 0;
+    }
+  }
 };
 
 // Pass 1 over the nodes (a scan): links and the children list; the children
@@ -47,6 +69,7 @@ struct LinkNodes {
   Topology topology;
   Kokkos::View<GroupWalkLinks*, typename Topology::memory_space> links;
   Kokkos::View<Index*, typename Topology::memory_space> child_list;
+  bool consecutive_children;
 
   KOKKOS_FUNCTION void operator()(Index node, Index& children_before, bool final) const {
     int count = 0;
@@ -56,6 +79,8 @@ struct LinkNodes {
       if (count == 0) {
         Index const begin = topology.point_begin(node);
         links(node) = GroupWalkLinks{begin, begin - topology.point_end(node)};
+      } else if (consecutive_children) {
+        links(node) = GroupWalkLinks{topology.child(node, 0), count};
       } else {
         links(node) = GroupWalkLinks{children_before, count};
         for (int slot = 0; slot < count; ++slot)
@@ -159,26 +184,29 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
   auto const policy = [&](Index end) { return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, end)); };
   Index const nodes = topology.size();
   GroupWalkTables<Topology> tables;
-  tables.links = Kokkos::View<GroupWalkLinks*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::links"), nodes);
-  tables.child_list = Kokkos::View<Index*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::child_list"),
-      nodes);
+  // Allocations by layout: no read back of the label (allocate_view).
+  auto const alloc = [&](char const* member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::GroupWalk::") + member);
+  };
+  int consecutive = 1;
+  Kokkos::parallel_reduce("treetrav::GroupWalk::consecutive_children", policy(nodes),
+                          ConsecutiveChildren<Topology>{topology}, Kokkos::LAnd<int>(consecutive));
+  tables.consecutive_children = consecutive != 0;
+  tables.links = allocate_view<decltype(tables.links)>(alloc("links"), nodes);
+  tables.child_list =
+      allocate_view<decltype(tables.child_list)>(alloc("child_list"), tables.consecutive_children ? 0 : nodes);
   Index children = 0;
-  Kokkos::parallel_scan("treetrav::GroupWalk::links", policy(nodes),
-                        LinkNodes<Topology>{topology, tables.links, tables.child_list}, children);
+  Kokkos::parallel_scan(
+      "treetrav::GroupWalk::links", policy(nodes),
+      LinkNodes<Topology>{topology, tables.links, tables.child_list, tables.consecutive_children}, children);
   Kokkos::parallel_reduce("treetrav::GroupWalk::depth", policy(nodes),
                           TreeDepth<Topology>{topology}, Kokkos::Max<int>(tables.depth));
-  tables.group_end = Kokkos::View<Index*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::group_end"),
-      points);
+  tables.group_end = allocate_view<decltype(tables.group_end)>(alloc("group_end"), points);
   Kokkos::deep_copy(space, tables.group_end, Index(-1));
   Kokkos::parallel_for(
       "treetrav::GroupWalk::mark_groups", policy(nodes),
       MarkGroups<Topology, Visitor>{topology, visitor, order, tables.group_end, group_size, pack_siblings});
-  tables.groups = Kokkos::View<Index*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::groups"),
-      points);
+  tables.groups = allocate_view<decltype(tables.groups)>(alloc("groups"), points);
   Kokkos::parallel_scan("treetrav::GroupWalk::compact_groups", policy(points),
                         CompactGroups<MemorySpace>{tables.group_end, tables.groups},
                         tables.group_count);
@@ -272,6 +300,7 @@ struct GroupWalkKernel {
   Kokkos::View<Index, memory_space> next_group;
   Index group_count;
   Index stack_capacity;
+  bool consecutive_children;
 
   // Each record meets the lane's queries, copied out of the lane first: the
   // lane, reached by reference, lives in local memory, and each of the
@@ -400,8 +429,12 @@ struct GroupWalkKernel {
       warp.for_each_lane(lanes, [&](int, Lane& l) {
         if (l.kind != opened)
           return;
-        for (Index k = 0; k < l.count; ++k)
-          stack[top + l.offset + k] = child_list(l.first + k);
+        if (consecutive_children)
+          for (Index k = 0; k < l.count; ++k)
+            stack[top + l.offset + k] = l.first + k;
+        else
+          for (Index k = 0; k < l.count; ++k)
+            stack[top + l.offset + k] = child_list(l.first + k);
       });
       top += pushed;
       warp.sync();
@@ -510,7 +543,7 @@ Kokkos::View<Index*, MemorySpace> group_walk_stacks(::treetrav::Workspace& works
                                                     std::size_t size) {
   auto& kept = workspace.get<GroupWalkStacks<MemorySpace>>();
   if (kept.stacks.extent(0) < size)
-    kept.stacks = Kokkos::View<Index*, MemorySpace>(
+    kept.stacks = allocate_view<Kokkos::View<Index*, MemorySpace>>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::GroupWalk::stacks"), size);
   return kept.stacks;
 }
@@ -562,9 +595,11 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
       tables.group_end,
       group_walk_stacks<MemorySpace>(workspace, std::size_t(teams) * warps_per_team *
                                                              std::size_t(stack_capacity)),
-      Kokkos::View<Index, MemorySpace>("treetrav::GroupWalk::next_group"),
+      allocate_view<Kokkos::View<Index, MemorySpace>>(
+          Kokkos::view_alloc(space, "treetrav::GroupWalk::next_group")),
       tables.group_count,
-      stack_capacity};
+      stack_capacity,
+      tables.consecutive_children};
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     auto policy = as_kernel_argument(Kokkos::TeamPolicy<ExecutionSpace>(space, teams, 32 * warps_per_team, 1));
