@@ -23,6 +23,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -240,6 +241,27 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
       KOKKOS_LAMBDA(Index i, std::int64_t & sum) { sum += cells(i); }, cell);
   m.cell_interactions = double(cell) / n;
   m.body_interactions = double(all - cell) / n;
+  // The costliest bodies: a walk's time is at least that of its longest
+  // group, whatever the mean.
+  {
+    auto const cost = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, costs);
+    auto const a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, accelerations);
+    auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, bodies.positions.coordinates);
+    std::vector<Index> by_cost(n);
+    for (Index i = 0; i < n; ++i) by_cost[i] = i;
+    std::sort(by_cost.begin(), by_cost.end(), [&](Index i, Index j) { return cost(i) > cost(j); });
+    std::vector<double> magnitude(n);
+    for (Index i = 0; i < n; ++i) magnitude[i] = std::hypot(a(i, 0), a(i, 1), a(i, 2));
+    std::vector<double> sorted = magnitude;
+    std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.end());
+    fmt::print("  costs: mean {:.0f}, p99.9 {}, max {}; the costliest bodies (cost, |x|, |a| / median |a|):",
+               double(all) / n, cost(by_cost[n / 1000]), cost(by_cost[0]), sorted[n / 2]);
+    for (int j = 0; j < 6 && j < n; ++j) {
+      Index const i = by_cost[j];
+      fmt::print(" ({}, {:.3g}, {:.3g})", cost(i), std::hypot(x(i, 0), x(i, 1), x(i, 2)), magnitude[i] / sorted[n / 2]);
+    }
+    fmt::print("\n");
+  }
   return m;
 }
 
