@@ -7,9 +7,10 @@
 //   1. Morton codes: each body's cell at the finest level (21 bits per axis)
 //      of the cube around all bodies, the three axes' bits interleaved;
 //   2. a stable sort by code: every cell's bodies become contiguous;
-//   3. the hierarchy, one level at a time: a cell holding more than
-//      `leaf_capacity` bodies splits into its non-empty octants, found by
-//      binary search of the sorted codes; children numbered by a prefix scan.
+//   3. the hierarchy from the sorted codes at once (NodeStarts): the nodes
+//      each body begins, keyed by (level, body), sorted into breadth-first
+//      order, then linked by binary searches; a cell holding more than
+//      `leaf_capacity` bodies splits into its non-empty octants.
 //   4. (separately, so it can be timed) mass and centre of mass of every cell,
 //      bottom-up, one level at a time: leaves sum their bodies, parents their
 //      children, in double (the sums of treefix/octree.hpp's leaffix by the
@@ -106,138 +107,213 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
   return code;
 }
 
-// The cube around the bodies: their box as one reduction over the three
-// columns (a kernel and one read back on a GPU; minima and maxima are exact,
-// so every backend finds the same cube).
+// The cube around the bodies: their box in one pass (minima and maxima are
+// exact, so every backend finds the same cube), then one read back. On a GPU
+// morton_sort's box kernel: Kokkos' reduction over a runtime-sized array
+// took longer there than the rest of the build.
 template <class ExecutionSpace, class MemorySpace>
 RootCube root_cube(ExecutionSpace const& space,
                    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x) {
   Coordinate bounds[6];
-  Kokkos::parallel_reduce("treetrav::MortonOctree::root_cube",
-                          as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, x.extent(0))),
-                          BoxReduction<MemorySpace>{6, x},
-                          Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    using Launch = MortonBoxLaunch<MemorySpace>;
+    int const blocks = Launch::blocks(static_cast<Index>(x.extent(0)));
+    Scratch<MemorySpace, 3> scratch(space, "treetrav::MortonOctree::root_cube",
+                                    {sizeof bounds, std::size_t(blocks) * sizeof bounds, sizeof(unsigned)});
+    auto* const box = static_cast<Coordinate*>(scratch.part(0));
+    auto* const arrivals = static_cast<unsigned*>(scratch.part(2));
+    cudaStream_t const stream = space.cuda_stream();
+    check_cuda(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
+    morton_box_kernel<MemorySpace><<<blocks, Launch::block, 0, stream>>>(
+        x, static_cast<Coordinate*>(scratch.part(1)), arrivals, box);
+    check_cuda(cudaGetLastError(), "morton_box_kernel");
+    check_cuda(cudaMemcpyAsync(bounds, box, sizeof bounds, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+#endif
+  } else {
+    Kokkos::parallel_reduce("treetrav::MortonOctree::root_cube",
+                            as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, x.extent(0))),
+                            BoxReduction<MemorySpace>{6, x},
+                            Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
+  }
   Coordinate const lo[3] = {bounds[0], bounds[1], bounds[2]}, hi[3] = {bounds[3], bounds[4], bounds[5]};
   return cube_around(lo, hi);
 }
 
-// A copy of the first `rows` rows of `source` (fewer if it has fewer), with
-// `rows` rows. Copies on `space`, not on Kokkos' default space as Kokkos::resize
-// would (a serial run must not wake the OpenMP threads).
-template <class ExecutionSpace, class View>
-View copy_rows(ExecutionSpace const& space, View const& source, Index rows) {
-  auto const kept = std::make_pair(std::size_t(0), std::min<std::size_t>(rows, source.extent(0)));
-  if constexpr (View::rank == 1) {
-    auto const target = allocate_view<View>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()), rows);
-    Kokkos::deep_copy(space, Kokkos::subview(target, kept), Kokkos::subview(source, kept));
-    return target;
-  } else {
-    auto const target = allocate_view<View>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, source.label()),
-                                            rows, source.extent(1));
-    Kokkos::deep_copy(space, Kokkos::subview(target, kept, Kokkos::ALL), Kokkos::subview(source, kept, Kokkos::ALL));
-    return target;
-  }
+// Allocations by layout (no read back of the label: allocate_view), named
+// after the builder.
+template <class View, class ExecutionSpace, class... Extents>
+View allocate_octree_array(ExecutionSpace const& space, char const* member, Extents... extents) {
+  return allocate_view<View>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::MortonOctree::") + member),
+      extents...);
 }
 
-// The node arrays while the levels are built; their capacity grows by doubling.
+// The levels (octal digits) two codes share from the top: all 21 when equal.
+// The codes fill bits [0, 63): bit 62 is the first level's top bit.
+KOKKOS_INLINE_FUNCTION int shared_levels(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t const differ = a ^ b;
+  return differ == 0 ? morton_levels : (leading_zeros(differ) - 1) / 3;
+}
+
+// The octree's nodes straight from the sorted codes, without building it
+// level by level (a kernel and a read back per level). A node is a cell whose
+// parent cell holds more than leaf_capacity bodies (the root always) and
+// lies above the finest level. Body i is the first body of its cell at every
+// level deeper than the levels it shares with body i - 1; the cells holding i
+// that exceed the capacity are those of the levels up to the deepest that
+// some leaf_capacity + 1 consecutive bodies around i share. So body i begins
+// a node at each level of [first, last] (none when first > last), and the
+// nodes sorted by (level, first body) are the breadth-first numbering, the
+// children of a node consecutive and in octant order.
 template <class MemorySpace>
-struct OctreeNodes {
+struct NodeStarts {
+  Kokkos::View<std::uint64_t const*, MemorySpace> codes;
+  int leaf_capacity;
+
+  KOKKOS_FUNCTION Kokkos::pair<int, int> operator()(Index i) const {
+    Index const n = static_cast<Index>(codes.extent(0));
+    int const first = i == 0 ? 0 : shared_levels(codes(i - 1), codes(i)) + 1;
+    int over = -1; // the deepest level whose cell holding i exceeds the capacity
+    Index const low = i > leaf_capacity ? i - leaf_capacity : 0;
+    for (Index j = low; j <= i && j + leaf_capacity < n; ++j) {
+      int const shared = shared_levels(codes(j), codes(j + leaf_capacity));
+      over = shared > over ? shared : over;
+    }
+    int const last = over + 1 < morton_levels ? over + 1 : morton_levels;
+    return {first, last};
+  }
+};
+
+// How many nodes each body begins, scanned: offsets(i) the nodes begun by
+// the bodies before i.
+template <class MemorySpace>
+struct CountNodeStarts {
+  using value_type = Index;
+  NodeStarts<MemorySpace> starts;
+  Kokkos::View<Index*, MemorySpace> offsets;
+  KOKKOS_FUNCTION void operator()(Index i, Index& before, bool final) const {
+    auto const levels = starts(i);
+    if (final) offsets(i) = before;
+    before += levels.second >= levels.first ? levels.second - levels.first + 1 : 0;
+  }
+};
+
+// Each node's key: its level, then its first body.
+template <class MemorySpace>
+struct EmitNodeKeys {
+  NodeStarts<MemorySpace> starts;
+  Kokkos::View<Index const*, MemorySpace> offsets;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    auto const levels = starts(i);
+    for (int level = levels.first; level <= levels.second; ++level)
+      keys(offsets(i) + level - levels.first) = std::uint64_t(level) << 32 | std::uint64_t(i);
+  }
+};
+
+inline constexpr int octree_level_slots = morton_levels + 3; // level_begin(0 .. 23)
+
+// The first position of [first, last) whose key is >= key.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION Index lower_bound(Keys const& keys, Index first, Index last, std::uint64_t key) {
+  while (first < last) {
+    Index const middle = first + (last - first) / 2;
+    if (keys(middle) < key) first = middle + 1;
+    else last = middle;
+  }
+  return first;
+}
+
+// Where each level's nodes begin: the first key of the level (past the
+// deepest: the node count).
+template <class MemorySpace>
+struct FindLevels {
+  Kokkos::View<std::uint64_t const*, MemorySpace> keys;
+  Kokkos::View<Index*, MemorySpace> level_begin;
+  KOKKOS_FUNCTION void operator()(int level) const {
+    level_begin(level) = lower_bound(keys, 0, static_cast<Index>(keys.extent(0)), std::uint64_t(level) << 32);
+  }
+};
+
+// A node's links, bodies and geometry from its key.
+template <class MemorySpace>
+struct FillNodes {
+  Kokkos::View<std::uint64_t const*, MemorySpace> codes;
+  Kokkos::View<std::uint64_t const*, MemorySpace> keys;
+  Kokkos::View<Index const*, MemorySpace> level_begin;
   Kokkos::View<Index**, Kokkos::LayoutLeft, MemorySpace> children;
   Kokkos::View<Index*, MemorySpace> parent, point_begin, point_end;
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> cell_center;
   Kokkos::View<Coordinate*, MemorySpace> cell_size;
-
-  template <class ExecutionSpace>
-  OctreeNodes(ExecutionSpace const& space, Index capacity)
-      : children(allocate<decltype(children)>(space, "children", capacity, 8)),
-        parent(allocate<decltype(parent)>(space, "parent", capacity)),
-        point_begin(allocate<decltype(point_begin)>(space, "point_begin", capacity)),
-        point_end(allocate<decltype(point_end)>(space, "point_end", capacity)),
-        cell_center(allocate<decltype(cell_center)>(space, "cell_center", capacity, 3)),
-        cell_size(allocate<decltype(cell_size)>(space, "cell_size", capacity)) {}
-
-  // Allocations by layout: no read back of the label (allocate_view).
-  template <class View, class ExecutionSpace, class... Extents>
-  static View allocate(ExecutionSpace const& space, char const* member, Extents... extents) {
-    return allocate_view<View>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::MortonOctree::") + member),
-        extents...);
-  }
-
-  Index capacity() const { return static_cast<Index>(parent.extent(0)); }
-  // Keeps the first min(size, capacity) nodes.
-  template <class ExecutionSpace>
-  void resize(ExecutionSpace const& space, Index size) {
-    children = copy_rows(space, children, size);
-    parent = copy_rows(space, parent, size);
-    point_begin = copy_rows(space, point_begin, size);
-    point_end = copy_rows(space, point_end, size);
-    cell_center = copy_rows(space, cell_center, size);
-    cell_size = copy_rows(space, cell_size, size);
-  }
-};
-
-// One level of the hierarchy, as a prefix scan over the level's nodes: every
-// node counts its non-empty octants (none when it stays a leaf); the final pass
-// numbers the children consecutively, links them and sets the node's geometry.
-template <class MemorySpace>
-struct OctreeLevelBuild {
-  using value_type = Index;
-
-  Kokkos::View<std::uint64_t const*, MemorySpace> codes;
-  OctreeNodes<MemorySpace> nodes;
   RootCube cube;
-  double cell_side;  // of this level's cells
-  int level;
   int leaf_capacity;
-  Index level_begin;
-  Index next_level_begin;
 
-  // The first position in [first, last) whose code is >= key.
-  KOKKOS_FUNCTION Index lower_bound(Index first, Index last, std::uint64_t key) const {
-    while (first < last) {
-      Index const middle = first + (last - first) / 2;
-      if (codes(middle) < key) first = middle + 1;
-      else last = middle;
+  // The end of the cell (codes >> shift == cell) that body i is in:
+  // galloping, then halving (cells are mostly small).
+  KOKKOS_FUNCTION Index cell_end(Index i, int shift) const {
+    Index const n = static_cast<Index>(codes.extent(0));
+    std::uint64_t const cell = codes(i) >> shift;
+    Index inside = i, step = 1;
+    Index outside = i + 1;
+    while (outside < n && codes(outside) >> shift == cell) {
+      inside = outside;
+      step = step < n ? 2 * step : step;
+      outside = n - i > step ? i + step : n;
     }
-    return first;
+    while (outside - inside > 1) {
+      Index const middle = inside + (outside - inside) / 2;
+      if (codes(middle) >> shift == cell) inside = middle;
+      else outside = middle;
+    }
+    return outside;
+  }
+  // The first body of that cell.
+  KOKKOS_FUNCTION Index cell_first(Index i, int shift) const {
+    std::uint64_t const cell = codes(i) >> shift;
+    Index inside = i, step = 1;
+    Index outside = i - 1;
+    while (outside >= 0 && codes(outside) >> shift == cell) {
+      inside = outside;
+      step = step <= i ? 2 * step : step;
+      outside = i >= step ? i - step : -1;
+    }
+    while (inside - outside > 1) {
+      Index const middle = outside + (inside - outside) / 2;
+      if (codes(middle) >> shift == cell) inside = middle;
+      else outside = middle;
+    }
+    return inside;
   }
 
-  KOKKOS_FUNCTION void operator()(Index i, Index& children_before, bool final) const {
-    Index const node = level_begin + i;
-    Index const first = nodes.point_begin(node), last = nodes.point_end(node);
-    // bounds[d]..bounds[d + 1]: the bodies in octant d (the next level's digit d).
-    Index bounds[9];
-    int child_count = 0;
-    bool const split = last - first > leaf_capacity && level < morton_levels;
-    if (split) {
-      int const shift = 3 * (morton_levels - level - 1);
-      std::uint64_t const cell_prefix = codes(first) >> (shift + 3) << (shift + 3);
-      bounds[0] = first;
-      bounds[8] = last;
-      for (int d = 1; d < 8; ++d) bounds[d] = lower_bound(bounds[d - 1], last, cell_prefix | std::uint64_t(d) << shift);
-      for (int d = 0; d < 8; ++d) child_count += bounds[d + 1] > bounds[d] ? 1 : 0;
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    std::uint64_t const key = keys(node);
+    int const level = static_cast<int>(key >> 32);
+    Index const first = static_cast<Index>(key & 0xffffffffu);
+    int const shift = 3 * (morton_levels - level); // codes >> shift: the node's cell
+    Index const last = cell_end(first, shift);
+    point_begin(node) = first;
+    point_end(node) = last;
+    parent(node) = level == 0 ? Index(-1)
+                              : lower_bound(keys, level_begin(level - 1), level_begin(level),
+                                            std::uint64_t(level - 1) << 32 | std::uint64_t(cell_first(first, shift + 3)));
+    int count = 0;
+    Index child = 0;
+    if (last - first > leaf_capacity && level < morton_levels) {
+      Index const begin = level_begin(level + 1), end = level_begin(level + 2);
+      std::uint64_t const next = std::uint64_t(level + 1) << 32;
+      child = lower_bound(keys, begin, end, next | std::uint64_t(first));
+      count = static_cast<int>(lower_bound(keys, child, end, next | std::uint64_t(last)) - child);
     }
-    if (final) {
-      int slot = 0;
-      if (split)
-        for (int d = 0; d < 8; ++d) {
-          if (bounds[d + 1] == bounds[d]) continue;
-          Index const child = next_level_begin + children_before + slot;
-          nodes.children(node, slot++) = child;
-          nodes.parent(child) = node;
-          nodes.point_begin(child) = bounds[d];
-          nodes.point_end(child) = bounds[d + 1];
-        }
-      for (; slot < 8; ++slot) nodes.children(node, slot) = -1;
-      // All the node's bodies share its cell's code prefix; take the first's.
-      for (int k = 0; k < 3; ++k) {
-        auto const cell = compact_by_3(codes(first) >> k) >> (morton_levels - level);
-        nodes.cell_center(node, k) = static_cast<Coordinate>(cube.corner[k] + (double(cell) + 0.5) * cell_side);
-      }
-      nodes.cell_size(node) = static_cast<Coordinate>(cell_side);
+    for (int slot = 0; slot < 8; ++slot) children(node, slot) = slot < count ? child + slot : Index(-1);
+    double const cell_side = cube.side / double(std::uint64_t(1) << level);
+    // All the node's bodies share its cell's code prefix; take the first's.
+    for (int k = 0; k < 3; ++k) {
+      auto const cell = compact_by_3(codes(first) >> k) >> (morton_levels - level);
+      cell_center(node, k) = static_cast<Coordinate>(cube.corner[k] + (double(cell) + 0.5) * cell_side);
     }
-    children_before += child_count;
+    cell_size(node) = static_cast<Coordinate>(cell_side);
   }
 };
 
@@ -269,22 +345,15 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   detail::RootCube const cube = detail::root_cube(space, x);
   Kokkos::Profiling::popRegion();
 
-  using Allocate = detail::OctreeNodes<MemorySpace>;
   using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
-  Codes const unsorted = Allocate::template allocate<Codes>(space, "unsorted_codes", n);
-  Codes const codes = Allocate::template allocate<Codes>(space, "codes", n);
-  // Room for 1.5 n nodes: a Plummer sphere at leaf size 8 needs about 0.4 n.
-  Allocate nodes(space, static_cast<Index>(std::min<std::int64_t>(std::int64_t(n) * 3 / 2 + 64,
-                                                                    std::numeric_limits<Index>::max())));
+  auto const allocate = [&](auto view, char const* member, auto... extents) {
+    return detail::allocate_octree_array<decltype(view)>(space, member, extents...);
+  };
+  Codes const unsorted = allocate(Codes{}, "unsorted_codes", n);
+  Codes const codes = allocate(Codes{}, "codes", n);
   Kokkos::parallel_for(
-      "treetrav::MortonOctree::codes", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-        unsorted(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2));
-        if (i == 0) {  // the root: all bodies
-          nodes.parent(0) = -1;
-          nodes.point_begin(0) = 0;
-          nodes.point_end(0) = n;
-        }
-      });
+      "treetrav::MortonOctree::codes", Policy(space, 0, n),
+      KOKKOS_LAMBDA(Index i) { unsorted(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2)); });
   // A stable sort: equal codes keep index order on every backend.
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
   Kokkos::View<Index*, MemorySpace> const order =
@@ -296,7 +365,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   using Tree = Octree<MemorySpace>;
   tree.points.points = allocate_points<MemorySpace>("treetrav::MortonOctree::bodies", n, 3);
   tree.points.original_index = order;
-  tree.body_mass = Allocate::template allocate<typename Tree::scalar_view>(space, "body_mass", n);
+  tree.body_mass = allocate(typename Tree::scalar_view{}, "body_mass", n);
   auto const sorted = tree.points.points.coordinates;
   auto const body_mass = tree.body_mass;
   Kokkos::parallel_for(
@@ -305,37 +374,43 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
         body_mass(i) = masses(order(i));
       });
 
-  built.level_begin = {0, 1};
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::levels");
-  for (int level = 0;; ++level) {
-    Index const begin = built.level_begin[level], end = built.level_begin[level + 1];
-    if (begin == end) break;
-    // At most 8 children per node of this level, and at most one per body.
-    Index const needed = end + static_cast<Index>(std::min<std::int64_t>(8 * std::int64_t(end - begin), n));
-    if (needed > nodes.capacity()) nodes.resize(space, std::max(needed, 2 * nodes.capacity()));
-    detail::OctreeLevelBuild<MemorySpace> const level_build{
-        codes, nodes, cube, cube.side / double(std::uint64_t(1) << level), level, leaf_capacity, begin, end};
-    Index next_level_size = 0;
-    Kokkos::parallel_scan("treetrav::MortonOctree::level", Policy(space, 0, end - begin), level_build,
-                          next_level_size);
-    built.level_begin.push_back(end + next_level_size);
-  }
-  built.level_begin.pop_back();  // the empty level that ended the loop
-  Kokkos::Profiling::popRegion();
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::shrink");
-  nodes.resize(space, built.level_begin.back());
+  // The nodes (NodeStarts): counted, keyed by (level, first body), sorted
+  // into breadth-first order, then linked; two reads back in all (the node
+  // count, the levels' bounds), however deep the tree.
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::nodes");
+  detail::NodeStarts<MemorySpace> const starts{codes, leaf_capacity};
+  auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
+  Index node_count = 0;
+  Kokkos::parallel_scan("treetrav::MortonOctree::count_nodes", Policy(space, 0, n),
+                        detail::CountNodeStarts<MemorySpace>{starts, offsets}, node_count);
+  Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
+  Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
+  Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
+                       detail::EmitNodeKeys<MemorySpace>{starts, offsets, node_keys});
+  detail::sort_permutation(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys);
+  auto const level_begin =
+      allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
+  Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, detail::octree_level_slots),
+                       detail::FindLevels<MemorySpace>{keys, level_begin});
+  auto const level_begin_here = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, level_begin);
+  for (int level = 0; level < detail::octree_level_slots && level_begin_here(level) < node_count; ++level)
+    built.level_begin.push_back(level_begin_here(level));
+  built.level_begin.push_back(node_count);
+  tree.topology.children = allocate(decltype(tree.topology.children){}, "children", node_count, 8);
+  tree.topology.parent = allocate(decltype(tree.topology.parent){}, "parent", node_count);
+  tree.topology.point_begin = allocate(decltype(tree.topology.point_begin){}, "point_begin", node_count);
+  tree.topology.point_end = allocate(decltype(tree.topology.point_end){}, "point_end", node_count);
+  tree.cell_center = allocate(decltype(tree.cell_center){}, "cell_center", node_count, 3);
+  tree.cell_size = allocate(decltype(tree.cell_size){}, "cell_size", node_count);
+  Kokkos::parallel_for("treetrav::MortonOctree::fill_nodes", Policy(space, 0, node_count),
+                       detail::FillNodes<MemorySpace>{codes, keys, level_begin, tree.topology.children,
+                                                      tree.topology.parent, tree.topology.point_begin,
+                                                      tree.topology.point_end, tree.cell_center, tree.cell_size,
+                                                      cube, leaf_capacity});
   Kokkos::Profiling::popRegion();
 
-  tree.topology.children = nodes.children;
-  tree.topology.parent = nodes.parent;
-  tree.topology.point_begin = nodes.point_begin;
-  tree.topology.point_end = nodes.point_end;
-  tree.cell_center = nodes.cell_center;
-  tree.cell_size = nodes.cell_size;
-  Index const node_count = tree.topology.size();
-  tree.mass = Allocate::template allocate<typename Tree::scalar_view>(space, "mass", node_count);
-  tree.center_of_mass =
-      Allocate::template allocate<typename Tree::vector_view>(space, "center_of_mass", node_count, 3);
+  tree.mass = allocate(typename Tree::scalar_view{}, "mass", node_count);
+  tree.center_of_mass = allocate(typename Tree::vector_view{}, "center_of_mass", node_count, 3);
   space.fence();
   Kokkos::Profiling::popRegion();
   return built;
@@ -387,7 +462,7 @@ void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySp
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
-  auto const moments = detail::OctreeNodes<MemorySpace>::template allocate<Kokkos::View<MassMoments*, MemorySpace>>(
+  auto const moments = detail::allocate_octree_array<Kokkos::View<MassMoments*, MemorySpace>>(
       space, "moments", built.tree.topology.size());
   detail::OctreeMomentsLevel<MemorySpace> const level_kernel{built.tree, moments};
   for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
@@ -482,11 +557,10 @@ void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<Memo
                 "the tree lives in the execution space's memory space");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
   Index const nodes = built.tree.topology.size();
-  using Allocate = detail::OctreeNodes<MemorySpace>;
-  built.tree.quadrupole = Allocate::template allocate<typename Octree<MemorySpace>::vector_view>(
+  built.tree.quadrupole = detail::allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
       space, "quadrupole", nodes, detail::OctreeQuadrupoleLevel<MemorySpace>::quadrupole_columns);
   auto const moments =
-      Allocate::template allocate<Kokkos::View<detail::SecondMoments*, MemorySpace>>(space, "second_moments", nodes);
+      detail::allocate_octree_array<Kokkos::View<detail::SecondMoments*, MemorySpace>>(space, "second_moments", nodes);
   detail::OctreeQuadrupoleLevel<MemorySpace> const level_kernel{built.tree, moments};
   for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
     Kokkos::parallel_for("treetrav::MortonOctree::quadrupoles",
