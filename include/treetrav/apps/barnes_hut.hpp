@@ -284,17 +284,7 @@ struct BarnesHutWalk {
   }
 
   KOKKOS_FUNCTION GroupBox group(Index first, Index last) const {
-    auto const& y = tree.points.points.coordinates;
-    GroupBox box;
-    for (int k = 0; k < 3; ++k)
-      box.low[k] = box.high[k] = y(first, k);
-    for (Index i = first + 1; i < last; ++i)
-      for (int k = 0; k < 3; ++k) {
-        Coordinate const v = y(i, k);
-        box.low[k] = v < box.low[k] ? v : box.low[k];
-        box.high[k] = v > box.high[k] ? v : box.high[k];
-      }
-    box.tolerance = 0;
+    GroupBox box = bounds(first, last);
     if (opening == Opening::relative) {
       // The group's weakest pull decides for all its bodies: none is taken
       // whole by a cell that would be too coarse for it alone.
@@ -306,6 +296,46 @@ struct BarnesHutWalk {
       box.tolerance = alpha * math::sqrt(smallest);
     }
     return box;
+  }
+
+  // The bounding box of the bodies [first, last) in tree order (tolerance 0).
+  KOKKOS_FUNCTION GroupBox bounds(Index first, Index last) const {
+    auto const& y = tree.points.points.coordinates;
+    GroupBox box;
+    for (int k = 0; k < 3; ++k)
+      box.low[k] = box.high[k] = y(first, k);
+    for (Index i = first + 1; i < last; ++i)
+      for (int k = 0; k < 3; ++k) {
+        Coordinate const v = y(i, k);
+        box.low[k] = v < box.low[k] ? v : box.low[k];
+        box.high[k] = v > box.high[k] ? v : box.high[k];
+      }
+    box.tolerance = 0;
+    return box;
+  }
+
+  // Consecutive siblings' bodies [first, last) form one group only if their
+  // box reaches into no other non-empty child of `parent`: a box spanning a
+  // sibling's cell (sparse cells packed around a dense one, as in a galaxy's
+  // halo) touches every cell of that sibling down to its leaves, and its
+  // whole group would sum their bodies one by one.
+  KOKKOS_FUNCTION bool packs(Index first, Index last, Index parent) const {
+    GroupBox const box = bounds(first, last);
+    for (int slot = 0; slot < decltype(tree.topology)::arity; ++slot) {
+      Index const child = tree.topology.child(parent, slot);
+      if (child < 0)
+        break;
+      Index const begin = tree.topology.point_begin(child), end = tree.topology.point_end(child);
+      if (begin == end || (begin >= first && end <= last))
+        continue;
+      CellGeometry const g = geometry(child);
+      bool inside = true;
+      for (int k = 0; k < 3; ++k)
+        inside = inside && box.low[k] < g.center[k] + g.half && box.high[k] > g.center[k] - g.half;
+      if (inside)
+        return false;
+    }
+    return true;
   }
 
   KOKKOS_FUNCTION bool accept(Index node, GroupBox const& box) const {

@@ -104,11 +104,22 @@ struct TreeDepth {
   }
 };
 
+// Whether the visitor vets packed siblings (its optional
+// packs(first, last, parent): may the points [first, last) of consecutive
+// children of `parent` form one group?).
+template <class Visitor, class = void>
+struct has_group_pack_check : std::false_type {};
+template <class Visitor>
+struct has_group_pack_check<Visitor, std::void_t<decltype(std::declval<Visitor const&>().packs(
+                                         std::declval<Index>(), std::declval<Index>(), std::declval<Index>()))>>
+    : std::true_type {};
+
 // Marks the groups at their first point with their end. A group is the
 // points of a node with at most group_size of them whose parent has more (the
 // root when it has few enough), or of a run of such consecutive siblings
-// holding at most group_size together (pack_siblings), or group_size
-// consecutive points of a larger leaf. Only groups with an active query.
+// holding at most group_size together (pack_siblings, where the visitor's
+// packs() agrees), or group_size consecutive points of a larger leaf. Only
+// groups with an active query.
 template <class Topology, class Visitor>
 struct MarkGroups {
   Topology topology;
@@ -148,7 +159,10 @@ struct MarkGroups {
       if (child < 0) break;
       Index const first = topology.point_begin(child), last = topology.point_end(child);
       if (last - first > group_size || first == last) continue;  // its own parent of groups (or empty)
-      if (pack_siblings && run_first >= 0 && run_last == first && last - run_first <= group_size) {
+      bool packs = pack_siblings && run_first >= 0 && run_last == first && last - run_first <= group_size;
+      if constexpr (has_group_pack_check<Visitor>::value)
+        packs = packs && visitor.packs(run_first, last, node);
+      if (packs) {
         run_last = last;
         continue;
       }
