@@ -388,7 +388,9 @@ struct QuadrupoleTerms {
 
 // Gravitational acceleration, Plummer-softened (the softened r in every
 // power, as Bonsai does for the quadrupole), summed in float. dx points from
-// the body to the source.
+// the body to the source. The sums leave out G, applied once in finalize(),
+// and are written as chains of fused multiply-adds: fewer instructions in
+// the walk's innermost loop.
 template <class MemorySpace>
 struct Acceleration {
   struct state_type {
@@ -402,10 +404,12 @@ struct Acceleration {
     for (int k = 0; k < 3; ++k)
       s.acceleration[k] = 0;
   }
+  KOKKOS_FUNCTION Coordinate softened_distance2(Coordinate const (&dx)[3]) const {
+    return softening2 + dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
+  }
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3], Coordinate m) const {
-    Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
-    Coordinate const inv_r = math::rsqrt(r2);
-    Coordinate const factor = gravity * m * inv_r * inv_r * inv_r;
+    Coordinate const inv_r = math::rsqrt(softened_distance2(dx));
+    Coordinate const factor = m * (inv_r * inv_r * inv_r);
     for (int k = 0; k < 3; ++k)
       s.acceleration[k] += factor * dx[k];
   }
@@ -420,22 +424,21 @@ struct Acceleration {
   // lengths errs at second order, as a monopole does.
   KOKKOS_FUNCTION void add(state_type& s, Coordinate const (&dx)[3],
                            FarField<Multipole::quadrupole> const& f) const {
-    Coordinate const r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + softening2;
-    Coordinate const inv_r = math::rsqrt(r2);
+    Coordinate const inv_r = math::rsqrt(softened_distance2(dx));
     Coordinate const inv_r2 = inv_r * inv_r;
     Coordinate const inv_r3 = inv_r * inv_r2;
     Coordinate const inv_r5 = inv_r3 * inv_r2;
     QuadrupoleTerms const t(f.quadrupole, dx);
-    Coordinate const radial =
-        gravity * (f.mass * inv_r3 +
-                   Coordinate(2.5) * (t.dx_q_dx - softening2 * f.trace) * inv_r5 * inv_r2);
-    Coordinate const along_q = gravity * inv_r5;
-    for (int k = 0; k < 3; ++k)
-      s.acceleration[k] += radial * dx[k] - along_q * t.q_dx[k];
+    Coordinate const expansion = Coordinate(2.5) * t.dx_q_dx - Coordinate(2.5) * softening2 * f.trace;
+    Coordinate const radial = f.mass * inv_r3 + expansion * (inv_r5 * inv_r2);
+    for (int k = 0; k < 3; ++k) {
+      s.acceleration[k] += radial * dx[k];
+      s.acceleration[k] -= inv_r5 * t.q_dx[k];
+    }
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     for (int k = 0; k < 3; ++k)
-      accelerations(body, k) = s.acceleration[k];
+      accelerations(body, k) = gravity * s.acceleration[k];
   }
 };
 

@@ -5,6 +5,7 @@
 // group interface a visitor provides.
 #include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/kernels/detail/host_kernels.hpp>
 #include <treetrav/kernels/detail/warp.hpp>
 #include <treetrav/kernels/visitor.hpp>
@@ -315,6 +316,9 @@ struct GroupWalkKernel {
   Index group_count;
   Index stack_capacity;
   bool consecutive_children;
+  // Each query's group's interactions (list entries), for the next walk's
+  // order (GroupWalkCosts); empty: not recorded.
+  Kokkos::View<Index*, memory_space> costs;
 
   // Each record meets the lane's queries, copied out of the lane first: the
   // lane, reached by reference, lives in local memory, and each of the
@@ -396,6 +400,7 @@ struct GroupWalkKernel {
     });
     warp.sync();
     int top = 1, nodes = 0, leaves = 0, points = 0; // warp-uniform
+    Index interactions = 0;                           // list entries, warp-uniform
     while (top > 0) {
       int const taken = top < width ? top : width;
       top -= taken;
@@ -453,15 +458,18 @@ struct GroupWalkKernel {
       top += pushed;
       warp.sync();
       if (nodes >= width)
-        flush_nodes(warp, lanes, scratch, nodes), nodes = 0;
+        flush_nodes(warp, lanes, scratch, nodes), interactions += nodes, nodes = 0;
       if (leaves >= width)
-        flush_points(warp, lanes, scratch, leaves, points), leaves = points = 0;
+        flush_points(warp, lanes, scratch, leaves, points), interactions += points, leaves = points = 0;
     }
     flush_nodes(warp, lanes, scratch, nodes);
     flush_points(warp, lanes, scratch, leaves, points);
+    interactions += nodes + points;
     warp.for_each_lane(lanes, [&](int lane, Lane& l) {
       for (int s = 0; s < slots; ++s)
         if (l.valid[s]) {
+          if (costs.extent(0) != 0)
+            costs(l.query_index[s]) = interactions;
           if constexpr (warp_state)
             visitor.finalize(l.query_index[s], l.state[s], scratch.state, lane, s);
           else
@@ -552,6 +560,55 @@ struct GroupWalkStacks {
   Kokkos::View<Index*, MemorySpace> stacks;
 };
 
+// What the last group walk over the same queries cost: each query's group's
+// interactions. The next walk hands out its costliest groups first, so that
+// none starts last and runs on alone while the GPU idles (the costs of a
+// group vary tenfold in a galaxy: the centre's bodies pull little, and the
+// relative criterion opens more cells for them).
+template <class MemorySpace>
+struct GroupWalkCosts {
+  Kokkos::View<Index*, MemorySpace> costs; // (queries)
+  bool recorded = false;
+};
+
+// The groups by descending recorded cost (ties: in tree order).
+template <class MemorySpace>
+struct GroupCostKeys {
+  Kokkos::View<Index const*, MemorySpace> groups;
+  Kokkos::View<Index const*, MemorySpace> order;
+  Kokkos::View<Index const*, MemorySpace> costs;
+  Kokkos::View<std::uint32_t*, MemorySpace> keys;
+  KOKKOS_FUNCTION void operator()(Index g) const {
+    Index const cost = costs(query_at(order, groups(g)));
+    keys(g) = ~static_cast<std::uint32_t>(cost > 0 ? cost : 0);
+  }
+};
+
+template <class MemorySpace>
+struct GatherGroups {
+  Kokkos::View<Index const*, MemorySpace> groups;
+  Kokkos::View<Index const*, MemorySpace> permutation;
+  Kokkos::View<Index*, MemorySpace> sorted;
+  KOKKOS_FUNCTION void operator()(Index g) const { sorted(g) = groups(permutation(g)); }
+};
+
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<Index*, MemorySpace> costliest_first(ExecutionSpace const& space, Kokkos::View<Index*, MemorySpace> groups,
+                                                  Index group_count, Kokkos::View<Index const*, MemorySpace> order,
+                                                  Kokkos::View<Index const*, MemorySpace> costs) {
+  auto const policy = as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, group_count));
+  auto const keys = allocate_view<Kokkos::View<std::uint32_t*, MemorySpace>>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::cost_keys"), group_count);
+  Kokkos::parallel_for("treetrav::GroupWalk::cost_keys", policy,
+                       GroupCostKeys<MemorySpace>{groups, order, costs, keys});
+  auto const permutation = sort_permutation(space, keys, 32, "treetrav::GroupWalk::by_cost");
+  auto const sorted = allocate_view<Kokkos::View<Index*, MemorySpace>>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::groups_by_cost"), group_count);
+  Kokkos::parallel_for("treetrav::GroupWalk::groups_by_cost", policy,
+                       GatherGroups<MemorySpace>{groups, permutation, sorted});
+  return sorted;
+}
+
 template <class MemorySpace>
 Kokkos::View<Index*, MemorySpace> group_walk_stacks(::treetrav::Workspace& workspace,
                                                     std::size_t size) {
@@ -591,6 +648,18 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
   if (tables.group_count == 0)
     return;
 
+  // The costs the last walk over these queries recorded order this one's groups.
+  auto& history = workspace.get<GroupWalkCosts<MemorySpace>>();
+  Index const queries = visitor.query_count();
+  if (history.costs.extent(0) != std::size_t(queries)) {
+    history.costs = allocate_view<Kokkos::View<Index*, MemorySpace>>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::costs"), queries);
+    history.recorded = false;
+  }
+  auto const groups = history.recorded
+                          ? costliest_first(space, tables.groups, tables.group_count, order, history.costs)
+                          : tables.groups;
+
   using Kernel = GroupWalkKernel<Topology, Visitor>;
   int const warps_per_team = is_cuda_space_v<ExecutionSpace> ? 4 : 1;
   // As many warps as can run at once (on CUDA, half the threads an SM holds).
@@ -605,7 +674,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
       order,
       tables.links,
       tables.child_list,
-      tables.groups,
+      groups,
       tables.group_end,
       group_walk_stacks<MemorySpace>(workspace, std::size_t(teams) * warps_per_team *
                                                              std::size_t(stack_capacity)),
@@ -613,7 +682,8 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
           Kokkos::view_alloc(space, "treetrav::GroupWalk::next_group")),
       tables.group_count,
       stack_capacity,
-      tables.consecutive_children};
+      tables.consecutive_children,
+      history.costs};
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     auto policy = as_kernel_argument(Kokkos::TeamPolicy<ExecutionSpace>(space, teams, 32 * warps_per_team, 1));
@@ -625,6 +695,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(1)));
     Kokkos::parallel_for(label, policy, HostGroupWalkLaunch<Kernel>{kernel, width});
   }
+  history.recorded = true;
 }
 
 } // namespace treetrav::detail
