@@ -657,7 +657,8 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
     history.recorded = false;
   }
   auto const groups = history.recorded
-                          ? costliest_first(space, tables.groups, tables.group_count, order, history.costs)
+                          ? costliest_first(space, tables.groups, tables.group_count, order,
+                                            Kokkos::View<Index const*, MemorySpace>(history.costs))
                           : tables.groups;
 
   using Kernel = GroupWalkKernel<Topology, Visitor>;
