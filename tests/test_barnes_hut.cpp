@@ -5,6 +5,12 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/apps/barnes_hut.hpp>
+#include <treetrav/core/workspace.hpp>
+#include <treetrav/traversal/strategies/group_walk.hpp>
+
+#include <algorithm>
+#include <array>
+#include <vector>
 
 namespace {
 
@@ -202,6 +208,72 @@ TYPED_TEST(BarnesHut, RelativeCriterionReadsThePreviousAccelerations) {
     EXPECT_LT(error, 5e-3) << test::strategy_name(strategy);
     EXPECT_GT(misled_error, 3 * error) << test::strategy_name(strategy);
   });
+}
+
+// A walk that reuses its workspace hands out last walk's costliest groups
+// first (GroupWalkCosts): another order of the same groups, the same sums.
+TYPED_TEST(BarnesHut, GroupWalkInCostOrderGivesTheSameSums) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  auto b = plummer_bodies(4000);
+  auto bodies = copy_points(space, b.positions, "test::bodies");
+  auto masses = Kokkos::create_mirror_view_and_copy(space, b.masses);
+  Octree<Memory> tree(space, bodies, masses, 8);
+  Workspace workspace;
+  GroupWalk walk;
+  walk.workspace = &workspace;
+  BarnesHutOptions const options{0.5f, 0.01f, 1.0f};
+  auto const first = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, barnes_hut_accelerations(space, tree, bodies, options, walk));
+  auto const& history = workspace.get<detail::GroupWalkCosts<Memory>>();
+  ASSERT_TRUE(history.recorded);
+  auto const costs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, history.costs);
+  Index smallest = costs(0), largest = costs(0);
+  for (Index i = 0; i < b.positions.size(); ++i) smallest = std::min(smallest, costs(i)), largest = std::max(largest, costs(i));
+  EXPECT_GT(smallest, 0);
+  EXPECT_GT(largest, smallest); // the order does change
+  auto const second = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, barnes_hut_accelerations(space, tree, bodies, options, walk));
+  int mismatches = 0;
+  for (std::size_t i = 0; i < first.extent(0); ++i)
+    for (int k = 0; k < 3; ++k) mismatches += first(i, k) != second(i, k);
+  EXPECT_EQ(mismatches, 0);
+}
+
+// Consecutive small siblings pack into one group only when their bodies' box
+// keeps clear of every other non-empty sibling: bodies sparse around a dense
+// clump (a galaxy's halo around its centre) would otherwise make a box over
+// the clump, and their group would sum the clump body by body.
+TEST(BarnesHutGroups, PackedSiblingsKeepClearOfOtherSiblings) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  std::vector<std::array<Coordinate, 3>> x = {{0, 0, 0}, {1, 1, 1}}; // the root cube: the unit cube
+  for (int i = 0; i < 200; ++i) // a clump in octant 0's child 0
+    x.push_back({0.1f + 0.001f * (i % 6), 0.1f + 0.001f * (i / 6 % 6), 0.1f + 0.001f * (i / 36)});
+  x.push_back({0.45f, 0.2f, 0.2f});   // octant 0's child 1 (x high)
+  x.push_back({0.45f, 0.3f, 0.2f});   // child 3 (x, y high); child 2 stays empty
+  x.push_back({0.05f, 0.05f, 0.45f}); // child 4 (z high)
+  Index const n = Index(x.size());
+  test::HostPoints bodies = allocate_points<Kokkos::HostSpace>("test::bodies", n, 3);
+  for (Index i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) bodies.coordinates(i, k) = x[i][k];
+  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses("test::masses", n);
+  Kokkos::deep_copy(masses, 1.0f);
+  Octree<Kokkos::HostSpace> tree(Host{}, bodies, masses, 8);
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> acc("test::acc", n, 3);
+  auto const walk = detail::make_barnes_hut_walk<Multipole::monopole>(
+      Host{}, tree, bodies.coordinates, BarnesHutOptions{}, detail::Acceleration<Kokkos::HostSpace>{0, 1, acc}, {});
+  Index const octant = tree.topology.child(0, 0);
+  auto const& t = tree.topology;
+  ASSERT_EQ(t.point_end(octant) - t.point_begin(octant), 204); // the clump, the corner body, three more
+  // Its children: the clump's cell, then the cells of digits 1, 3 and 4.
+  Index const one = t.child(octant, 1), three = t.child(octant, 2), four = t.child(octant, 3);
+  ASSERT_GE(four, 0);
+  ASSERT_EQ(t.child(octant, 4), -1);
+  for (Index child : {one, three, four}) ASSERT_EQ(t.point_end(child) - t.point_begin(child), 1);
+  // Digits 1 and 3: a box at x = 0.45, clear of the clump's cell [0, 0.25]^3.
+  EXPECT_TRUE(walk.packs(t.point_begin(one), t.point_end(three), octant));
+  // Digits 1 to 4: the box reaches down to (0.05, 0.05) and over the clump.
+  EXPECT_FALSE(walk.packs(t.point_begin(one), t.point_end(four), octant));
 }
 
 TYPED_TEST(BarnesHut, BadArgumentsAreInputErrors) {

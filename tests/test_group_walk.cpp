@@ -177,6 +177,27 @@ GroupOracle group_oracle(Octree<Kokkos::HostSpace> const& tree, test::HostPoints
   // The groups: nodes of at most group_size bodies under a parent of more,
   // runs of such consecutive siblings holding at most group_size together
   // (packed), and runs of group_size bodies of larger leaves.
+  // A run of siblings packs only while its bodies' box overlaps no other
+  // non-empty sibling's cell.
+  auto const clear_of_siblings = [&](Index first, Index last, Index parent) {
+    float low[3], high[3];
+    for (int k = 0; k < 3; ++k) {
+      low[k] = high[k] = y(first, k);
+      for (Index i = first; i < last; ++i) low[k] = std::min(low[k], y(i, k)), high[k] = std::max(high[k], y(i, k));
+    }
+    for (int slot = 0; slot < 8 && topology.child(parent, slot) >= 0; ++slot) {
+      Index const child = topology.child(parent, slot);
+      Index const begin = topology.point_begin(child), end = topology.point_end(child);
+      if (begin == end || (begin >= first && end <= last)) continue;
+      bool overlaps = true;
+      for (int k = 0; k < 3; ++k) {
+        float const half = tree.cell_size(child) / 2, centre = tree.cell_center(child, k);
+        overlaps = overlaps && low[k] < centre + half && high[k] > centre - half;
+      }
+      if (overlaps) return false;
+    }
+    return true;
+  };
   std::vector<std::pair<Index, Index>> groups;
   for (Index node = 0; node < topology.size(); ++node) {
     Index const begin = topology.point_begin(node), end = topology.point_end(node);
@@ -194,7 +215,8 @@ GroupOracle group_oracle(Octree<Kokkos::HostSpace> const& tree, test::HostPoints
       Index const child = topology.child(node, slot);
       Index const first = topology.point_begin(child), last = topology.point_end(child);
       if (last - first > group_size) continue;
-      if (pack && extendable && groups.back().second == first && last - groups.back().first <= group_size) {
+      if (pack && extendable && groups.back().second == first && last - groups.back().first <= group_size &&
+          clear_of_siblings(groups.back().first, last, node)) {
         groups.back().second = last;
       } else {
         groups.emplace_back(first, last);

@@ -10,7 +10,13 @@
 #include <treetrav/trees/relayout.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -264,6 +270,103 @@ TYPED_TEST(Trees, OctreeCellsHoldTheirBodiesAndMass) {
     for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot)
       EXPECT_FLOAT_EQ(tree.cell_size(tree.topology.child(node, slot)), tree.cell_size(node) / 2);
   }
+}
+
+// The Morton octree as the definition reads, built on the host one level
+// at a time: bodies sorted by (code, index), a node of more than
+// `leaf_capacity` bodies above the finest level splits into its non-empty
+// octants, nodes numbered breadth-first with each node's children
+// consecutive in octant order.
+struct ReferenceOctree {
+  std::vector<Index> order, parent, point_begin, point_end, level;
+  std::vector<std::array<Index, 8>> children;
+};
+
+ReferenceOctree reference_octree(test::HostPoints const& bodies, int leaf_capacity) {
+  Index const n = bodies.size();
+  auto const cube = detail::root_cube(Kokkos::Serial{}, bodies.coordinates);
+  std::vector<std::pair<std::uint64_t, Index>> keyed(n);
+  for (Index i = 0; i < n; ++i)
+    keyed[i] = {detail::morton_code(cube, bodies.coordinates(i, 0), bodies.coordinates(i, 1),
+                                    bodies.coordinates(i, 2)),
+                i};
+  std::sort(keyed.begin(), keyed.end());
+  ReferenceOctree tree;
+  for (auto const& [code, index] : keyed) tree.order.push_back(index);
+  auto add = [&](Index parent, Index first, Index last, Index level) {
+    tree.parent.push_back(parent), tree.point_begin.push_back(first), tree.point_end.push_back(last);
+    tree.level.push_back(level);
+    std::array<Index, 8> none;
+    none.fill(-1);
+    tree.children.push_back(none);
+  };
+  add(-1, 0, n, 0);
+  for (std::size_t node = 0; node < tree.parent.size(); ++node) { // the queue grows as it goes
+    Index const first = tree.point_begin[node], last = tree.point_end[node], level = tree.level[node];
+    if (last - first <= leaf_capacity || level == detail::morton_levels) continue;
+    int const shift = 3 * (detail::morton_levels - int(level) - 1);
+    int slot = 0;
+    for (Index begin = first; begin < last;) {
+      std::uint64_t const octant = keyed[begin].first >> shift & 7u;
+      Index end = begin;
+      while (end < last && (keyed[end].first >> shift & 7u) == octant) ++end;
+      tree.children[node][slot++] = Index(tree.parent.size());
+      add(Index(node), begin, end, level + 1);
+      begin = end;
+    }
+  }
+  return tree;
+}
+
+// The octree built from the sorted codes at once (every backend) equals the
+// level-by-level definition node for node: uniform, clustered, deep (bodies
+// halving their distance to a corner), duplicated (more coincident bodies
+// than a leaf holds: a finest-level leaf over capacity) and tiny sets.
+TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  std::vector<std::pair<std::string, test::HostPoints>> sets;
+  sets.emplace_back("plummer", test::plummer_positions(3000, 7));
+  test::HostPoints deep = allocate_points<Kokkos::HostSpace>("deep", 400, 3);
+  for (Index i = 0; i < 400; ++i)
+    for (int k = 0; k < 3; ++k)
+      deep.coordinates(i, k) = i < 60 ? std::ldexp(1.0f, -int(i) / 2) * (k + 1) / 3.0f : float((i * (k + 3)) % 97) / 97;
+  sets.emplace_back("deep", deep);
+  test::HostPoints duplicated = allocate_points<Kokkos::HostSpace>("duplicated", 300, 3);
+  for (Index i = 0; i < 300; ++i)
+    for (int k = 0; k < 3; ++k) duplicated.coordinates(i, k) = i < 100 ? 0.25f : float((i * (k + 5)) % 89) / 89;
+  sets.emplace_back("duplicated", duplicated);
+  sets.emplace_back("tiny", test::plummer_positions(5, 3));
+  for (auto const& [name, bodies] : sets)
+    for (int capacity : {1, 8}) {
+      std::string const what = name + ", leaf capacity " + std::to_string(capacity);
+      ReferenceOctree const expected = reference_octree(bodies, capacity);
+      Index const n = bodies.size();
+      Kokkos::View<Coordinate*, Memory> masses("masses", n);
+      Kokkos::deep_copy(masses, 1.0f);
+      auto built = build_morton_octree_cells(space, copy_points(space, bodies, "test::bodies"),
+                                             Kokkos::View<Coordinate const*, Memory>(masses), capacity);
+      auto const& t = built.tree.topology;
+      auto const parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.parent);
+      auto const begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_begin);
+      auto const end = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_end);
+      auto const children = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.children);
+      auto const order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.points.original_index);
+      ASSERT_EQ(Index(parent.extent(0)), Index(expected.parent.size())) << what;
+      for (Index i = 0; i < n; ++i) ASSERT_EQ(order(i), expected.order[i]) << what << " body " << i;
+      for (Index node = 0; node < Index(expected.parent.size()); ++node) {
+        ASSERT_EQ(parent(node), expected.parent[node]) << what << " node " << node;
+        ASSERT_EQ(begin(node), expected.point_begin[node]) << what << " node " << node;
+        ASSERT_EQ(end(node), expected.point_end[node]) << what << " node " << node;
+        for (int slot = 0; slot < 8; ++slot)
+          ASSERT_EQ(children(node, slot), expected.children[node][slot]) << what << " node " << node;
+      }
+      // The levels the moments walk: level L's nodes are [level_begin[L], level_begin[L + 1]).
+      ASSERT_EQ(built.level_begin.back(), Index(expected.level.size())) << what;
+      for (std::size_t level = 0; level + 1 < built.level_begin.size(); ++level)
+        for (Index node = built.level_begin[level]; node < built.level_begin[level + 1]; ++node)
+          ASSERT_EQ(expected.level[node], Index(level)) << what << " node " << node;
+    }
 }
 
 TYPED_TEST(Trees, RelayoutKeepsTheTreeAndItsAnswers) {
