@@ -92,6 +92,16 @@ struct LinkNodes {
   }
 };
 
+// LinkNodes node by node, when every node's children are consecutive.
+template <class Topology>
+struct LinkEachNode {
+  LinkNodes<Topology> link;
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    Index unused = 0;
+    link(node, unused, true);
+  }
+};
+
 // The depth of the deepest node, by walking up the parents.
 template <class Topology>
 struct TreeDepth {
@@ -210,10 +220,13 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
   tables.links = allocate_view<decltype(tables.links)>(alloc("links"), nodes);
   tables.child_list =
       allocate_view<decltype(tables.child_list)>(alloc("child_list"), tables.consecutive_children ? 0 : nodes);
-  Index children = 0;
-  Kokkos::parallel_scan(
-      "treetrav::GroupWalk::links", policy(nodes),
-      LinkNodes<Topology>{topology, tables.links, tables.child_list, tables.consecutive_children}, children);
+  LinkNodes<Topology> const link{topology, tables.links, tables.child_list, tables.consecutive_children};
+  if (tables.consecutive_children) { // no children list to lay out: no scan
+    Kokkos::parallel_for("treetrav::GroupWalk::links", policy(nodes), LinkEachNode<Topology>{link});
+  } else {
+    Index children = 0;
+    Kokkos::parallel_scan("treetrav::GroupWalk::links", policy(nodes), link, children);
+  }
   Kokkos::parallel_reduce("treetrav::GroupWalk::depth", policy(nodes),
                           TreeDepth<Topology>{topology}, Kokkos::Max<int>(tables.depth));
   tables.group_end = allocate_view<decltype(tables.group_end)>(alloc("group_end"), points);

@@ -20,6 +20,9 @@ namespace treetrav {
 // `pack_siblings`, consecutive sibling nodes small enough together share one
 // group (fuller warps, a box spanning a few neighbouring cells). The order
 // maps every tree position to its query (the visitor's active() picks a subset).
+// Warps take groups from a shared counter; with a workspace kept between walks
+// (an N-body run's), the costliest groups of the last walk go first, so that
+// no long group starts last and runs on alone.
 struct GroupWalk {
   static constexpr char const* name = "group";
   static constexpr bool walks_tree = true;
