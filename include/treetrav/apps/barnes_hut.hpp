@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace treetrav {
 
@@ -274,6 +275,12 @@ struct BarnesHutWalk {
   }
 
   KOKKOS_FUNCTION int first_child(Index, Index, state_type const&) const { return 0; }
+  // Partial sums add up (visitor.hpp: join), where the interaction's do.
+  template <class Summed = Interaction>
+  KOKKOS_FUNCTION auto join(state_type& s, state_type const& other) const
+      -> decltype(std::declval<Summed const&>().join(s, other)) {
+    interaction.join(s, other);
+  }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     interaction.finalize(body, s);
   }
@@ -436,6 +443,10 @@ struct Acceleration {
       s.acceleration[k] -= inv_r5 * t.q_dx[k];
     }
   }
+  KOKKOS_FUNCTION void join(state_type& s, state_type const& other) const {
+    for (int k = 0; k < 3; ++k)
+      s.acceleration[k] += other.acceleration[k];
+  }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     for (int k = 0; k < 3; ++k)
       accelerations(body, k) = gravity * s.acceleration[k];
@@ -468,6 +479,11 @@ struct CountedAcceleration {
       ++s.bodies;
     else
       ++s.cells;
+  }
+  KOKKOS_FUNCTION void join(state_type& s, state_type const& other) const {
+    acceleration.join(s.acceleration, other.acceleration);
+    s.cells += other.cells;
+    s.bodies += other.bodies;
   }
   KOKKOS_FUNCTION void finalize(Index body, state_type const& s) const {
     acceleration.finalize(body, s.acceleration);

@@ -262,6 +262,14 @@ struct warp_state_of<Visitor, std::void_t<typename Visitor::warp_state_type>> {
   static constexpr bool value = !std::is_void_v<type>;
 };
 
+// Whether the visitor's states sum (visitor.hpp: join).
+template <class Visitor, class = void>
+struct has_state_join : std::false_type {};
+template <class Visitor>
+struct has_state_join<Visitor, std::void_t<decltype(std::declval<Visitor const&>().join(
+                                   std::declval<typename Visitor::state_type&>(),
+                                   std::declval<typename Visitor::state_type const&>()))>> : std::true_type {};
+
 // The points under the root: a TreeTopology's root range (a View), a
 // RadixTopology's count.
 template <class Topology, class = void>
@@ -293,6 +301,10 @@ struct GroupWalkKernel {
   static constexpr bool warp_state = warp_state_of<Visitor>::value;
   using WarpState = std::conditional_t<warp_state, typename warp_state_of<Visitor>::type,
                                        typename warp_state_of<void>::type>;
+  // The queries of slot 1 (past a warp's worth) shared out: several lanes to
+  // a query, each summing every stride-th entry of each list from its start,
+  // joined at the end (visitor.hpp: join).
+  static constexpr bool shared_second_slot = has_state_join<Visitor>::value && !warp_state && slots == 2;
 
   enum Kind : int { skip, accepted, leaf, opened };
 
@@ -303,6 +315,7 @@ struct GroupWalkKernel {
     bool valid[slots];
     Index node, first, count;
     int kind, offset;
+    int start, stride; // slot 1's share of each list (shared_second_slot)
   };
 
   // Interaction lists of one warp: accepted nodes' records (flushed once a
@@ -315,6 +328,7 @@ struct GroupWalkKernel {
     Index leaf_first[2 * max_lanes];
     Index leaf_offset[2 * max_lanes];
     WarpState state;
+    State partial[shared_second_slot ? max_lanes : 1]; // slot 1's partial states, to join
   };
 
   Topology topology;
@@ -339,6 +353,16 @@ struct GroupWalkKernel {
   template <class Record>
   KOKKOS_FORCEINLINE_FUNCTION void interact_all(Record const* records, int count,
                                                 Lane& l) const {
+    if constexpr (shared_second_slot) {
+      QueryRecord const first = l.query[0], second = l.query[1];
+      if (l.valid[0])
+        for (int j = 0; j < count; ++j)
+          visitor.interact(records[j], first, l.state[0]);
+      if (l.valid[1])
+        for (int j = l.start; j < count; j += l.stride)
+          visitor.interact(records[j], second, l.state[1]);
+      return;
+    }
     QueryRecord query[slots];
     bool valid[slots];
 #pragma unroll
@@ -395,11 +419,23 @@ struct GroupWalkKernel {
     int const width = warp.size();
     Index const last = group_end(first);
     Group const group = visitor.group(first, last);
+    // Shared second slot: the `extra` queries past the first `width` each have
+    // `share` lanes (lane l: query width + l % extra, entries l / extra,
+    // l / extra + share, ...).
+    int const extra = last - first > width ? int(last - first - width) : 0;
+    int const share = extra > 0 ? width / extra : 1;
     warp.for_each_lane(lanes, [&](int lane, Lane& l) {
       for (int s = 0; s < slots; ++s) {
-        Index const position = first + lane + s * width;
-        l.query_index[s] = position < last ? query_at(order, position) : 0;
-        l.valid[s] = position < last && visitor.active(l.query_index[s]);
+        Index position = first + lane + s * width;
+        bool within = position < last;
+        if (shared_second_slot && s == 1) {
+          within = lane < extra * share;
+          position = first + width + (extra > 0 ? lane % extra : 0);
+          l.start = extra > 0 ? lane / extra : 0;
+          l.stride = share;
+        }
+        l.query_index[s] = within ? query_at(order, position) : 0;
+        l.valid[s] = within && visitor.active(l.query_index[s]);
         if (l.valid[s]) {
           l.query[s] = visitor.query_record(l.query_index[s], position);
           if constexpr (warp_state)
@@ -478,9 +514,23 @@ struct GroupWalkKernel {
     flush_nodes(warp, lanes, scratch, nodes);
     flush_points(warp, lanes, scratch, leaves, points);
     interactions += nodes + points;
+    if constexpr (shared_second_slot)
+      if (share > 1) { // each slot-1 query's lanes, joined in lane order by the first
+        warp.for_each_lane(lanes, [&](int lane, Lane& l) {
+          if (l.valid[1])
+            scratch.partial[lane] = l.state[1];
+        });
+        warp.sync();
+        warp.for_each_lane(lanes, [&](int lane, Lane& l) {
+          if (lane < extra && l.valid[1])
+            for (int helper = lane + extra; helper < extra * share; helper += extra)
+              visitor.join(l.state[1], scratch.partial[helper]);
+        });
+        warp.sync();
+      }
     warp.for_each_lane(lanes, [&](int lane, Lane& l) {
       for (int s = 0; s < slots; ++s)
-        if (l.valid[s]) {
+        if (l.valid[s] && (!shared_second_slot || s == 0 || lane < extra)) {
           if (costs.extent(0) != 0)
             costs(l.query_index[s]) = interactions;
           if constexpr (warp_state)
