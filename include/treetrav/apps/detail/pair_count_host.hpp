@@ -279,7 +279,7 @@ struct PairHostWalk {
 
   PairHostBlocks<W, Visitor> blocks;
   Kokkos::View<GroupWalkLinks const*, memory_space> links;
-  Kokkos::View<Index const*, memory_space> child_list;
+  GroupWalkChildren<memory_space> children;
   Kokkos::View<Index const*, memory_space> groups;
   Kokkos::View<Index const*, memory_space> group_end;
   Index stack_capacity;
@@ -389,7 +389,7 @@ struct PairHostWalk {
         s.nodes[nodes++] = v.node_record(node);
       } else if (GroupWalkLinks const link = links(node); link.count > 0) {
         for (Index k = link.count; k-- > 0;)
-          s.stack[top++] = child_list(link.first + k);
+          s.stack[top++] = children(link, k);
       } else {
         PairHostLeaf<W> leaf;
         leaf.first = link.first;
@@ -501,7 +501,7 @@ void count_pair_groups_host(ExecutionSpace const& space, Tree const& tree, Visit
       });
   PairHostWalk<W, Topology, Visitor> walk{{visitor, columns},
                                           tables.links,
-                                          tables.child_list,
+                                          tables.children(),
                                           tables.groups,
                                           tables.group_end,
                                           Index(Topology::arity) * (tables.depth + 1),

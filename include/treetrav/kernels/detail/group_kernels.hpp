@@ -32,6 +32,16 @@ struct alignas(8) GroupWalkLinks {
   Index count;
 };
 
+// The children of an internal node's link, wherever the tables keep them.
+template <class MemorySpace>
+struct GroupWalkChildren {
+  Kokkos::View<Index const*, MemorySpace> child_list;
+  bool consecutive;
+  KOKKOS_FUNCTION Index operator()(GroupWalkLinks const& link, Index k) const {
+    return consecutive ? link.first + k : child_list(link.first + k);
+  }
+};
+
 template <class Topology>
 struct GroupWalkTables {
   using memory_space = typename Topology::memory_space;
@@ -44,6 +54,7 @@ struct GroupWalkTables {
   // Links name the children themselves: a walk pushes them without reading
   // child_list, one dependent load less on every node it opens.
   bool consecutive_children = false;
+  GroupWalkChildren<memory_space> children() const { return {child_list, consecutive_children}; }
 };
 
 // Whether every internal node's children are consecutive nodes.
@@ -335,14 +346,13 @@ struct GroupWalkKernel {
   Visitor visitor;
   Kokkos::View<Index const*, memory_space> order;
   Kokkos::View<GroupWalkLinks const*, memory_space> links;
-  Kokkos::View<Index const*, memory_space> child_list;
+  GroupWalkChildren<memory_space> children;
   Kokkos::View<Index const*, memory_space> groups;
   Kokkos::View<Index const*, memory_space> group_end;
   Kokkos::View<Index*, memory_space> stacks; // stack_capacity per warp
   Kokkos::View<Index, memory_space> next_group;
   Index group_count;
   Index stack_capacity;
-  bool consecutive_children;
   // Each query's group's interactions (list entries), for the next walk's
   // order (GroupWalkCosts); empty: not recorded.
   Kokkos::View<Index*, memory_space> costs;
@@ -497,12 +507,8 @@ struct GroupWalkKernel {
       warp.for_each_lane(lanes, [&](int, Lane& l) {
         if (l.kind != opened)
           return;
-        if (consecutive_children)
-          for (Index k = 0; k < l.count; ++k)
-            stack[top + l.offset + k] = l.first + k;
-        else
-          for (Index k = 0; k < l.count; ++k)
-            stack[top + l.offset + k] = child_list(l.first + k);
+        for (Index k = 0; k < l.count; ++k)
+          stack[top + l.offset + k] = children(GroupWalkLinks{l.first, l.count}, k);
       });
       top += pushed;
       warp.sync();
@@ -737,7 +743,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
       visitor,
       order,
       tables.links,
-      tables.child_list,
+      tables.children(),
       groups,
       tables.group_end,
       group_walk_stacks<MemorySpace>(workspace, std::size_t(teams) * warps_per_team *
@@ -746,7 +752,6 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
           Kokkos::view_alloc(space, "treetrav::GroupWalk::next_group")),
       tables.group_count,
       stack_capacity,
-      tables.consecutive_children,
       history.costs};
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
