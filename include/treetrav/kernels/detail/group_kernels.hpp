@@ -24,8 +24,8 @@ namespace treetrav::detail {
 
 // What the walk reads of a node besides the visitor's own data: an internal
 // node's children are child_list[first, first + count), or the nodes [first,
-// first + count) when every node's children are consecutive (an octree built
-// level by level; GroupWalkTables::consecutive_children); a leaf (count <= 0)
+// first + count) when every node's children are consecutive (the Morton
+// octree's breadth-first numbering; GroupWalkTables::consecutive_children); a leaf (count <= 0)
 // holds the tree's points [first, first - count).
 struct alignas(8) GroupWalkLinks {
   Index first;
