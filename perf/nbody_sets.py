@@ -91,7 +91,7 @@ def main():
     parser.add_argument("--work", required=True, help="scratch (bodies, run directories): not copied back")
     parser.add_argument("-n", type=int, default=1000000)
     parser.add_argument("--sets", default="plummer hernquist clustered-box")
-    parser.add_argument("--alphas", default="0.00025 0.0005 0.001 0.0015 0.002 0.003 0.004 0.006")
+    parser.add_argument("--alphas", default="0.00025 0.0005 0.001 0.00125 0.0015 0.002 0.003 0.004 0.006")
     parser.add_argument("--thetas", default="0.3 0.35 0.4 0.45 0.5 0.55 0.6")
     parser.add_argument("--openings", default="relative com-offset barnes-hut")
     parser.add_argument("--pytreegrav-thetas", default="0.3 0.4 0.5 0.6 0.7")
