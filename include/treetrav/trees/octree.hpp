@@ -109,8 +109,8 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
 
 // The cube around the bodies: their box in one pass (minima and maxima are
 // exact, so every backend finds the same cube), then one read back. On a GPU
-// morton_sort's box kernel: Kokkos' reduction over a runtime-sized array
-// took longer there than the rest of the build.
+// morton_sort's box kernel: Kokkos' reduction over a runtime-sized array was
+// the build's slowest part in a profile (perf/results/nbody/issue35/).
 template <class ExecutionSpace, class MemorySpace>
 RootCube root_cube(ExecutionSpace const& space,
                    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x) {
