@@ -124,10 +124,7 @@ RootCube root_cube(ExecutionSpace const& space,
     auto* const box = static_cast<Coordinate*>(scratch.part(0));
     auto* const arrivals = static_cast<unsigned*>(scratch.part(2));
     cudaStream_t const stream = space.cuda_stream();
-    check_cuda(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
-    morton_box_kernel<MemorySpace><<<blocks, Launch::block, 0, stream>>>(
-        x, static_cast<Coordinate*>(scratch.part(1)), arrivals, box);
-    check_cuda(cudaGetLastError(), "morton_box_kernel");
+    launch_morton_box(stream, x, blocks, static_cast<Coordinate*>(scratch.part(1)), arrivals, box);
     check_cuda(cudaMemcpyAsync(bounds, box, sizeof bounds, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 #endif
@@ -269,24 +266,6 @@ struct FillNodes {
     }
     return outside;
   }
-  // The first body of that cell.
-  KOKKOS_FUNCTION Index cell_first(Index i, int shift) const {
-    std::uint64_t const cell = codes(i) >> shift;
-    Index inside = i, step = 1;
-    Index outside = i - 1;
-    while (outside >= 0 && codes(outside) >> shift == cell) {
-      inside = outside;
-      step = step <= i ? 2 * step : step;
-      outside = i >= step ? i - step : -1;
-    }
-    while (inside - outside > 1) {
-      Index const middle = outside + (inside - outside) / 2;
-      if (codes(middle) >> shift == cell) inside = middle;
-      else outside = middle;
-    }
-    return inside;
-  }
-
   KOKKOS_FUNCTION void operator()(Index node) const {
     std::uint64_t const key = keys(node);
     int const level = static_cast<int>(key >> 32);
@@ -295,9 +274,11 @@ struct FillNodes {
     Index const last = cell_end(first, shift);
     point_begin(node) = first;
     point_end(node) = last;
+    // The parent: the node of the level above that begins last at or before
+    // `first` (a level's nodes are disjoint cells).
     parent(node) = level == 0 ? Index(-1)
                               : lower_bound(keys, level_begin(level - 1), level_begin(level),
-                                            std::uint64_t(level - 1) << 32 | std::uint64_t(cell_first(first, shift + 3)));
+                                            (std::uint64_t(level - 1) << 32 | std::uint64_t(first)) + 1) - 1;
     int count = 0;
     Index child = 0;
     if (last - first > leaf_capacity && level < morton_levels) {

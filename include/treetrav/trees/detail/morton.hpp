@@ -197,6 +197,18 @@ __global__ void __launch_bounds__(MortonBoxLaunch<MemorySpace>::block)
   }
 }
 
+// The box of `coordinates` into box[0, 2 dimension) (minima, then maxima) on
+// `stream`: morton_box_kernel over `blocks` blocks, `partials` (blocks x 2
+// dimension values) and `arrivals` its scratch.
+template <class MemorySpace>
+void launch_morton_box(cudaStream_t stream, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> coordinates,
+                       int blocks, Coordinate* partials, unsigned* arrivals, Coordinate* box) {
+  check_cuda(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
+  morton_box_kernel<MemorySpace>
+      <<<blocks, MortonBoxLaunch<MemorySpace>::block, 0, stream>>>(coordinates, partials, arrivals, box);
+  check_cuda(cudaGetLastError(), "morton_box_kernel");
+}
+
 // Morton codes and the identity permutation (CUB's values in), in one pass.
 template <class MemorySpace, class Key>
 __global__ void
@@ -254,10 +266,7 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
     auto* const identity = static_cast<Index*>(scratch.part(4));
     Key* const sorted = keep_codes ? sorted_codes.data() : static_cast<Key*>(scratch.part(5));
     encode.box = BoundingBox<MemorySpace>(box, 2 * dimension);
-    check_cuda(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
-    morton_box_kernel<MemorySpace>
-        <<<blocks, Launch::block, 0, stream>>>(points.coordinates, partials, arrivals, box);
-    check_cuda(cudaGetLastError(), "morton_box_kernel");
+    launch_morton_box(stream, points.coordinates, blocks, partials, arrivals, box);
     if (n > 0)
       morton_code_kernel<MemorySpace, Key>
           <<<(n + 255) / 256, 256, 0, stream>>>(encode, points.coordinates, codes, identity);
