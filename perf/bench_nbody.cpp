@@ -5,8 +5,11 @@
 // runs after a warm-up, and the relative force error against direct summation
 // in double on a random sample of bodies (the same sample and reference for
 // every configuration). Optionally the all-pairs direct sum in float over
-// every body (--direct-all), the brute-force baseline. Beside the moments the
-// step uses (a level loop over the build's levels) it times the same moments
+// every body (--direct-all), the brute-force baseline. It times a refit of the
+// octree (refit_octree, to the same positions: its cost does not depend on
+// how far the bodies moved), as an N-body run's steps between builds do
+// instead of the build and moments. Beside the moments the step uses (one
+// upward pass) it times the same moments
 // as the treefix leaffix (treefix/octree.hpp, rooted tree and levels rebuilt
 // from the parents) and checks both give the same bits. Writes CSV rows to
 // --out and the reference sample (index, exact ax, ay, az) to --reference-out.
@@ -136,6 +139,7 @@ struct AllPairs {
 
 struct Measured {
   double tree = 0, moments = 0, quadrupoles = 0, forces = 0;
+  double refit = 0; // refit_octree with its moments (not in the total)
   double cell_interactions = 0, body_interactions = 0; // per body, from a counting walk after the timed ones
   double moments_treefix = 0;    // the treefix leaffix's moments, for comparison (not in the total)
   bool moments_same_bits = true; // ... equal to the step's, bit for bit
@@ -154,7 +158,7 @@ template <class Strategy>
 Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions const& options,
                  Strategy strategy, Settings const& settings, std::vector<Index> const& sample,
                  std::vector<double> const& exact) {
-  std::vector<double> tree_s, moments_s, quadrupoles_s, forces_s, moments_treefix_s;
+  std::vector<double> tree_s, moments_s, quadrupoles_s, forces_s, moments_treefix_s, refit_s;
   bool moments_same_bits = true;
   Workspace workspace; // what the repeats reuse, as an N-body run's steps do
   strategy.workspace = &workspace;
@@ -192,6 +196,10 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
                                        accelerations, built.tree.points.original_index);
     space.fence();
     forces_s.push_back(timer.seconds());
+    timer.reset();
+    refit_octree(space, built, bodies.positions, options.multipole == Multipole::quadrupole);
+    space.fence();
+    refit_s.push_back(timer.seconds());
     Octree<Memory> leaffix = built.tree;
     leaffix.mass =
         typename Octree<Memory>::scalar_view("bench::leaffix_mass", leaffix.topology.size());
@@ -210,12 +218,13 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
                           same_bits(leaffix.center_of_mass, built.tree.center_of_mass);
     if (run == 0 && settings.repeats > 0)
       tree_s.clear(), moments_s.clear(), quadrupoles_s.clear(), forces_s.clear(),
-          moments_treefix_s.clear();
+          moments_treefix_s.clear(), refit_s.clear();
   }
   Measured m;
   m.tree = median(tree_s);
   m.moments = median(moments_s);
   m.quadrupoles = median(quadrupoles_s);
+  m.refit = median(refit_s);
   m.forces = median(forces_s);
   m.moments_treefix = median(moments_treefix_s);
   m.moments_same_bits = moments_same_bits;
@@ -344,7 +353,7 @@ int main(int argc, char** argv) {
              "quadrupoles_ms,forces_ms,total_ms,err_median,err_p99,err_max,err_mean,sample,moments_"
              "treefix_ms,"
              "moments_same_bits,alpha,cell_interactions,body_interactions,force_gflops,"
-             "fp32_fraction\n";
+             "fp32_fraction,refit_ms\n";
     double const peak = fp32_peak_flops_per_second(space);
     auto row = [&](std::string const& walk, std::string const& multipole,
                    std::string const& opening, double theta, double alpha, Measured const& m) {
@@ -358,7 +367,7 @@ int main(int argc, char** argv) {
       double const rate = m.forces > 0 ? flops / m.forces : 0;
       csv << fmt::format("{},{},{},{:g},{},{},{},{},{},{},{:g},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{"
                          ":.4e},{:.4e},{:.4e},{:.4e},{},"
-                         "{:.4f},{},{:g},{:.1f},{:.1f},{:.1f},{:.4f}\n",
+                         "{:.4f},{},{:g},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f}\n",
                          settings.label, device, n, settings.softening, settings.leaf_size, walk,
                          walk == "group" ? settings.group_size : 0,
                          walk == "group" && !settings.unpacked ? 1 : 0, multipole, opening, theta,
@@ -366,18 +375,18 @@ int main(int argc, char** argv) {
                          1e3 * total, m.errors.median, m.errors.p99, m.errors.max, m.errors.mean,
                          sample.size(), 1e3 * m.moments_treefix, m.moments_same_bits ? 1 : 0,
                          alpha, m.cell_interactions, m.body_interactions, rate * 1e-9,
-                         peak > 0 ? rate / peak : 0.0);
+                         peak > 0 ? rate / peak : 0.0, 1e3 * m.refit);
       csv.flush();
       fmt::print("{:>9} {:>10} {:>10} {} {:.4f}: tree {:7.3f} ms, moments {:6.3f}, quadrupoles "
                  "{:6.3f}, forces "
                  "{:9.3f} ms, total {:9.3f} ms | error median {:.2e} p99 {:.2e} max {:.2e} | "
                  "interactions a body {:.0f} cells + {:.0f} bodies, {:.0f} GFLOP/s ({:.1f}% of "
-                 "FP32 peak) | moments as the treefix leaffix {:6.3f} ms{}\n",
+                 "FP32 peak) | refit {:6.3f} ms | moments as the treefix leaffix {:6.3f} ms{}\n",
                  walk, multipole, opening, opening == "relative" ? "alpha" : "theta",
                  opening == "relative" ? alpha : theta, 1e3 * m.tree, 1e3 * m.moments,
                  1e3 * m.quadrupoles, 1e3 * m.forces, 1e3 * total, m.errors.median, m.errors.p99,
                  m.errors.max, m.cell_interactions, m.body_interactions, rate * 1e-9,
-                 peak > 0 ? 100 * rate / peak : 0.0, 1e3 * m.moments_treefix,
+                 peak > 0 ? 100 * rate / peak : 0.0, 1e3 * m.refit, 1e3 * m.moments_treefix,
                  m.moments_same_bits ? " (same bits)" : " (BITS DIFFER)");
       std::fflush(stdout);
     };

@@ -97,6 +97,9 @@ def main():
     parser.add_argument("--pytreegrav-thetas", default="0.3 0.4 0.5 0.6 0.7")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--refits", default="0",
+                        help="treetrav nbody --refit values for the steps (each on every set); the last one also "
+                             "for the big set and the drift")
     parser.add_argument("--big", type=int, default=10000000)
     parser.add_argument("--budget", type=float, default=1e9, help="seconds: phases that would start later are skipped")
     parser.add_argument("--skip", default="", help="phases to leave out")
@@ -142,13 +145,16 @@ def main():
         rows = read_rows(sweep_csv, {f"{s}@{args.n}" for s in sets})
         summary["chosen"] = choose(rows, sets, 1e-3)
 
-    def step(s, snapshot, config, name, steps, count=False):
+    refits = args.refits.split()
+
+    def step(s, snapshot, config, name, steps, count=False, refit=None):
+        refit = refits[-1] if refit is None else refit
         timings = os.path.join(work, f"{name}.json")
         opening = config["opening"]
         setting = ["--alpha", str(config["setting"])] if opening == "relative" else ["--theta", str(config["setting"])]
         run([args.treetrav, "nbody", "--backend", "cuda", "--ics", snapshot, "--dt", "0.0005", "--steps", str(steps),
              "--softening", str(SOFTENING[s]), "--multipole", "quadrupole", "--opening", opening, *setting,
-             "--strategy", "group", "--potential-theta", "0.5", "--snapshot-every", "0", "--quiet",
+             "--strategy", "group", "--potential-theta", "0.5", "--snapshot-every", "0", "--quiet", "--refit", refit,
              *(["--count-interactions"] if count else []), "-o", os.path.join(work, name), "--timings", timings],
             log, timeout=900)
         with open(timings) as f:
@@ -162,9 +168,13 @@ def main():
         chosen = relative_choice()
         config = {"opening": "relative", "setting": chosen["setting"]}
         summary["steps"] = {}
-        for s in sets:
-            summary["steps"][s] = step(s, snapshots[s], config, f"step-{s}", args.steps)
-            save()
+        for refit in refits:
+            # Without refits under the old key; with them, by their setting.
+            key = "steps" if float(refit) == 0 else f"steps_refit_{refit}"
+            summary.setdefault(key, {})
+            for s in sets:
+                summary[key][s] = step(s, snapshots[s], config, f"step-{s}-refit{refit}", args.steps, refit=refit)
+                save()
         summary["steps_counted"] = step(sets[0], snapshots[sets[0]], config, f"step-{sets[0]}-counted",
                                         max(2, args.steps // 4), count=True)
 
@@ -200,7 +210,7 @@ def main():
         run([args.treetrav, "nbody", "--backend", "cuda", "--ics", path, "--dt", "0.0078125", "--steps", "1000",
              "--eta", "0.025", "--max-bin", "4", "--softening", "0.01", "--strategy", "group", "--multipole",
              "quadrupole", "--opening", "relative", "--alpha", str(chosen["setting"]), "--potential-theta", "0",
-             "--snapshot-every", "500", "--quiet", "-o", os.path.join(work, "drift"), "--timings", timings],
+             "--refit", refits[-1], "--snapshot-every", "500", "--quiet", "-o", os.path.join(work, "drift"), "--timings", timings],
             log, timeout=900)
         with open(timings) as f:
             summary["drift"] = json.load(f)

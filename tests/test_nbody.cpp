@@ -216,6 +216,98 @@ TYPED_TEST(MortonOctree, BarnesHutOverItMatchesDirectSummation) {
   }
 }
 
+// A refit keeps the octree's cells and body order: unmoved bodies change no
+// bit; moved ones are gathered into tree order, every cube grows about its
+// centre until it holds its bodies, the moments are those a fresh pass sums
+// over the moved bodies, and Barnes-Hut over it stays as accurate.
+TYPED_TEST(MortonOctree, RefitHoldsTheMovedBodiesWithTheMomentsOfAFreshPass) {
+  TypeParam space;
+  auto const to_host = [](auto const& view) {
+    auto copy = Kokkos::create_mirror(Kokkos::HostSpace{}, view); // never an alias: the tree changes
+    Kokkos::deep_copy(copy, view);
+    return copy;
+  };
+  auto const same = [](auto const& a, auto const& b) {
+    return a.span() == b.span() &&
+           std::equal(a.data(), a.data() + a.span(), b.data(), [](auto x, auto y) { return x == y; });
+  };
+  for (auto const& c : tree_cases()) {
+    SCOPED_TRACE(c.name);
+    Index const n = c.bodies.size();
+    auto const masses = equal_masses(n);
+    auto const device_bodies = copy_points(space, c.bodies, "test::bodies");
+    auto built = build_morton_octree_cells(space, device_bodies, Kokkos::create_mirror_view_and_copy(space, masses),
+                                           c.leaf_size);
+    compute_octree_multipoles(space, built, true);
+    auto const built_size = to_host(built.tree.cell_size);
+    auto const built_mass = to_host(built.tree.mass);
+    auto const built_com = to_host(built.tree.center_of_mass);
+    auto const built_quadrupole = to_host(built.tree.quadrupole);
+
+    EXPECT_EQ(refit_octree(space, built, device_bodies, true), 0.0);
+    EXPECT_TRUE(same(to_host(built.tree.cell_size), built_size));
+    EXPECT_TRUE(same(to_host(built.tree.mass), built_mass));
+    EXPECT_TRUE(same(to_host(built.tree.center_of_mass), built_com));
+    EXPECT_TRUE(same(to_host(built.tree.quadrupole), built_quadrupole));
+
+    // Each body moves by up to a tenth of the root cell.
+    test::HostPoints moved = allocate_points<Kokkos::HostSpace>("test::moved", n, 3);
+    for (Index i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k)
+        moved.coordinates(i, k) = c.bodies.coordinates(i, k) + 0.1f * built_size(0) * float(std::sin(1.7 * i + k));
+    auto const device_moved = copy_points(space, moved, "test::moved");
+    double const growth = refit_octree(space, built, device_moved, true);
+    auto const size = to_host(built.tree.cell_size);
+    auto const center = to_host(built.tree.cell_center);
+    auto const mass = to_host(built.tree.mass);
+    auto const com = to_host(built.tree.center_of_mass);
+    auto const quadrupole = to_host(built.tree.quadrupole);
+    auto const begin = to_host(built.tree.topology.point_begin);
+    auto const end = to_host(built.tree.topology.point_end);
+    auto const original = to_host(built.tree.points.original_index);
+    auto const sorted = to_host(built.tree.points.points.coordinates);
+    Index const nodes = built.tree.topology.size();
+    for (Index i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) ASSERT_EQ(sorted(i, k), moved.coordinates(original(i), k));
+    double expected_growth = 0;
+    for (Index node = 0; node < nodes; ++node) {
+      ASSERT_GE(size(node), built_size(node));
+      double m = 0, moment[3] = {0, 0, 0};
+      for (Index i = begin(node); i < end(node); ++i) {
+        for (int k = 0; k < 3; ++k) // within the build's own rounding (refit_octree)
+          ASSERT_LE(std::abs(double(sorted(i, k)) - center(node, k)),
+                    double(size(node)) / 2 + (double(built_size(0)) + std::abs(center(node, k))) / (1 << 21))
+              << "body " << original(i) << " outside node " << node;
+        m += masses(original(i));
+        for (int k = 0; k < 3; ++k) moment[k] += double(masses(original(i))) * sorted(i, k);
+      }
+      ASSERT_NEAR(mass(node), m, 1e-6 * m);
+      for (int k = 0; k < 3; ++k)
+        ASSERT_NEAR(com(node, k), moment[k] / m, 1e-6 * (std::abs(moment[k] / m) + size(node)));
+      double const ratio = double(size(node)) / built_size(node);
+      expected_growth += std::min(8.0, ratio * ratio * ratio - 1);
+    }
+    EXPECT_NEAR(growth, expected_growth / nodes, 1e-4);
+    if (c.name == "plummer-3000" || c.name == "clumps") {
+      EXPECT_GT(growth, 0.01);
+    }
+
+    // The moments of one pass over the moved bodies in the same cells, bit for bit.
+    compute_octree_multipoles(space, built, true);
+    EXPECT_TRUE(same(to_host(built.tree.mass), mass));
+    EXPECT_TRUE(same(to_host(built.tree.center_of_mass), com));
+    EXPECT_TRUE(same(to_host(built.tree.quadrupole), quadrupole));
+
+    if (c.name == "plummer-3000") {
+      std::vector<double> const masses_double(n, double(masses(0)));
+      auto const reference = test::direct_accelerations(moved, masses_double, 0.0f, 1.0);
+      auto const refitted = to_host(barnes_hut_accelerations(space, built.tree, device_moved, {0.5f, 0.0f, 1.0f},
+                                                             Autoropes{}));
+      EXPECT_LT(acceleration_errors(refitted, reference).first, 1e-2);
+    }
+  }
+}
+
 TYPED_TEST(NBody, PotentialAtThetaZeroIsDirectSummation) {
   TypeParam space;
   auto const bodies = test::plummer_positions(1000, 8);
@@ -517,6 +609,67 @@ TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
   }
 }
 
+// A run that refits its octree between builds continues bit for bit from a
+// checkpoint (which holds the positions of the last build), and its forces
+// stay those of a new octree within the criterion's error.
+TYPED_TEST(NBody, RefitCheckpointContinuesBitForBit) {
+  TypeParam space;
+  auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 600, 17);
+  auto config = configuration(1.0 / 32, 0.5f, 0.02f, initial);
+  config.forces.multipole = Multipole::quadrupole;
+  config.group_size = 64;
+  config.refit = 0.25;
+  nbody::Simulation<TypeParam, GroupWalk> uninterrupted(space, GroupWalk{}, config, initial, 0);
+  uninterrupted.compute_accelerations();
+  for (int step = 0; step < 5; ++step) uninterrupted.step();
+  TemporaryDirectory dir;
+  nbody::Checkpoint written;
+  written.step = uninterrupted.current_step();
+  written.state = uninterrupted.state(false);
+  written.accelerations = uninterrupted.host_accelerations();
+  written.bins = uninterrupted.host_bins();
+  written.tree_positions = uninterrupted.tree_positions();
+  written.configuration = config;
+  written.backend = TypeParam::name();
+  std::string const path = nbody::checkpoint_path(dir.path.string(), written.step);
+  nbody::write_checkpoint(path, written);
+  auto const checkpoint = nbody::read_checkpoint(path);
+  EXPECT_EQ(checkpoint.configuration.refit, config.refit);
+  ASSERT_EQ(checkpoint.tree_positions.extent(0), initial.size());
+  nbody::Simulation<TypeParam, GroupWalk> resumed(space, GroupWalk{}, checkpoint.configuration, checkpoint.state,
+                                                  checkpoint.step);
+  resumed.set_accelerations(checkpoint.accelerations);
+  resumed.set_bins(checkpoint.bins);
+  resumed.set_tree_positions(checkpoint.tree_positions);
+  for (int step = 0; step < 15; ++step) {
+    uninterrupted.step();
+    resumed.step();
+  }
+  EXPECT_EQ(state_differences(uninterrupted, resumed), 0);
+  // Both refitted and built again, across the restart too.
+  auto const& times = uninterrupted.times();
+  EXPECT_EQ(times.tree_builds + times.refits, 21);
+  EXPECT_GT(times.refits, 0);
+  EXPECT_GT(times.tree_builds, 2);
+  EXPECT_GT(resumed.times().refits, 0);
+  EXPECT_GT(resumed.times().tree_builds, 0);
+
+  // The last forces against those over a new octree of the same state.
+  auto fresh_config = config;
+  fresh_config.refit = 0;
+  nbody::Simulation<TypeParam, GroupWalk> fresh(space, GroupWalk{}, fresh_config, uninterrupted.state(false),
+                                                uninterrupted.current_step());
+  fresh.compute_accelerations();
+  auto const refitted = uninterrupted.host_accelerations(), rebuilt = fresh.host_accelerations();
+  double error = 0, norm = 0;
+  for (std::size_t i = 0; i < refitted.extent(0); ++i)
+    for (int k = 0; k < 3; ++k) {
+      error += (refitted(i, k) - rebuilt(i, k)) * (refitted(i, k) - rebuilt(i, k));
+      norm += rebuilt(i, k) * rebuilt(i, k);
+    }
+  EXPECT_LT(std::sqrt(error / norm), 5e-3);
+}
+
 TYPED_TEST(NBody, CountsItsInteractions) {
   // At theta 0 every body meets every other: no cell, n - 1 bodies a force.
   TypeParam space;
@@ -647,6 +800,32 @@ TEST(NBodyCheckpoint, RoundTripIsExact) {
       EXPECT_EQ(read.accelerations(i, k), written.accelerations(i, k));
     }
     EXPECT_EQ(read.bins(i), written.bins(i));
+  }
+}
+
+TEST(NBodyCheckpoint, RefitRunsKeepTheirTreePositions) {
+  TemporaryDirectory dir;
+  auto written = small_checkpoint(8);
+  written.configuration.refit = 0.125;
+  written.tree_positions = decltype(written.tree_positions)("test::tree_positions", 16, 3);
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 3; ++k) written.tree_positions(i, k) = std::nextafter(float(k - i), -100.0f);
+  std::string const path = nbody::checkpoint_path(dir.path.string(), 8);
+  nbody::write_checkpoint(path, written);
+  auto const read = nbody::read_checkpoint(path);
+  EXPECT_EQ(read.configuration.refit, 0.125);
+  ASSERT_EQ(read.tree_positions.extent(0), 16u);
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(read.tree_positions(i, k), written.tree_positions(i, k));
+  // Without them, a refitting run could not continue bit for bit: refused.
+  written.tree_positions = {};
+  nbody::write_checkpoint(path, written);
+  try {
+    nbody::read_checkpoint(path);
+    ADD_FAILURE() << "a refitting run's checkpoint without tree positions was read";
+  } catch (InputError const& error) {
+    EXPECT_NE(std::string(error.what()).find("TreePositions"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(path), std::string::npos) << error.what();
   }
 }
 

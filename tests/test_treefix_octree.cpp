@@ -160,8 +160,7 @@ TYPED_TEST(TreefixOctree, CentresOfMassEqualDirectSums) {
   check_method(EulerTourTreefix<Memory>(space, rooted), "euler");
 }
 
-// The Morton octree's step 4 (compute_octree_moments, a loop over the build's
-// levels) and the treefix leaffix octree_moments by the level-synchronous
+// The Morton octree's step 4 (compute_octree_moments, one upward pass) and the treefix leaffix octree_moments by the level-synchronous
 // method both sum in a fixed order: a leaf its bodies, a parent its children
 // by slot, in double, deepest level first, as this host loop does. Float
 // products are exact in double, so contraction into FMAs changes nothing and

@@ -33,6 +33,7 @@ std::string command_line_message(InputError const& error) {
       {"multipole", "--multipole"},
       {"opening", "--opening"},
       {"alpha", "--alpha"},
+      {"refit", "--refit"},
       {"theta", "--theta"},
       {"softening", "--softening"},
       {"chunk", "--chunk"},

@@ -72,6 +72,7 @@ struct TrajectoryOptions {
   CLI::Option* softening;
   CLI::Option* gravity;
   CLI::Option* leaf_size;
+  CLI::Option* refit;
   CLI::Option* potential_theta;
   CLI::Option* multipole;
   CLI::Option* opening;
@@ -150,6 +151,7 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
   compare(given.softening, options.physics.forces.softening, stored.forces.softening);
   compare(given.gravity, options.physics.forces.gravity, stored.forces.gravity);
   compare(given.leaf_size, options.physics.leaf_size, stored.leaf_size);
+  compare(given.refit, options.physics.refit, stored.refit);
   compare(given.potential_theta, options.physics.potential_theta, stored.potential_theta);
   compare(given.multipole, options.multipole, std::string(to_string(stored.forces.multipole)));
   compare(given.opening, options.opening, std::string(to_string(stored.forces.opening)));
@@ -227,8 +229,8 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
   // A fixed step is one evaluation and its kicks; block steps add all their sub-steps.
   double const per_step =
       steps > 0 && c.block_steps()
-          ? (t.tree_build + t.center_of_mass + t.forces + t.integration) / static_cast<double>(steps)
-          : (t.tree_build + t.center_of_mass + t.forces) / evaluations +
+          ? (t.tree_build + t.center_of_mass + t.refit + t.forces + t.integration) / static_cast<double>(steps)
+          : (t.tree_build + t.center_of_mass + t.refit + t.forces) / evaluations +
                 (steps > 0 ? t.integration / static_cast<double>(steps) : 0.0);
   nlohmann::json json = {
       {"bodies", c.bodies},
@@ -244,6 +246,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"theta", c.forces.theta},
       {"softening", c.forces.softening},
       {"leaf_size", c.leaf_size},
+      {"refit", c.refit},
       {"potential_theta", c.potential_theta},
       {"initial_conditions", c.initial_conditions},
       {"multipole", to_string(c.forces.multipole)},
@@ -253,6 +256,8 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"eta", c.eta},
       {"max_bin", c.max_bin},
       {"force_evaluations", t.force_evaluations},
+      {"tree_builds", t.tree_builds},
+      {"refits", t.refits},
       {"body_forces", t.body_forces},
       {"imported_cells", t.imported_cells},  // rank 0's essential trees (distributed runs)
       {"imported_bodies", t.imported_bodies},
@@ -262,6 +267,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"seconds",
        {{"tree_build", t.tree_build},
         {"center_of_mass", t.center_of_mass},
+        {"refit", t.refit},
         {"forces", t.forces},
         {"integration", t.integration},
         {"diagnostics", t.diagnostics},
@@ -271,6 +277,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"seconds_per_force_evaluation",
        {{"tree_build", t.tree_build / evaluations},
         {"center_of_mass", t.center_of_mass / evaluations},
+        {"refit", t.refit / evaluations},
         {"forces", t.forces / evaluations}}},
       {"seconds_per_step", per_step},
       {"seconds_per_step_median", t.median_step_seconds()},
@@ -301,15 +308,15 @@ void summarize(nbody::RunSettings const& settings, std::string const& strategy, 
   auto const& t = result.times;
   std::int64_t const steps = result.last_step - result.first_step;
   fmt::print("nbody: {} bodies, steps {} to {} (t = {:.6g}), backend {}, ranks {}, strategy {}: {:.3g} "
-             "steps/s, median step {:.3g} ms. Tree build {:.3g} s, "
-             "centre of mass {:.3g} s, forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} "
+             "steps/s, median step {:.3g} ms. Tree build {:.3g} s ({} builds), "
+             "centre of mass {:.3g} s, refits {:.3g} s ({}), forces {:.3g} s, integration {:.3g} s, diagnostics {:.3g} "
              "s, I/O {:.3g} s, wall "
              "{:.3g} s. Since the start: {}. Wrote {} snapshots and {} checkpoints to {}.\n",
              settings.configuration.bodies, result.first_step, result.last_step, result.time,
              settings.backend, ranks, strategy,
              result.wall_seconds > 0 ? steps / result.wall_seconds : 0.0, t.median_step_seconds() * 1e3,
-             t.tree_build,
-             t.center_of_mass, t.forces, t.integration, t.diagnostics, t.io, result.wall_seconds,
+             t.tree_build, t.tree_builds,
+             t.center_of_mass, t.refit, t.refits, t.forces, t.integration, t.diagnostics, t.io, result.wall_seconds,
              nbody::describe(result.drift, result.initial), result.snapshots, result.checkpoints,
              settings.output.directory);
 }
@@ -369,6 +376,14 @@ void add_nbody_command(CLI::App& app) {
       command->add_option("--leaf-size", options->physics.leaf_size, "Most bodies per octree leaf")
           ->capture_default_str()
           ->check(at_least(1));
+  given.refit =
+      command
+          ->add_option("--refit", options->physics.refit,
+                       "Refit the octree to the moved bodies (moments anew, cells grown to hold them) while its "
+                       "cells' mean volume growth, (side / built side)^3 - 1, stays at or below this; then build "
+                       "it anew (0: a new octree every force evaluation; one process only)")
+          ->capture_default_str()
+          ->check(at_least(0.0));
   given.multipole =
       command
           ->add_option("--multipole", options->multipole,

@@ -19,7 +19,7 @@ namespace {
 using treetrav::detail::morton_levels;
 using treetrav::detail::RootCube;
 using treetrav::detail::SecondMoments;
-using Quadrupoles = treetrav::detail::OctreeQuadrupoleLevel<Kokkos::HostSpace>;
+using Quadrupoles = treetrav::detail::OctreeQuadrupoleNode<Kokkos::HostSpace>;
 
 // MPI_Allgatherv of trivially copyable values: every rank's `values` in rank order.
 // Counted in values of an MPI type of sizeof(T) bytes, not in bytes: a body is

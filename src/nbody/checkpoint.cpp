@@ -28,6 +28,7 @@ constexpr char const bins[] = "/Checkpoint/TimeBins";
 constexpr char const types[] = "/Checkpoint/ParticleTypes";  // absent: all PartType1
 constexpr char const domains[] = "/Checkpoint/Domains";        // distributed runs: each body's rank
 constexpr char const costs[] = "/Checkpoint/InteractionCosts";  // distributed runs: its last walk's interactions
+constexpr char const tree_positions[] = "/Checkpoint/TreePositions";  // refits: what the octree was built from
 constexpr char const format[] = "treetrav nbody checkpoint";
 constexpr double format_version = 2;  // 2: time bins, multipole, opening, group size
 
@@ -64,7 +65,8 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint, io:
   std::size_t const n = state.size();
   io::detail::collectively(writers, [&] {
     if (state.coordinates.extent(0) != n || state.velocities.extent(0) != n || state.ids.extent(0) != n ||
-        checkpoint.accelerations.extent(0) != n || checkpoint.bins.extent(0) != n)
+        checkpoint.accelerations.extent(0) != n || checkpoint.bins.extent(0) != n ||
+        (checkpoint.tree_positions.extent(0) != 0 && checkpoint.tree_positions.extent(0) != n))
       throw std::invalid_argument(path + ": checkpoint arrays disagree in length");
   });
   io::detail::write_atomically(path, [&](io::detail::FileWriter& out) {
@@ -88,6 +90,8 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint, io:
     std::vector<std::int32_t> const wide_bins(checkpoint.bins.data(), checkpoint.bins.data() + n);
     out.write(bins, {n}, wide_bins.data());
     if (state.types.extent(0) == n) io::detail::write_vector(out, types, state.types);
+    if (checkpoint.tree_positions.extent(0) == n)
+      io::detail::write_matrix(out, tree_positions, checkpoint.tree_positions);
     if (checkpoint.domains.extent(0) == n) {
       io::detail::write_vector(out, domains, checkpoint.domains);
       io::detail::write_vector(out, costs, checkpoint.costs);
@@ -153,6 +157,17 @@ Checkpoint read_checkpoint(std::string const& path) {
   checkpoint.bins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Checkpoint::bins"), n);
   for (hsize_t i = 0; i < n; ++i) checkpoint.bins(i) = static_cast<std::int8_t>(bin.values[i]);
+  // A refitting run continues from the octree it refitted: built from these.
+  if (checkpoint.configuration.refit > 0) {
+    if (!in.exists(tree_positions))
+      in.fail(configuration_group, fmt::format("has refit {} but the checkpoint holds no {}",
+                                               checkpoint.configuration.refit, tree_positions));
+    auto const tree = in.read<float>(tree_positions, 2);
+    io::detail::require_rows(in, tree_positions, tree, n, coordinates);
+    io::detail::require_columns(in, tree_positions, tree, 3);
+    io::detail::require_finite(in, tree_positions, tree);
+    checkpoint.tree_positions = io::detail::to_matrix(tree, "treetrav::nbody::Checkpoint::tree_positions");
+  }
   if (in.exists(domains)) {
     checkpoint.ranks = static_cast<int>(detail::required_number(header, "ranks", path));
     auto const domain = in.read<std::int32_t>(domains, 1);

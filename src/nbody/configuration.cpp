@@ -14,6 +14,7 @@ io::Metadata to_metadata(Configuration const& configuration) {
       .set("opening", to_string(configuration.forces.opening))
       .set("alpha", static_cast<double>(configuration.forces.alpha))
       .set("leaf_size", static_cast<double>(configuration.leaf_size))
+      .set("refit", configuration.refit)
       .set("potential_theta", static_cast<double>(configuration.potential_theta))
       .set("group_size", static_cast<double>(configuration.group_size))
       .set("eta", configuration.eta)
@@ -38,6 +39,8 @@ Configuration configuration_from_metadata(io::Metadata const& metadata, std::str
   if (configuration.forces.opening == Opening::relative || metadata.numbers.count("alpha") != 0)
     configuration.forces.alpha = static_cast<Coordinate>(number("alpha"));
   configuration.leaf_size = static_cast<int>(number("leaf_size"));
+  // Runs from before refits stored none, and built every octree anew.
+  if (metadata.numbers.count("refit") != 0) configuration.refit = number("refit");
   configuration.potential_theta = static_cast<Coordinate>(number("potential_theta"));
   configuration.group_size = static_cast<int>(number("group_size"));
   configuration.eta = number("eta");

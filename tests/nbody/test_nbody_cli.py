@@ -165,12 +165,14 @@ for name in ["snapshot_000000.h5", "snapshot_000020.h5", "snapshot_000040.h5", "
     check(f"{name} bit-identical to the uninterrupted run's", differences == "", differences)
 
 # ------------------------------------------------------------ block steps: kill and restart
-# Group walks with quadrupoles and block time steps: the bins travel in the
-# checkpoints, so a run killed mid-write and between steps still resumes bit
-# for bit; and the restart keeps the walk kind (a per-body strategy is refused).
+# Group walks with quadrupoles, block time steps and refits: the bins and the
+# positions the octree was last built from travel in the checkpoints, so a run
+# killed mid-write and between steps still resumes bit for bit, on another
+# thread count; and the restart keeps the walk kind (a per-body strategy is
+# refused).
 BLOCK = ["--plummer", 1200, "--seed", 6, "--dt", 0.08, "--steps", 24, "--softening", 0.05, "--theta", 0.6,
          "--strategy", "group", "--group-size", 32, "--multipole", "quadrupole", "--opening", "com-offset",
-         "--eta", 0.1, "--max-bin", 3, "--snapshot-every", 8, "--checkpoint-every", 4, "--quiet"]
+         "--eta", 0.1, "--max-bin", 3, "--refit", 0.1, "--snapshot-every", 8, "--checkpoint-every", 4, "--quiet"]
 block_reference, block_run = work / "block-reference", work / "block-run"
 started = time.monotonic()
 result = nbody(*BLOCK, "--threads", 1, "-o", block_reference, "--timings", block_reference / "timings.json")
@@ -178,6 +180,9 @@ block_seconds = time.monotonic() - started
 check("block steps: uninterrupted run succeeds", result.returncode == 0, result.stderr)
 block_timings = json.loads((block_reference / "timings.json").read_text())
 check("block steps: several sub-steps per step", block_timings["sub_steps"] > 24, block_timings)
+check("block steps: octrees both refitted and built anew",
+      block_timings["refits"] > 0 and block_timings["tree_builds"] > 1 and
+      block_timings["refits"] + block_timings["tree_builds"] == block_timings["force_evaluations"], block_timings)
 killed, stderr = kill_at_pause(start(*BLOCK, "--threads", 1, "-o", block_run, pause=("IN", "checkpoint_000008.h5")))
 check("block steps: killed inside the write of checkpoint 8", killed, stderr)
 block_restart = ["--restart", block_run, "--steps", 24, "--snapshot-every", 8, "--checkpoint-every", 4]
@@ -195,6 +200,8 @@ with h5py.File(block_run / "checkpoint_000024.h5", "r") as f:
     bins = f["Checkpoint/TimeBins"][()]
     check("block steps: the checkpoint holds the bins, several of them used",
           bins.shape == (1200,) and len(set(bins.tolist())) >= 2, np.bincount(bins))
+    check("block steps: the checkpoint holds the octree's build positions",
+          f["Checkpoint/TreePositions"].shape == (1200, 3) and f["Checkpoint/Configuration"].attrs["refit"] == 0.1)
 
 # ------------------------------------------------------------ the relative criterion, counted
 # --opening relative reads each body's previous acceleration: a run counts its

@@ -26,6 +26,9 @@ struct Checkpoint {
   Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> accelerations;
   // Each body's time bin (block steps: its next step is dt / 2^bin; else 0).
   Kokkos::View<std::int8_t*, Kokkos::HostSpace> bins;
+  // Runs that refit their octree (Configuration::refit > 0): the positions
+  // (float, by row) it was last built from. Extent 0: none.
+  Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> tree_positions;
   Diagnostics initial;  // what drifts are measured from
   Configuration configuration;
   std::string backend;  // the rounding of another backend differs: a restart warns
@@ -40,7 +43,8 @@ struct Checkpoint {
 // Layout: /Checkpoint (attributes format, format_version, step, time, backend)
 // with datasets Coordinates, Velocities (n, 3) double, Masses (n) double,
 // ParticleIDs (n) int64, Accelerations (n, 3) float, TimeBins (n) int32,
-// ParticleTypes (n) int32 (only when not all bodies are PartType1); from
+// ParticleTypes (n) int32 (only when not all bodies are PartType1),
+// TreePositions (n, 3) float (runs that refit their octree); from
 // distributed runs Domains (n) int32 and InteractionCosts (n) int32 with the
 // attribute ranks;
 // /Checkpoint/Configuration

@@ -14,6 +14,10 @@ struct Configuration {
   double dt = 0;                   // time step of the leapfrog (block steps: the largest)
   BarnesHutOptions forces;         // theta, softening, G, multipole order, opening criterion
   int leaf_size = 8;               // octree leaf capacity
+  // 0: a new octree every force evaluation. Above 0: the octree is refitted
+  // to the moved bodies (refit_octree) while its growth, the cells' mean
+  // (side / built side)^3 - 1, stays at or below this; then built anew.
+  double refit = 0;
   Coordinate potential_theta = 0;  // opening angle of the potential diagnostic; 0: exact
   int group_size = 0;              // group walks (GroupWalk) of this many bodies; 0: per-body walks
   // Block (power-of-two) time steps when eta > 0: body i steps by the largest
@@ -36,8 +40,8 @@ struct Configuration {
 };
 
 // As attributes: dt, theta, softening, gravity, multipole, opening, alpha, leaf_size,
-// potential_theta, group_size, eta, max_bin, initial_conditions, initial_time,
-// bodies.
+// refit, potential_theta, group_size, eta, max_bin, initial_conditions,
+// initial_time, bodies.
 io::Metadata to_metadata(Configuration const& configuration);
 // Throws InputError naming `source` and the missing or malformed attribute.
 Configuration configuration_from_metadata(io::Metadata const& metadata, std::string const& source);

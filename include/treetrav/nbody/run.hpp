@@ -120,6 +120,7 @@ class RunLoop {
     // the same bits as those just computed).
     simulation_->set_accelerations(local_.accelerations);
     simulation_->set_bins(local_.bins);
+    simulation_->set_tree_positions(checkpoint.tree_positions);
   }
 
   RunResult advance() {
@@ -232,6 +233,7 @@ class RunLoop {
       checkpoint.state = simulation_->state(false);
       checkpoint.accelerations = simulation_->host_accelerations();
       checkpoint.bins = simulation_->host_bins();
+      checkpoint.tree_positions = simulation_->tree_positions();
     }
     checkpoint.initial = result_.initial;
     checkpoint.configuration = settings_.configuration;

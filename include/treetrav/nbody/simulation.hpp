@@ -25,13 +25,15 @@ namespace treetrav::nbody {
 // fence, so device work is charged to the phase that launched it.
 struct PhaseTimes {
   double tree_build = 0;      // Morton codes, sort, hierarchy, bodies in tree order
-  double center_of_mass = 0;  // cell masses, centres of mass (and quadrupoles)
+  double center_of_mass = 0;  // cell masses, centres of mass (and quadrupoles) of a new octree
+  double refit = 0;           // the octree refitted: bodies moved, cubes grown, moments summed anew
   double forces = 0;          // barnes_hut_accelerations
   double integration = 0;     // kicks, drifts, time bins
   double diagnostics = 0;     // potentials for the snapshots
   double io = 0;              // device-to-host copies and snapshot/checkpoint writes
   double rebalance = 0;       // distributed runs: gathering the bodies, cutting the Morton curve anew
   std::int64_t force_evaluations = 0;
+  std::int64_t tree_builds = 0, refits = 0;  // how the evaluations got their octrees
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
   // Distributed runs, this rank: cells and bodies of other ranks in its essential trees, summed.
   std::int64_t imported_cells = 0, imported_bodies = 0;
@@ -251,11 +253,13 @@ struct KeepForces {
 // built on the host and copied to the execution space), and the next step
 // end and the divergence counts are agreed over all ranks.
 //
-// Every operation is a pure function of the state: the octree is rebuilt from
-// the positions alone, each body's forces are summed in tree order (a group
-// walk's in its group's fixed order), and the kicks, drifts and bin changes
-// are element-wise, so a run resumed from a checkpoint of (positions,
-// velocities, accelerations, bins) continues bit-for-bit.
+// Every operation is a pure function of the state: the octree is built from
+// the positions alone (with refits, Configuration::refit, from the positions
+// of its last build, which are then part of the state: tree_positions()),
+// each body's forces are summed in tree order (a group walk's in its group's
+// fixed order), and the kicks, drifts and bin changes are element-wise, so a
+// run resumed from a checkpoint of (positions, velocities, accelerations,
+// bins, tree positions) continues bit-for-bit.
 template <class ExecutionSpace, class Strategy>
 class Simulation {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "a Kokkos execution space");
@@ -267,6 +271,7 @@ class Simulation {
   using HostAccelerations = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
   using Bins = Kokkos::View<std::int8_t*, memory_space>;
   using HostBins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>;
+  using HostTreePositions = Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 
   // The system `state` (positions, velocities, masses, ids; its time is
   // ignored: step s is at configuration.time_at(s)) at step `step`. Before the
@@ -281,13 +286,19 @@ class Simulation {
   Simulation(ExecutionSpace const& space, Strategy strategy, Configuration const& configuration,
              BodyStates const& bodies, std::int64_t step, std::shared_ptr<Domain const> domain);
 
-  // Rebuilds the octree over the current positions and evaluates the forces
+  // Builds the octree over the current positions and evaluates the forces
   // of every body; with block steps, also sets every body's bin from them.
   void compute_accelerations();
   // The accelerations of the current state, from a checkpoint.
   void set_accelerations(HostAccelerations const& accelerations);
   // The bins of the current state, from a checkpoint (block steps).
   void set_bins(HostBins const& bins);
+  // Refits (Configuration::refit > 0): the positions the current octree was
+  // built from (float, as the bodies' rows), empty before the first force
+  // evaluation; and, from a checkpoint, the same, so that the next force
+  // evaluation refits the octree the checkpointed run refitted.
+  HostTreePositions tree_positions();
+  void set_tree_positions(HostTreePositions const& positions);
   // One kick-drift-kick step of dt (with block steps: all its sub-steps).
   // Throws InputError if a body's position or velocity stops being finite
   // (nothing of that step is kept).
@@ -322,6 +333,9 @@ class Simulation {
   Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
   // The forces of the active bodies (all when `active_count` is the size).
   void evaluate_forces(Index active_count);
+  // The octree of this evaluation in octree_: refitted while its growth
+  // stays within Configuration::refit, else built anew; with its moments.
+  void update_octree();
   // The same over the locally essential tree of a distributed run.
   void evaluate_distributed_forces(bool all);
   // The essential tree of this rank's float bodies for `options`.
@@ -353,7 +367,12 @@ class Simulation {
   Bins bins_;
   Kokkos::View<std::uint8_t*, memory_space> active_;  // bodies whose step ends at this sub-step
   Kokkos::View<Index*, memory_space> active_list_;    // the same, in tree order
-  Octree<memory_space> tree_;                         // of the last force evaluation
+  Octree<memory_space> tree_;                         // of the last force evaluation (octree_.tree)
+  LevelledOctree<memory_space> octree_;               // with what its refits keep
+  // Refits: the bodies octree_ was built from; restore_octree_: build it
+  // from them at the next evaluation (a restart).
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> tree_positions_;
+  bool restore_octree_ = false;
   PhaseTimes times_;
   std::shared_ptr<Domain const> domain_;                 // none: one process
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows_;  // distributed: the bodies' rows in the system
@@ -374,6 +393,10 @@ Strategy Simulation<ExecutionSpace, Strategy>::configured(Strategy strategy, Con
   }
   if (configuration.block_steps() && !(configuration.forces.softening > 0))
     throw InputError("nbody: block steps (eta > 0) need a positive softening (dt_i = eta sqrt(softening / |a_i|))");
+  if (!(configuration.refit >= 0) || !detail::is_finite(configuration.refit))
+    throw InputError("refit", fmt::format(" {}: the octree's growth before a rebuild must be finite and at "
+                                          "least 0 (0: a new octree every force evaluation)",
+                                          configuration.refit));
   if (configuration.max_bin < 0 || configuration.max_bin > max_time_bin)
     throw InputError(fmt::format("nbody: the deepest time bin must be in [0, {}] (got {})", max_time_bin,
                                  configuration.max_bin));
@@ -417,6 +440,10 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                               positions_, bodies_.coordinates},
                           non_finite);
   if (domain) {
+    if (configuration.refit > 0)
+      throw InputError("refit", fmt::format(" {}: refits are for one process (several ranks build their "
+                                            "essential trees anew every force evaluation); use 0",
+                                            configuration.refit));
     if (configuration.forces.opening == Opening::relative)
       throw InputError("opening", ": the relative criterion runs in one process only (the essential "
                                   "trees of several ranks are cut by the geometric criteria)");
@@ -513,17 +540,8 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
     times_.body_forces += active_count;
     return;
   }
+  update_octree();
   Kokkos::Timer timer;
-  auto built = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size);
-  space_.fence();
-  times_.tree_build += timer.seconds();
-  timer.reset();
-  compute_octree_moments(space_, built);
-  if (configuration_.forces.multipole == Multipole::quadrupole) compute_octree_quadrupoles(space_, built);
-  tree_ = built.tree;
-  space_.fence();
-  times_.center_of_mass += timer.seconds();
-  timer.reset();
   bool const all = active_count == size();
   Kokkos::View<std::uint8_t const*, memory_space> active;
   // Bodies in tree (Morton) order: neighbouring work items walk similar paths.
@@ -574,7 +592,69 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
 }
 
 template <class ExecutionSpace, class Strategy>
+void Simulation<ExecutionSpace, Strategy>::update_octree() {
+  bool const quadrupoles = configuration_.forces.multipole == Multipole::quadrupole;
+  bool const refits = configuration_.refit > 0;
+  Kokkos::Timer timer;
+  if (refits && restore_octree_) {
+    octree_ = build_morton_octree_cells(space_, PointSet<memory_space>(tree_positions_), masses_,
+                                        configuration_.leaf_size);
+    restore_octree_ = false;
+    space_.fence();
+    times_.tree_build += timer.seconds();
+    timer.reset();
+  }
+  if (refits && octree_.tree.topology.size() > 0) {
+    double const growth = refit_octree(space_, octree_, bodies_, quadrupoles);
+    space_.fence();
+    times_.refit += timer.seconds();
+    timer.reset();
+    if (growth <= configuration_.refit) {
+      ++times_.refits;
+      tree_ = octree_.tree;
+      return;
+    }
+  }
+  octree_ = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size);
+  if (refits) {
+    if (tree_positions_.extent(0) != std::size_t(size()))
+      tree_positions_ = allocate_view<decltype(tree_positions_)>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::tree_positions"),
+          size(), 3);
+    Kokkos::deep_copy(space_, tree_positions_, bodies_.coordinates);
+  }
+  space_.fence();
+  times_.tree_build += timer.seconds();
+  ++times_.tree_builds;
+  timer.reset();
+  compute_octree_multipoles(space_, octree_, quadrupoles);
+  tree_ = octree_.tree;
+  space_.fence();
+  times_.center_of_mass += timer.seconds();
+}
+
+template <class ExecutionSpace, class Strategy>
+typename Simulation<ExecutionSpace, Strategy>::HostTreePositions Simulation<ExecutionSpace, Strategy>::tree_positions() {
+  HostTreePositions const host = host_copy(tree_positions_);
+  space_.fence();
+  return host;
+}
+
+template <class ExecutionSpace, class Strategy>
+void Simulation<ExecutionSpace, Strategy>::set_tree_positions(HostTreePositions const& positions) {
+  if (positions.extent(0) == 0) return;
+  if (!(configuration_.refit > 0))
+    throw std::invalid_argument("nbody: tree positions are for runs that refit their octree");
+  if (positions.extent(0) != static_cast<std::size_t>(size()) || positions.extent(1) != 3)
+    throw std::invalid_argument("nbody: tree positions and bodies differ in shape");
+  tree_positions_ = Kokkos::create_mirror_view_and_copy(space_, positions);
+  restore_octree_ = true;
+}
+
+template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::compute_accelerations() {
+  octree_ = {};  // built anew
+  restore_octree_ = false;
   evaluate_forces(size());
   Kokkos::parallel_for("treetrav::nbody::Simulation::initial_bins",
                        Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),

@@ -12,12 +12,14 @@
 //      order, then linked by binary searches; a cell holding more than
 //      `leaf_capacity` bodies splits into its non-empty octants.
 //   4. (separately, so it can be timed) mass and centre of mass of every cell,
-//      bottom-up, one level at a time: leaves sum their bodies, parents their
-//      children, in double (the sums of treefix/octree.hpp's leaffix by the
-//      level-synchronous method, bit for bit; this loop reuses the build's
-//      levels where the treefix would first rebuild them from the parents).
-//   5. (optional, after 4) quadrupole moments about the float centres of
-//      mass, bottom-up in double by the parallel-axis theorem.
+//      bottom-up in one launch (OctreeUpward): leaves sum their bodies,
+//      parents their children, in double (the sums of treefix/octree.hpp's
+//      leaffix by the level-synchronous method, bit for bit, without the
+//      rooted tree and levels the treefix first rebuilds from the parents).
+//   5. (optional, after 4 or in the same pass) quadrupole moments about the
+//      float centres of mass, bottom-up in double by the parallel-axis theorem.
+//   Between builds, refit_octree moves the bodies in the same cells and redoes
+//   4 and 5 in one pass.
 //
 // Everything is a pure function of the float positions and masses: codes,
 // ties (by body index), node numbering and summation orders are fixed, so equal
@@ -41,13 +43,36 @@
 
 namespace treetrav {
 
-// An octree and where its levels lie: nodes are numbered breadth-first, level
-// L holds nodes [level_begin[L], level_begin[L + 1]).
+namespace detail {
+// Mass, dipole and second moments of a node's bodies about the node's float
+// centre of mass c: sum m, sum m (x - c), sum m (x - c)(x - c)^T (xx, yy, zz,
+// xy, xz, yz). The dipole is not zero: c is the rounded centre of mass.
+struct SecondMoments {
+  double mass, dipole[3], second[6];
+};
+// A node's bodies' box: low[3], high[3].
+struct alignas(8) OctreeBox {
+  Coordinate low[3], high[3];
+};
+}  // namespace detail
+
+// An octree, where its levels lie (nodes are numbered breadth-first, level L
+// holds nodes [level_begin[L], level_begin[L + 1])), and what its upward
+// passes keep between calls (the caller's: it holds the octree).
 template <class MemorySpace>
 struct LevelledOctree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "LevelledOctree needs a Kokkos memory space");
   Octree<MemorySpace> tree;
   std::vector<Index> level_begin;
+  // Each node's children that have reported to it in an upward pass: zero
+  // before and after every pass.
+  Kokkos::View<int*, MemorySpace> arrivals;
+  Kokkos::View<MassMoments*, MemorySpace> moments;
+  Kokkos::View<detail::SecondMoments*, MemorySpace> second_moments;
+  // A refit's: the cubes' sides as built (tree.cell_size then holds the
+  // refitted sides) and each node's box of bodies.
+  Kokkos::View<Coordinate*, MemorySpace> built_cell_size;
+  Kokkos::View<detail::OctreeBox*, MemorySpace> boxes;
 };
 
 namespace detail {
@@ -399,17 +424,34 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
 
 namespace detail {
 
-// One level of step 4: a node's (m, m x, m y, m z) from its bodies (a leaf) or
-// its children by slot (deeper, done), then its mass and centre of mass.
+// A node's children as an upward pass holds them, loaded at once: eight
+// independent loads, where a loop that tests each slot before loading the
+// next makes a chain of them, and an upward pass's time is its chains'.
+struct OctreeChildren {
+  Index index[8];
+  int count; // 0: a leaf
+};
+
+template <class Topology>
+KOKKOS_INLINE_FUNCTION OctreeChildren load_children(Topology const& topology, Index node) {
+  OctreeChildren c;
+  for (int slot = 0; slot < 8; ++slot) c.index[slot] = topology.child(node, slot);
+  c.count = 0;
+  for (int slot = 0; slot < 8; ++slot) c.count += c.index[slot] >= 0 ? 1 : 0; // the used slots come first
+  return c;
+}
+
+// Step 4 at one node: its (m, m x, m y, m z) from its bodies (a leaf) or its
+// children by slot (done before it), then its mass and centre of mass.
 template <class MemorySpace>
-struct OctreeMomentsLevel {
+struct OctreeMomentsNode {
   Octree<MemorySpace> tree;
   Kokkos::View<MassMoments*, MemorySpace> moments;
 
-  KOKKOS_FUNCTION void operator()(Index node) const {
+  KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
     MassMoments sum{};
     for (int j = 0; j < 4; ++j) sum[j] = 0;
-    if (tree.topology.is_leaf(node)) {
+    if (children.count == 0) {
       auto const& x = tree.points.points.coordinates;
       for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
         double const m = tree.body_mass(i);
@@ -417,10 +459,11 @@ struct OctreeMomentsLevel {
         for (int k = 0; k < 3; ++k) sum[k + 1] += m * x(i, k);
       }
     } else {
-      for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot) {
-        MassMoments const child = moments(tree.topology.child(node, slot));
-        for (int j = 0; j < 4; ++j) sum[j] += child[j];
-      }
+      for (int slot = 0; slot < 8; ++slot)
+        if (slot < children.count) {
+          MassMoments const child = moments(children.index[slot]);
+          for (int j = 0; j < 4; ++j) sum[j] += child[j];
+        }
     }
     moments(node) = sum;
     tree.mass(node) = static_cast<Coordinate>(sum[0]);
@@ -430,42 +473,8 @@ struct OctreeMomentsLevel {
   }
 };
 
-}  // namespace detail
-
-// Step 4: mass and centre of mass of every cell from (m, m x, m y, m z) in
-// double, deepest level first, in a fixed order (a leaf's bodies, then a
-// parent's children by slot): a pure function of the input, and the same bits
-// as octree_moments with LevelSynchronousTreefix (tests), without rebuilding
-// the rooted tree and its levels every step (perf/bench_nbody times both).
-template <class ExecutionSpace, class MemorySpace>
-void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
-  static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
-                "the tree lives in the execution space's memory space");
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
-  auto const moments = detail::allocate_octree_array<Kokkos::View<MassMoments*, MemorySpace>>(
-      space, "moments", built.tree.topology.size());
-  detail::OctreeMomentsLevel<MemorySpace> const level_kernel{built.tree, moments};
-  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
-    Kokkos::parallel_for("treetrav::MortonOctree::moments",
-                         detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(
-                             space, built.level_begin[level], built.level_begin[level + 1])),
-                         level_kernel);
-  space.fence();
-  Kokkos::Profiling::popRegion();
-}
-
-namespace detail {
-
-// Mass, dipole and second moments of a node's bodies about the node's float
-// centre of mass c: sum m, sum m (x - c), sum m (x - c)(x - c)^T (xx, yy, zz,
-// xy, xz, yz). The dipole is not zero: c is the rounded centre of mass.
-struct SecondMoments {
-  double mass, dipole[3], second[6];
-};
-
 template <class MemorySpace>
-struct OctreeQuadrupoleLevel {
+struct OctreeQuadrupoleNode {
   Octree<MemorySpace> tree;
   Kokkos::View<SecondMoments*, MemorySpace> moments;
 
@@ -480,10 +489,10 @@ struct OctreeQuadrupoleLevel {
     sum.second[5] += m * d[1] * d[2];
   }
 
-  KOKKOS_FUNCTION void operator()(Index node) const {
+  KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
     double const c[3] = {tree.center_of_mass(node, 0), tree.center_of_mass(node, 1), tree.center_of_mass(node, 2)};
     SecondMoments sum{0, {0, 0, 0}, {0, 0, 0, 0, 0, 0}};
-    if (tree.topology.is_leaf(node)) {
+    if (children.count == 0) {
       auto const& x = tree.points.points.coordinates;
       for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
         double const d[3] = {x(i, 0) - c[0], x(i, 1) - c[1], x(i, 2) - c[2]};
@@ -491,12 +500,13 @@ struct OctreeQuadrupoleLevel {
       }
     } else {
       // Parallel axes: the child's moments about its own centre c', shifted by s = c' - c.
-      for (int slot = 0; slot < 8 && tree.topology.child(node, slot) >= 0; ++slot) {
-        Index const child = tree.topology.child(node, slot);
-        double const s[3] = {tree.center_of_mass(child, 0) - c[0], tree.center_of_mass(child, 1) - c[1],
-                             tree.center_of_mass(child, 2) - c[2]};
-        add_child(sum, moments(child), s);
-      }
+      for (int slot = 0; slot < 8; ++slot)
+        if (slot < children.count) {
+          Index const child = children.index[slot];
+          double const s[3] = {tree.center_of_mass(child, 0) - c[0], tree.center_of_mass(child, 1) - c[1],
+                               tree.center_of_mass(child, 2) - c[2]};
+          add_child(sum, moments(child), s);
+        }
     }
     moments(node) = sum;
     Coordinate q[quadrupole_columns];
@@ -526,30 +536,241 @@ struct OctreeQuadrupoleLevel {
   }
 };
 
-}  // namespace detail
+// A refit at one node: a leaf gathers its bodies' new positions into tree
+// order; its box is theirs (a parent's, its children's), and its cube, about
+// its built centre, grows until it holds the box (never below the built
+// side, and not for bodies out by less than the build's own rounding).
+template <class MemorySpace>
+struct OctreeRefitNode {
+  Octree<MemorySpace> tree;
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> positions; // in build order
+  Kokkos::View<Coordinate const*, MemorySpace> built_size;
+  Kokkos::View<OctreeBox*, MemorySpace> boxes;
 
-// Step 5: the quadrupole moment of every cell (Octree::quadrupole) about its
-// centre of mass (step 4 first), deepest level first, in double, in a fixed
-// order (a leaf's bodies, then a parent's children by slot).
-template <class ExecutionSpace, class MemorySpace>
-void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
+  KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
+    OctreeBox box;
+    auto const& sorted = tree.points.points.coordinates;
+    if (children.count == 0) { // a node holds a body at least
+      for (Index i = tree.topology.point_begin(node); i < tree.topology.point_end(node); ++i) {
+        Index const body = tree.points.original_index(i);
+        for (int k = 0; k < 3; ++k) {
+          Coordinate const x = positions(body, k);
+          sorted(i, k) = x;
+          bool const first = i == tree.topology.point_begin(node);
+          box.low[k] = first || x < box.low[k] ? x : box.low[k];
+          box.high[k] = first || x > box.high[k] ? x : box.high[k];
+        }
+      }
+    } else {
+      box = boxes(children.index[0]);
+      for (int slot = 1; slot < 8; ++slot)
+        if (slot < children.count) {
+          OctreeBox const child = boxes(children.index[slot]);
+          for (int k = 0; k < 3; ++k) {
+            box.low[k] = child.low[k] < box.low[k] ? child.low[k] : box.low[k];
+            box.high[k] = child.high[k] > box.high[k] ? child.high[k] : box.high[k];
+          }
+        }
+    }
+    boxes(node) = box;
+    double const built = built_size(node);
+    // A built cube holds its bodies only to within the Morton codes'
+    // resolution (the finest cell's side) and its float centre's rounding:
+    // bodies within that slack count as held, so unmoved bodies change nothing.
+    double slack = double(built_size(0)) / double(1 << morton_levels);
+    double reach = 0;
+    for (int k = 0; k < 3; ++k) {
+      double const center = tree.cell_center(node, k);
+      double const rounding = (center < 0 ? -center : center) / double(1 << 21);
+      slack = rounding > slack ? rounding : slack;
+      reach = double(box.high[k]) - center > reach ? double(box.high[k]) - center : reach;
+      reach = center - double(box.low[k]) > reach ? center - double(box.low[k]) : reach;
+    }
+    if (reach <= built / 2 + slack) {
+      tree.cell_size(node) = static_cast<Coordinate>(built);
+      return;
+    }
+    Coordinate side = static_cast<Coordinate>(2 * reach);
+    if (double(side) < 2 * reach) side += side * Coordinate(1.0 / (1 << 22)); // rounded up: holds its bodies
+    tree.cell_size(node) = side;
+  }
+};
+
+// A refit's growth: each cell's (side / built side)^3 - 1, at most 8, in
+// units of 2^-16, summed (integers: the same sum in every order).
+template <class MemorySpace>
+struct OctreeGrowth {
+  Kokkos::View<Coordinate const*, MemorySpace> size, built_size;
+
+  static constexpr double unit = 65536;
+  static constexpr double cap = 8;
+
+  KOKKOS_FUNCTION void operator()(Index node, std::int64_t& sum) const {
+    if (size(node) == built_size(node)) return;
+    double const ratio = double(size(node)) / double(built_size(node));
+    double const growth = ratio * ratio * ratio - 1;
+    sum += static_cast<std::int64_t>((growth < cap ? growth : cap) * unit);
+  }
+};
+
+// The nodes' work of an upward pass, in this order at each node: a refit,
+// step 4, step 5 (each part when asked).
+template <class MemorySpace, bool Moments, bool Quadrupoles, bool Refit>
+struct OctreeUpwardNode {
+  OctreeRefitNode<MemorySpace> refit;
+  OctreeMomentsNode<MemorySpace> moments;
+  OctreeQuadrupoleNode<MemorySpace> quadrupoles;
+
+  KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
+    if constexpr (Refit) refit(node, children);
+    if constexpr (Moments) moments(node, children);
+    if constexpr (Quadrupoles) quadrupoles(node, children);
+  }
+};
+
+// An upward pass in one launch: a thread per leaf does the leaf, then climbs.
+// At each parent only the thread of the child reporting last (a count of
+// arrivals) goes on, and does the parent from its children by slot: every
+// node is done once, after its children, in the order of a level-by-level
+// loop and to the same bits, without a launch and a wait per level (the
+// moments were about 40 launches a step at 1M bodies). The fences order a
+// child's results before its report, and the reports before the parent's
+// reads (Karras 2012, and ArborX's bounding volumes).
+template <class MemorySpace, class NodeWork>
+struct OctreeUpward {
+  TreeTopology<8, MemorySpace> topology;
+  NodeWork work;
+  Kokkos::View<int*, MemorySpace> arrivals;
+
+  KOKKOS_FUNCTION void operator()(Index node) const {
+    if (!topology.is_leaf(node)) return;
+    OctreeChildren children;
+    children.count = 0;
+    for (;;) {
+      work(node, children);
+      Index const parent = topology.parent(node);
+      if (parent < 0) return;
+      children = load_children(topology, parent);
+      Kokkos::memory_fence();
+      if (Kokkos::atomic_fetch_add(&arrivals(parent), 1) != children.count - 1) return;
+      Kokkos::memory_fence();
+      arrivals(parent) = 0;
+      node = parent;
+    }
+  }
+};
+
+// Runs the pass.
+template <bool Moments, bool Quadrupoles, bool Refit, class ExecutionSpace, class MemorySpace>
+void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
+                                Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> positions = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
-  Index const nodes = built.tree.topology.size();
-  built.tree.quadrupole = detail::allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
-      space, "quadrupole", nodes, detail::OctreeQuadrupoleLevel<MemorySpace>::quadrupole_columns);
-  auto const moments =
-      detail::allocate_octree_array<Kokkos::View<detail::SecondMoments*, MemorySpace>>(space, "second_moments", nodes);
-  detail::OctreeQuadrupoleLevel<MemorySpace> const level_kernel{built.tree, moments};
-  for (int level = static_cast<int>(built.level_begin.size()) - 2; level >= 0; --level)
-    Kokkos::parallel_for("treetrav::MortonOctree::quadrupoles",
-                         detail::as_kernel_argument(
-                             Kokkos::RangePolicy<ExecutionSpace>(space, built.level_begin[level], built.level_begin[level + 1])),
-                         level_kernel);
+  auto& tree = built.tree;
+  Index const nodes = tree.topology.size();
+  if (nodes == 0) return;
+  auto const allocate = [&](auto& view, char const* member) {
+    using View = std::remove_reference_t<decltype(view)>;
+    if (view.extent(0) != std::size_t(nodes)) view = allocate_octree_array<View>(space, member, nodes);
+  };
+  if (built.arrivals.extent(0) != std::size_t(nodes)) {
+    allocate(built.arrivals, "arrivals");
+    Kokkos::deep_copy(space, built.arrivals, 0);
+  }
+  OctreeUpwardNode<MemorySpace, Moments, Quadrupoles, Refit> work;
+  if constexpr (Refit) {
+    if (built.built_cell_size.extent(0) != std::size_t(nodes)) {
+      // Before the first refit the sides are the build's.
+      allocate(built.built_cell_size, "built_cell_size");
+      Kokkos::deep_copy(space, built.built_cell_size, tree.cell_size);
+    }
+    allocate(built.boxes, "boxes");
+    work.refit = {tree, positions, built.built_cell_size, built.boxes};
+  }
+  if constexpr (Moments) {
+    allocate(built.moments, "moments");
+    work.moments = {tree, built.moments};
+  }
+  if constexpr (Quadrupoles) {
+    if (tree.quadrupole.extent(0) != std::size_t(nodes))
+      tree.quadrupole = allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
+          space, "quadrupole", nodes, OctreeQuadrupoleNode<MemorySpace>::quadrupole_columns);
+    allocate(built.second_moments, "second_moments");
+    work.quadrupoles = {tree, built.second_moments};
+  }
+  // A for, not a reduction: Kokkos' reductions hand a thread several nodes
+  // in turn, and each climb would wait for the last.
+  Kokkos::parallel_for("treetrav::MortonOctree::upward",
+                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
+                       OctreeUpward<MemorySpace, decltype(work)>{tree.topology, work, built.arrivals});
+}
+
+}  // namespace detail
+
+// Step 4: mass and centre of mass of every cell from (m, m x, m y, m z) in
+// double, children before parents, in a fixed order (a leaf's bodies, then a
+// parent's children by slot): a pure function of the input, and the same bits
+// as octree_moments with LevelSynchronousTreefix (tests), without rebuilding
+// the rooted tree and its levels every step (perf/bench_nbody times both).
+template <class ExecutionSpace, class MemorySpace>
+void compute_octree_moments(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::moments");
+  detail::octree_upward_pass<true, false, false>(space, built);
   space.fence();
   Kokkos::Profiling::popRegion();
+}
+
+// Step 5: the quadrupole moment of every cell (Octree::quadrupole) about its
+// centre of mass (step 4 first), children before parents, in double, in a
+// fixed order (a leaf's bodies, then a parent's children by slot).
+template <class ExecutionSpace, class MemorySpace>
+void compute_octree_quadrupoles(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built) {
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::quadrupoles");
+  detail::octree_upward_pass<false, true, false>(space, built);
+  space.fence();
+  Kokkos::Profiling::popRegion();
+}
+
+// Steps 4 and 5 in one pass (the same bits as the two above in turn).
+template <class ExecutionSpace, class MemorySpace>
+void compute_octree_multipoles(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
+                               bool with_quadrupoles) {
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::multipoles");
+  if (with_quadrupoles) detail::octree_upward_pass<true, true, false>(space, built);
+  else detail::octree_upward_pass<true, false, false>(space, built);
+  space.fence();
+  Kokkos::Profiling::popRegion();
+}
+
+// A refit: the octree `built` keeps its shape (cells, the bodies' order,
+// cells' centres) while its bodies move to `bodies` (the same bodies in the
+// order the octree was built from). Each cube grows about its centre until
+// it holds its bodies again, never below its built side, so the walk's
+// criteria stay conservative; mass, centre of mass and (when asked) the
+// quadrupoles are summed anew; all in one pass. Returns the mean over the
+// cells of (side / built side)^3 - 1 (each cell's term at most 8): 0 while
+// every body stays in its cell, and what a caller weighs against a rebuild
+// (the walk's cost grows with the cells' volumes). A pure function of the
+// built octree and the positions, on every backend and thread count.
+template <class ExecutionSpace, class MemorySpace>
+double refit_octree(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
+                    PointSet<MemorySpace> const& bodies, bool with_quadrupoles) {
+  if (bodies.size() != built.tree.points.size() || bodies.dimension() != 3)
+    throw InputError("octree refit: " + std::to_string(bodies.size()) + " bodies for an octree of " +
+                     std::to_string(built.tree.points.size()));
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::refit");
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const positions = bodies.coordinates;
+  if (with_quadrupoles) detail::octree_upward_pass<true, true, true>(space, built, positions);
+  else detail::octree_upward_pass<true, false, true>(space, built, positions);
+  Index const nodes = built.tree.topology.size();
+  std::int64_t growth = 0;
+  using Growth = detail::OctreeGrowth<MemorySpace>;
+  Kokkos::parallel_reduce("treetrav::MortonOctree::growth",
+                          detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
+                          Growth{built.tree.cell_size, built.built_cell_size}, growth);
+  Kokkos::Profiling::popRegion();
+  return nodes > 0 ? double(growth) / (Growth::unit * double(nodes)) : 0.0;
 }
 
 // The phases in turn: a complete Octree, built where `space` runs, with
