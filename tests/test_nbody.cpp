@@ -217,8 +217,8 @@ TYPED_TEST(MortonOctree, BarnesHutOverItMatchesDirectSummation) {
 }
 
 // A refit keeps the octree's cells and body order: unmoved bodies change no
-// bit; moved ones are gathered into tree order, every cube grows about its
-// centre until it holds its bodies, the moments are those a fresh pass sums
+// bit; moved ones are gathered into tree order, every cube moves (and grows
+// only past its built side) until it holds its bodies, the moments are those a fresh pass sums
 // over the moved bodies, and Barnes-Hut over it stays as accurate.
 TYPED_TEST(MortonOctree, RefitHoldsTheMovedBodiesWithTheMomentsOfAFreshPass) {
   TypeParam space;
@@ -240,12 +240,14 @@ TYPED_TEST(MortonOctree, RefitHoldsTheMovedBodiesWithTheMomentsOfAFreshPass) {
                                            c.leaf_size);
     compute_octree_multipoles(space, built, true);
     auto const built_size = to_host(built.tree.cell_size);
+    auto const built_center = to_host(built.tree.cell_center);
     auto const built_mass = to_host(built.tree.mass);
     auto const built_com = to_host(built.tree.center_of_mass);
     auto const built_quadrupole = to_host(built.tree.quadrupole);
 
     EXPECT_EQ(refit_octree(space, built, device_bodies, true), 0.0);
     EXPECT_TRUE(same(to_host(built.tree.cell_size), built_size));
+    EXPECT_TRUE(same(to_host(built.tree.cell_center), built_center));
     EXPECT_TRUE(same(to_host(built.tree.mass), built_mass));
     EXPECT_TRUE(same(to_host(built.tree.center_of_mass), built_com));
     EXPECT_TRUE(same(to_host(built.tree.quadrupole), built_quadrupole));

@@ -69,9 +69,10 @@ struct LevelledOctree {
   Kokkos::View<int*, MemorySpace> arrivals;
   Kokkos::View<MassMoments*, MemorySpace> moments;
   Kokkos::View<detail::SecondMoments*, MemorySpace> second_moments;
-  // A refit's: the cubes' sides as built (tree.cell_size then holds the
-  // refitted sides) and each node's box of bodies.
+  // A refit's: the cubes as built (tree.cell_size and cell_center then hold
+  // the refitted ones) and each node's box of bodies.
   Kokkos::View<Coordinate*, MemorySpace> built_cell_size;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> built_cell_center;
   Kokkos::View<detail::OctreeBox*, MemorySpace> boxes;
 };
 
@@ -192,6 +193,8 @@ KOKKOS_INLINE_FUNCTION int shared_levels(std::uint64_t a, std::uint64_t b) {
 template <class MemorySpace>
 struct NodeStarts {
   Kokkos::View<std::uint64_t const*, MemorySpace> codes;
+  // shared(j): the levels bodies j and j + leaf_capacity share (ShareLevels).
+  Kokkos::View<std::int8_t const*, MemorySpace> shared;
   int leaf_capacity;
 
   KOKKOS_FUNCTION Kokkos::pair<int, int> operator()(Index i) const {
@@ -199,12 +202,33 @@ struct NodeStarts {
     int const first = i == 0 ? 0 : shared_levels(codes(i - 1), codes(i)) + 1;
     int over = -1; // the deepest level whose cell holding i exceeds the capacity
     Index const low = i > leaf_capacity ? i - leaf_capacity : 0;
-    for (Index j = low; j <= i && j + leaf_capacity < n; ++j) {
-      int const shared = shared_levels(codes(j), codes(j + leaf_capacity));
-      over = shared > over ? shared : over;
-    }
+    for (Index j = low; j <= i && j + leaf_capacity < n; ++j) over = shared(j) > over ? shared(j) : over;
     int const last = over + 1 < morton_levels ? over + 1 : morton_levels;
     return {first, last};
+  }
+};
+
+// Each window's shared levels once, where every body's window of
+// leaf_capacity + 1 would compare them again.
+template <class MemorySpace>
+struct ShareLevels {
+  Kokkos::View<std::uint64_t const*, MemorySpace> codes;
+  Kokkos::View<std::int8_t*, MemorySpace> shared;
+  int leaf_capacity;
+  KOKKOS_FUNCTION void operator()(Index j) const {
+    shared(j) = static_cast<std::int8_t>(shared_levels(codes(j), codes(j + leaf_capacity)));
+  }
+};
+
+// Each body's levels [first, last] (NodeStarts), packed first | last << 8,
+// once for the count and the keys.
+template <class MemorySpace>
+struct NodeLevels {
+  NodeStarts<MemorySpace> starts;
+  Kokkos::View<std::uint16_t*, MemorySpace> levels;
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    auto const l = starts(i);
+    levels(i) = static_cast<std::uint16_t>(l.first | l.second << 8);
   }
 };
 
@@ -213,25 +237,25 @@ struct NodeStarts {
 template <class MemorySpace>
 struct CountNodeStarts {
   using value_type = Index;
-  NodeStarts<MemorySpace> starts;
+  Kokkos::View<std::uint16_t const*, MemorySpace> levels;
   Kokkos::View<Index*, MemorySpace> offsets;
   KOKKOS_FUNCTION void operator()(Index i, Index& before, bool final) const {
-    auto const levels = starts(i);
+    int const first = levels(i) & 0xff, last = levels(i) >> 8;
     if (final) offsets(i) = before;
-    before += levels.second >= levels.first ? levels.second - levels.first + 1 : 0;
+    before += last >= first ? last - first + 1 : 0;
   }
 };
 
 // Each node's key: its level, then its first body.
 template <class MemorySpace>
 struct EmitNodeKeys {
-  NodeStarts<MemorySpace> starts;
+  Kokkos::View<std::uint16_t const*, MemorySpace> levels;
   Kokkos::View<Index const*, MemorySpace> offsets;
   Kokkos::View<std::uint64_t*, MemorySpace> keys;
   KOKKOS_FUNCTION void operator()(Index i) const {
-    auto const levels = starts(i);
-    for (int level = levels.first; level <= levels.second; ++level)
-      keys(offsets(i) + level - levels.first) = std::uint64_t(level) << 32 | std::uint64_t(i);
+    int const first = levels(i) & 0xff, last = levels(i) >> 8;
+    for (int level = first; level <= last; ++level)
+      keys(offsets(i) + level - first) = std::uint64_t(level) << 32 | std::uint64_t(i);
   }
 };
 
@@ -384,15 +408,21 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   // into breadth-first order, then linked; two reads back in all (the node
   // count, the levels' bounds), however deep the tree.
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::nodes");
-  detail::NodeStarts<MemorySpace> const starts{codes, leaf_capacity};
+  auto const shared = allocate(Kokkos::View<std::int8_t*, MemorySpace>{}, "shared_levels", n);
+  if (n > leaf_capacity)
+    Kokkos::parallel_for("treetrav::MortonOctree::shared_levels", Policy(space, 0, n - leaf_capacity),
+                         detail::ShareLevels<MemorySpace>{codes, shared, leaf_capacity});
+  auto const levels = allocate(Kokkos::View<std::uint16_t*, MemorySpace>{}, "node_levels", n);
+  Kokkos::parallel_for("treetrav::MortonOctree::node_levels", Policy(space, 0, n),
+                       detail::NodeLevels<MemorySpace>{{codes, shared, leaf_capacity}, levels});
   auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
   Index node_count = 0;
   Kokkos::parallel_scan("treetrav::MortonOctree::count_nodes", Policy(space, 0, n),
-                        detail::CountNodeStarts<MemorySpace>{starts, offsets}, node_count);
+                        detail::CountNodeStarts<MemorySpace>{levels, offsets}, node_count);
   Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
   Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
   Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
-                       detail::EmitNodeKeys<MemorySpace>{starts, offsets, node_keys});
+                       detail::EmitNodeKeys<MemorySpace>{levels, offsets, node_keys});
   detail::sort_permutation(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys);
   auto const level_begin =
       allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
@@ -537,14 +567,18 @@ struct OctreeQuadrupoleNode {
 };
 
 // A refit at one node: a leaf gathers its bodies' new positions into tree
-// order; its box is theirs (a parent's, its children's), and its cube, about
-// its built centre, grows until it holds the box (never below the built
-// side, and not for bodies out by less than the build's own rounding).
+// order; its box is theirs (a parent's, its children's). Its cube follows the
+// box: the built side, unless the bodies spread wider, about the centre
+// nearest the built one that holds the box. A cube grown about its built
+// centre would grow by twice what its bodies moved, and overlap its
+// neighbours: a group walk then packs fewer groups and opens more cells
+// (perf/results/nbody/issue35/README.md, run 4).
 template <class MemorySpace>
 struct OctreeRefitNode {
   Octree<MemorySpace> tree;
   Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> positions; // in build order
   Kokkos::View<Coordinate const*, MemorySpace> built_size;
+  Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> built_center;
   Kokkos::View<OctreeBox*, MemorySpace> boxes;
 
   KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
@@ -578,19 +612,34 @@ struct OctreeRefitNode {
     // resolution (the finest cell's side) and its float centre's rounding:
     // bodies within that slack count as held, so unmoved bodies change nothing.
     double slack = double(built_size(0)) / double(1 << morton_levels);
-    double reach = 0;
+    double half = built / 2, center[3];
     for (int k = 0; k < 3; ++k) {
-      double const center = tree.cell_center(node, k);
-      double const rounding = (center < 0 ? -center : center) / double(1 << 21);
+      center[k] = built_center(node, k);
+      double const rounding = (center[k] < 0 ? -center[k] : center[k]) / double(1 << 21);
       slack = rounding > slack ? rounding : slack;
-      reach = double(box.high[k]) - center > reach ? double(box.high[k]) - center : reach;
-      reach = center - double(box.low[k]) > reach ? center - double(box.low[k]) : reach;
+      double const extent = (double(box.high[k]) - double(box.low[k])) / 2;
+      half = extent > half ? extent : half;
     }
-    if (reach <= built / 2 + slack) {
+    bool held = half == built / 2;
+    for (int k = 0; k < 3; ++k) {
+      // The centres whose cube holds the box on this axis: [high - half, low + half].
+      double const lowest = double(box.high[k]) - half, highest = double(box.low[k]) + half;
+      if (center[k] < lowest - slack) center[k] = lowest, held = false;
+      else if (center[k] > highest + slack) center[k] = highest, held = false;
+    }
+    if (held) {
       tree.cell_size(node) = static_cast<Coordinate>(built);
+      for (int k = 0; k < 3; ++k) tree.cell_center(node, k) = built_center(node, k);
       return;
     }
-    Coordinate side = static_cast<Coordinate>(2 * reach);
+    double reach = half; // about the float centre
+    for (int k = 0; k < 3; ++k) {
+      Coordinate const c = static_cast<Coordinate>(center[k]);
+      tree.cell_center(node, k) = c;
+      reach = double(box.high[k]) - c > reach ? double(box.high[k]) - c : reach;
+      reach = c - double(box.low[k]) > reach ? c - double(box.low[k]) : reach;
+    }
+    Coordinate side = static_cast<Coordinate>(2 * reach > built ? 2 * reach : built);
     if (double(side) < 2 * reach) side += side * Coordinate(1.0 / (1 << 22)); // rounded up: holds its bodies
     tree.cell_size(node) = side;
   }
@@ -681,12 +730,15 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
   OctreeUpwardNode<MemorySpace, Moments, Quadrupoles, Refit> work;
   if constexpr (Refit) {
     if (built.built_cell_size.extent(0) != std::size_t(nodes)) {
-      // Before the first refit the sides are the build's.
+      // Before the first refit the cubes are the build's.
       allocate(built.built_cell_size, "built_cell_size");
       Kokkos::deep_copy(space, built.built_cell_size, tree.cell_size);
+      built.built_cell_center = allocate_octree_array<decltype(built.built_cell_center)>(
+          space, "built_cell_center", nodes, 3);
+      Kokkos::deep_copy(space, built.built_cell_center, tree.cell_center);
     }
     allocate(built.boxes, "boxes");
-    work.refit = {tree, positions, built.built_cell_size, built.boxes};
+    work.refit = {tree, positions, built.built_cell_size, built.built_cell_center, built.boxes};
   }
   if constexpr (Moments) {
     allocate(built.moments, "moments");
@@ -745,9 +797,9 @@ void compute_octree_multipoles(ExecutionSpace const& space, LevelledOctree<Memor
 
 // A refit: the octree `built` keeps its shape (cells, the bodies' order,
 // cells' centres) while its bodies move to `bodies` (the same bodies in the
-// order the octree was built from). Each cube grows about its centre until
-// it holds its bodies again, never below its built side, so the walk's
-// criteria stay conservative; mass, centre of mass and (when asked) the
+// order the octree was built from). Each cube holds its bodies again, moved
+// (and grown only when they spread wider than its built side: never below
+// it), so the walk's criteria stay conservative; mass, centre of mass and (when asked) the
 // quadrupoles are summed anew; all in one pass. Returns the mean over the
 // cells of (side / built side)^3 - 1 (each cell's term at most 8): 0 while
 // every body stays in its cell, and what a caller weighs against a rebuild
