@@ -419,6 +419,49 @@ TYPED_TEST(NBody, PlummerEnergyDriftIsBounded) {
   EXPECT_GT(std::abs(end.kinetic_energy - start.kinetic_energy), 1e-4);  // the bodies did move
 }
 
+struct TemporaryDirectory {
+  fs::path path;
+  TemporaryDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "treetrav-test-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TemporaryDirectory() { fs::remove_all(path); }
+  void write(std::string const& name, std::string const& bytes) const {
+    std::FILE* file = std::fopen((path / name).c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), file);
+    std::fclose(file);
+  }
+};
+
+// What a run writes at `simulation`'s step and a restart reads back: its
+// checkpoint, through a file in `directory`.
+template <class Simulation>
+nbody::Checkpoint through_a_file(Simulation& simulation, nbody::Configuration const& config, std::string backend,
+                                 fs::path const& directory) {
+  nbody::Checkpoint written;
+  written.step = simulation.current_step();
+  written.state = simulation.state(false);
+  written.accelerations = simulation.host_accelerations();
+  written.bins = simulation.host_bins();
+  written.tree_positions = simulation.tree_positions();
+  written.configuration = config;
+  written.backend = std::move(backend);
+  std::string const path = nbody::checkpoint_path(directory.string(), written.step);
+  nbody::write_checkpoint(path, written);
+  return nbody::read_checkpoint(path);
+}
+
+// A restart's simulation from `checkpoint`.
+template <class Space, class Strategy>
+nbody::Simulation<Space, Strategy> resumed_from(nbody::Checkpoint const& checkpoint) {
+  nbody::Simulation<Space, Strategy> resumed(Space{}, Strategy{}, checkpoint.configuration, checkpoint.state,
+                                             checkpoint.step);
+  resumed.set_accelerations(checkpoint.accelerations);
+  resumed.set_bins(checkpoint.bins);
+  resumed.set_tree_positions(checkpoint.tree_positions);
+  return resumed;
+}
+
 TYPED_TEST(NBody, CheckpointContinuesBitForBit) {
   TypeParam space;
   auto const initial = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, 500, 12);
@@ -427,24 +470,8 @@ TYPED_TEST(NBody, CheckpointContinuesBitForBit) {
   uninterrupted.compute_accelerations();
   for (int step = 0; step < 10; ++step) uninterrupted.step();
 
-  fs::path const directory = fs::temp_directory_path() / ("treetrav-test-nbody-" + std::to_string(::getpid()));
-  fs::create_directories(directory);
-  nbody::Checkpoint written;
-  written.step = uninterrupted.current_step();
-  written.state = uninterrupted.state(false);
-  written.accelerations = uninterrupted.host_accelerations();
-  written.bins = uninterrupted.host_bins();
-  written.configuration = config;
-  written.backend = TypeParam::name();
-  std::string const path = nbody::checkpoint_path(directory.string(), written.step);
-  nbody::write_checkpoint(path, written);
-  auto const checkpoint = nbody::read_checkpoint(path);
-  fs::remove_all(directory);
-
-  nbody::Simulation<TypeParam, Lockstep> resumed(space, Lockstep{}, checkpoint.configuration, checkpoint.state,
-                                                 checkpoint.step);
-  resumed.set_accelerations(checkpoint.accelerations);
-  resumed.set_bins(checkpoint.bins);
+  TemporaryDirectory dir;
+  auto resumed = resumed_from<TypeParam, Lockstep>(through_a_file(uninterrupted, config, TypeParam::name(), dir.path));
   for (int step = 0; step < 10; ++step) {
     uninterrupted.step();
     resumed.step();
@@ -481,19 +508,6 @@ TYPED_TEST(NBody, DivergenceIsAnErrorNotAState) {
 }
 
 // A fresh temporary directory, removed with the object.
-struct TemporaryDirectory {
-  fs::path path;
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "treetrav-test-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TemporaryDirectory() { fs::remove_all(path); }
-  void write(std::string const& name, std::string const& bytes) const {
-    std::FILE* file = std::fopen((path / name).c_str(), "wb");
-    std::fwrite(bytes.data(), 1, bytes.size(), file);
-    std::fclose(file);
-  }
-};
 
 // Positions, velocities and accelerations of two runs, bit for bit.
 template <class A, class B>
@@ -583,22 +597,10 @@ TYPED_TEST(NBody, BlockStepCheckpointContinuesBitForBit) {
   uninterrupted.compute_accelerations();
   for (int step = 0; step < 6; ++step) uninterrupted.step();
   TemporaryDirectory dir;
-  nbody::Checkpoint written;
-  written.step = uninterrupted.current_step();
-  written.state = uninterrupted.state(false);
-  written.accelerations = uninterrupted.host_accelerations();
-  written.bins = uninterrupted.host_bins();
-  written.configuration = config;
-  written.backend = TypeParam::name();
-  std::string const path = nbody::checkpoint_path(dir.path.string(), written.step);
-  nbody::write_checkpoint(path, written);
-  auto const checkpoint = nbody::read_checkpoint(path);
+  auto const checkpoint = through_a_file(uninterrupted, config, TypeParam::name(), dir.path);
   EXPECT_EQ(checkpoint.configuration.forces.opening, opening);
   EXPECT_EQ(checkpoint.configuration.forces.alpha, config.forces.alpha);
-  nbody::Simulation<TypeParam, GroupWalk> resumed(space, GroupWalk{}, checkpoint.configuration, checkpoint.state,
-                                                  checkpoint.step);
-  resumed.set_accelerations(checkpoint.accelerations);
-  resumed.set_bins(checkpoint.bins);
+  auto resumed = resumed_from<TypeParam, GroupWalk>(checkpoint);
   for (int step = 0; step < 6; ++step) {
     uninterrupted.step();
     resumed.step();
@@ -625,24 +627,10 @@ TYPED_TEST(NBody, RefitCheckpointContinuesBitForBit) {
   uninterrupted.compute_accelerations();
   for (int step = 0; step < 5; ++step) uninterrupted.step();
   TemporaryDirectory dir;
-  nbody::Checkpoint written;
-  written.step = uninterrupted.current_step();
-  written.state = uninterrupted.state(false);
-  written.accelerations = uninterrupted.host_accelerations();
-  written.bins = uninterrupted.host_bins();
-  written.tree_positions = uninterrupted.tree_positions();
-  written.configuration = config;
-  written.backend = TypeParam::name();
-  std::string const path = nbody::checkpoint_path(dir.path.string(), written.step);
-  nbody::write_checkpoint(path, written);
-  auto const checkpoint = nbody::read_checkpoint(path);
+  auto const checkpoint = through_a_file(uninterrupted, config, TypeParam::name(), dir.path);
   EXPECT_EQ(checkpoint.configuration.refit, config.refit);
   ASSERT_EQ(checkpoint.tree_positions.extent(0), initial.size());
-  nbody::Simulation<TypeParam, GroupWalk> resumed(space, GroupWalk{}, checkpoint.configuration, checkpoint.state,
-                                                  checkpoint.step);
-  resumed.set_accelerations(checkpoint.accelerations);
-  resumed.set_bins(checkpoint.bins);
-  resumed.set_tree_positions(checkpoint.tree_positions);
+  auto resumed = resumed_from<TypeParam, GroupWalk>(checkpoint);
   for (int step = 0; step < 15; ++step) {
     uninterrupted.step();
     resumed.step();
