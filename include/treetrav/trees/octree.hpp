@@ -712,7 +712,7 @@ struct OctreeUpward {
 // Runs the pass.
 template <bool Moments, bool Quadrupoles, bool Refit, class ExecutionSpace, class MemorySpace>
 void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
-                                Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> positions = {}) {
+                        Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> positions = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
@@ -727,6 +727,10 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
     allocate(built.arrivals, "arrivals");
     Kokkos::deep_copy(space, built.arrivals, 0);
   }
+  // The tree's views allocated before the parts take their copies of it.
+  if (Quadrupoles && tree.quadrupole.extent(0) != std::size_t(nodes))
+    tree.quadrupole = allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
+        space, "quadrupole", nodes, OctreeQuadrupoleNode<MemorySpace>::quadrupole_columns);
   OctreeUpwardNode<MemorySpace, Moments, Quadrupoles, Refit> work;
   if constexpr (Refit) {
     if (built.built_cell_size.extent(0) != std::size_t(nodes)) {
@@ -745,9 +749,6 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
     work.moments = {tree, built.moments};
   }
   if constexpr (Quadrupoles) {
-    if (tree.quadrupole.extent(0) != std::size_t(nodes))
-      tree.quadrupole = allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
-          space, "quadrupole", nodes, OctreeQuadrupoleNode<MemorySpace>::quadrupole_columns);
     allocate(built.second_moments, "second_moments");
     work.quadrupoles = {tree, built.second_moments};
   }
