@@ -96,12 +96,12 @@ TYPED_TEST(TreefixOctree, DepthsAreARootfixOfOnes) {
   auto const built =
       build_morton_octree_cells(space, copy_points(space, points, "test::bodies"),
                                 Kokkos::create_mirror_view_and_copy(space, masses), 4);
+  auto const level_begin = octree_levels(built);
   std::vector<Index> levels;
-  for (std::size_t level = 0; level + 1 < built.level_begin.size(); ++level)
-    levels.insert(levels.end(), built.level_begin[level + 1] - built.level_begin[level],
-                  static_cast<Index>(level));
+  for (std::size_t level = 0; level + 1 < level_begin.size(); ++level)
+    levels.insert(levels.end(), level_begin[level + 1] - level_begin[level], static_cast<Index>(level));
   auto const morton = rooted_tree(space, built.tree.topology);
-  EXPECT_EQ(morton.height() + 2, static_cast<Index>(built.level_begin.size()));
+  EXPECT_EQ(morton.height() + 2, static_cast<Index>(level_begin.size()));
   LevelSynchronousTreefix<Memory> morton_bfs(space, morton);
   EulerTourTreefix<Memory> morton_euler(space, morton);
   check(vertex_depths(space, morton, morton_bfs), levels, "morton octree, bfs");

@@ -361,10 +361,11 @@ TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
         for (int slot = 0; slot < 8; ++slot)
           ASSERT_EQ(children(node, slot), expected.children[node][slot]) << what << " node " << node;
       }
-      // The levels the moments walk: level L's nodes are [level_begin[L], level_begin[L + 1]).
-      ASSERT_EQ(built.level_begin.back(), Index(expected.level.size())) << what;
-      for (std::size_t level = 0; level + 1 < built.level_begin.size(); ++level)
-        for (Index node = built.level_begin[level]; node < built.level_begin[level + 1]; ++node)
+      // The levels: level L's nodes are [level_begin[L], level_begin[L + 1]).
+      auto const level_begin = octree_levels(built);
+      ASSERT_EQ(level_begin.back(), Index(expected.level.size())) << what;
+      for (std::size_t level = 0; level + 1 < level_begin.size(); ++level)
+        for (Index node = level_begin[level]; node < level_begin[level + 1]; ++node)
           ASSERT_EQ(expected.level[node], Index(level)) << what << " node " << node;
     }
 }

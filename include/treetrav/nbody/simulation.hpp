@@ -330,7 +330,7 @@ class Simulation {
   }
   static Strategy configured(Strategy strategy, Configuration const& configuration, Workspace* workspace);
   void check_finite(Index non_finite, char const* what) const;
-  Kokkos::View<Index const*, memory_space> tree_order() const { return tree_.points.original_index; }
+  Kokkos::View<Index const*, memory_space> tree_order() const { return octree_.tree.points.original_index; }
   // The forces of the active bodies (all when `active_count` is the size).
   void evaluate_forces(Index active_count);
   // The octree of this evaluation in octree_: refitted while its growth
@@ -367,8 +367,7 @@ class Simulation {
   Bins bins_;
   Kokkos::View<std::uint8_t*, memory_space> active_;  // bodies whose step ends at this sub-step
   Kokkos::View<Index*, memory_space> active_list_;    // the same, in tree order
-  Octree<memory_space> tree_;                         // of the last force evaluation (octree_.tree)
-  LevelledOctree<memory_space> octree_;               // with what its refits keep
+  LevelledOctree<memory_space> octree_;  // of the last force evaluation, with what its refits keep
   // Refits: the bodies octree_ was built from; restore_octree_: build it
   // from them at the next evaluation (a restart).
   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, memory_space> tree_positions_;
@@ -560,17 +559,17 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_forces(Index active_count) {
   }
   // The relative criterion's first evaluation has no previous accelerations to read.
   if (first && configuration_.forces.opening == Opening::relative)
-    compute_barnes_hut_accelerations(space_, tree_, bodies_, relative_estimate_options(configuration_.forces),
+    compute_barnes_hut_accelerations(space_, octree_.tree, bodies_, relative_estimate_options(configuration_.forces),
                                      strategy_, accelerations_, order, active);
   if (counting_) {
     if (counts_.extent(0) != std::size_t(size())) {
       counts_ = Kokkos::View<Index*, memory_space>("treetrav::nbody::Simulation::counts", size());
       cell_counts_ = Kokkos::View<Index*, memory_space>("treetrav::nbody::Simulation::cell_counts", size());
     }
-    compute_barnes_hut_accelerations_and_costs(space_, tree_, bodies_, configuration_.forces, strategy_,
+    compute_barnes_hut_accelerations_and_costs(space_, octree_.tree, bodies_, configuration_.forces, strategy_,
                                                accelerations_, counts_, order, active, cell_counts_);
   } else {
-    compute_barnes_hut_accelerations(space_, tree_, bodies_, configuration_.forces, strategy_, accelerations_,
+    compute_barnes_hut_accelerations(space_, octree_.tree, bodies_, configuration_.forces, strategy_, accelerations_,
                                      order, active);
   }
   space_.fence();
@@ -611,7 +610,6 @@ void Simulation<ExecutionSpace, Strategy>::update_octree() {
     timer.reset();
     if (growth <= configuration_.refit) {
       ++times_.refits;
-      tree_ = octree_.tree;
       return;
     }
   }
@@ -628,7 +626,6 @@ void Simulation<ExecutionSpace, Strategy>::update_octree() {
   ++times_.tree_builds;
   timer.reset();
   compute_octree_multipoles(space_, octree_, quadrupoles);
-  tree_ = octree_.tree;
   space_.fence();
   times_.center_of_mass += timer.seconds();
 }
@@ -760,7 +757,7 @@ template <class ExecutionSpace, class Strategy>
 io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
   io::Snapshot snapshot;
   if (with_potentials) {
-    if (tree_.topology.size() == 0 && !domain_)
+    if (octree_.tree.topology.size() == 0 && !domain_)
       throw std::logic_error("nbody: potentials before any force evaluation");
     Kokkos::Timer timer;
     Kokkos::View<double*, memory_space> potentials;
@@ -776,7 +773,7 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
                                    Kokkos::View<Index const*, memory_space>(order)),
           std::make_pair(Index(0), size()));
     } else {
-      potentials = gravitational_potentials(space_, tree_, bodies_, configuration_.potential_options(), strategy_,
+      potentials = gravitational_potentials(space_, octree_.tree, bodies_, configuration_.potential_options(), strategy_,
                                             tree_order());
     }
     space_.fence();

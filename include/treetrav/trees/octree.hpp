@@ -7,7 +7,7 @@
 //   1. Morton codes: each body's cell at the finest level (21 bits per axis)
 //      of the cube around all bodies, the three axes' bits interleaved;
 //   2. a stable sort by code: every cell's bodies become contiguous;
-//   3. the hierarchy from the sorted codes at once (NodeStarts): the nodes
+//   3. the hierarchy from the sorted codes at once (NodeLevels): the nodes
 //      each body begins, keyed by (level, body), sorted into breadth-first
 //      order, then linked by binary searches; a cell holding more than
 //      `leaf_capacity` bodies splits into its non-empty octants.
@@ -57,13 +57,14 @@ struct alignas(8) OctreeBox {
 }  // namespace detail
 
 // An octree, where its levels lie (nodes are numbered breadth-first, level L
-// holds nodes [level_begin[L], level_begin[L + 1])), and what its upward
-// passes keep between calls (the caller's: it holds the octree).
+// holds nodes [level_begin(L), level_begin(L + 1)); past the deepest level
+// the node count; octree_levels reads them), and what its upward passes keep
+// between calls (the caller's: it holds the octree).
 template <class MemorySpace>
 struct LevelledOctree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "LevelledOctree needs a Kokkos memory space");
   Octree<MemorySpace> tree;
-  std::vector<Index> level_begin;
+  Kokkos::View<Index*, MemorySpace> level_begin; // (morton_levels + 3)
   // Each node's children that have reported to it in an upward pass: zero
   // before and after every pass.
   Kokkos::View<int*, MemorySpace> arrivals;
@@ -191,20 +192,23 @@ KOKKOS_INLINE_FUNCTION int shared_levels(std::uint64_t a, std::uint64_t b) {
 // nodes sorted by (level, first body) are the breadth-first numbering, the
 // children of a node consecutive and in octant order.
 template <class MemorySpace>
-struct NodeStarts {
+struct NodeLevels {
   Kokkos::View<std::uint64_t const*, MemorySpace> codes;
   // shared(j): the levels bodies j and j + leaf_capacity share (ShareLevels).
   Kokkos::View<std::int8_t const*, MemorySpace> shared;
   int leaf_capacity;
+  // Each body's levels [first, last], packed first | last << 8, once for the
+  // count and the keys.
+  Kokkos::View<std::uint16_t*, MemorySpace> levels;
 
-  KOKKOS_FUNCTION Kokkos::pair<int, int> operator()(Index i) const {
+  KOKKOS_FUNCTION void operator()(Index i) const {
     Index const n = static_cast<Index>(codes.extent(0));
     int const first = i == 0 ? 0 : shared_levels(codes(i - 1), codes(i)) + 1;
     int over = -1; // the deepest level whose cell holding i exceeds the capacity
     Index const low = i > leaf_capacity ? i - leaf_capacity : 0;
     for (Index j = low; j <= i && j + leaf_capacity < n; ++j) over = shared(j) > over ? shared(j) : over;
     int const last = over + 1 < morton_levels ? over + 1 : morton_levels;
-    return {first, last};
+    levels(i) = static_cast<std::uint16_t>(first | last << 8);
   }
 };
 
@@ -217,18 +221,6 @@ struct ShareLevels {
   int leaf_capacity;
   KOKKOS_FUNCTION void operator()(Index j) const {
     shared(j) = static_cast<std::int8_t>(shared_levels(codes(j), codes(j + leaf_capacity)));
-  }
-};
-
-// Each body's levels [first, last] (NodeStarts), packed first | last << 8,
-// once for the count and the keys.
-template <class MemorySpace>
-struct NodeLevels {
-  NodeStarts<MemorySpace> starts;
-  Kokkos::View<std::uint16_t*, MemorySpace> levels;
-  KOKKOS_FUNCTION void operator()(Index i) const {
-    auto const l = starts(i);
-    levels(i) = static_cast<std::uint16_t>(l.first | l.second << 8);
   }
 };
 
@@ -404,9 +396,9 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
         body_mass(i) = masses(order(i));
       });
 
-  // The nodes (NodeStarts): counted, keyed by (level, first body), sorted
-  // into breadth-first order, then linked; two reads back in all (the node
-  // count, the levels' bounds), however deep the tree.
+  // The nodes (NodeLevels): counted, keyed by (level, first body), sorted
+  // into breadth-first order, then linked; one read back (the node count),
+  // however deep the tree.
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::nodes");
   auto const shared = allocate(Kokkos::View<std::int8_t*, MemorySpace>{}, "shared_levels", n);
   if (n > leaf_capacity)
@@ -414,7 +406,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
                          detail::ShareLevels<MemorySpace>{codes, shared, leaf_capacity});
   auto const levels = allocate(Kokkos::View<std::uint16_t*, MemorySpace>{}, "node_levels", n);
   Kokkos::parallel_for("treetrav::MortonOctree::node_levels", Policy(space, 0, n),
-                       detail::NodeLevels<MemorySpace>{{codes, shared, leaf_capacity}, levels});
+                       detail::NodeLevels<MemorySpace>{codes, shared, leaf_capacity, levels});
   auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
   Index node_count = 0;
   Kokkos::parallel_scan("treetrav::MortonOctree::count_nodes", Policy(space, 0, n),
@@ -428,10 +420,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
       allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
   Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, detail::octree_level_slots),
                        detail::FindLevels<MemorySpace>{keys, level_begin});
-  auto const level_begin_here = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, level_begin);
-  for (int level = 0; level < detail::octree_level_slots && level_begin_here(level) < node_count; ++level)
-    built.level_begin.push_back(level_begin_here(level));
-  built.level_begin.push_back(node_count);
+  built.level_begin = level_begin;
   tree.topology.children = allocate(decltype(tree.topology.children){}, "children", node_count, 8);
   tree.topology.parent = allocate(decltype(tree.topology.parent){}, "parent", node_count);
   tree.topology.point_begin = allocate(decltype(tree.topology.point_begin){}, "point_begin", node_count);
@@ -450,6 +439,18 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   space.fence();
   Kokkos::Profiling::popRegion();
   return built;
+}
+
+// Where the levels of `built` begin, read back: level L holds nodes
+// [levels[L], levels[L + 1]), the last entry the node count.
+template <class MemorySpace>
+std::vector<Index> octree_levels(LevelledOctree<MemorySpace> const& built) {
+  auto const begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.level_begin);
+  Index const nodes = built.tree.topology.size();
+  std::vector<Index> levels;
+  for (std::size_t level = 0; level < begin.extent(0) && begin(level) < nodes; ++level) levels.push_back(begin(level));
+  levels.push_back(nodes);
+  return levels;
 }
 
 namespace detail {
@@ -834,8 +835,7 @@ Octree<MemorySpace> build_morton_octree(
     Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity = 8,
     bool with_quadrupoles = false) {
   auto built = build_morton_octree_cells(space, bodies, masses, leaf_capacity);
-  compute_octree_moments(space, built);
-  if (with_quadrupoles) compute_octree_quadrupoles(space, built);
+  compute_octree_multipoles(space, built, with_quadrupoles);
   return built.tree;
 }
 
