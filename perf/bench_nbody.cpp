@@ -160,7 +160,7 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
                  std::vector<double> const& exact) {
   std::vector<double> tree_s, moments_s, quadrupoles_s, forces_s, moments_treefix_s, refit_s;
   bool moments_same_bits = true;
-  Workspace workspace; // what the repeats reuse, as an N-body run's steps do
+  Workspace workspace; // what the repeats reuse (arrays, the walk's costs), as an N-body run's steps do
   strategy.workspace = &workspace;
   if constexpr (Strategy::group_walk) {
     strategy.group_size = settings.group_size;
@@ -171,7 +171,7 @@ Measured measure(Space const& space, Bodies const& bodies, BarnesHutOptions cons
   for (int run = 0; run <= settings.repeats; ++run) { // run 0: the warm-up
     Kokkos::Timer timer;
     auto built =
-        build_morton_octree_cells(space, bodies.positions, bodies.masses, settings.leaf_size);
+        build_morton_octree_cells(space, bodies.positions, bodies.masses, settings.leaf_size, &workspace);
     space.fence();
     tree_s.push_back(timer.seconds());
     timer.reset();

@@ -217,6 +217,63 @@ TYPED_TEST(MortonOctree, BarnesHutOverItMatchesDirectSummation) {
   }
 }
 
+// A build in a workspace gives the same bits as one in arrays of its own,
+// whether the workspace's buffers grow, shrink or keep their size, and a
+// repeated build reuses the last one's arrays (overwriting its octree).
+TYPED_TEST(MortonOctree, BuildsInAWorkspaceReuseItsArraysToTheSameBits) {
+  TypeParam space;
+  auto const to_host = [](auto const& view) {
+    auto copy = Kokkos::create_mirror(Kokkos::HostSpace{}, view);
+    Kokkos::deep_copy(copy, view);
+    return copy;
+  };
+  auto const same = [&](auto const& a, auto const& b) {
+    auto const x = to_host(a), y = to_host(b);
+    return x.extent(0) == y.extent(0) && x.span() == y.span() &&
+           std::equal(x.data(), x.data() + x.span(), y.data(), [](auto p, auto q) { return p == q; });
+  };
+  auto const cases = tree_cases();
+  Workspace workspace;
+  // The clumps (the most nodes), the largest set twice, the smaller ones, the clumps again.
+  std::vector<std::size_t> const turns = {4, 0, 0, 1, 2, 3, 4, 4};
+  void const* last_children = nullptr;
+  void const* last_bodies = nullptr;
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    auto const& c = cases[turns[t]];
+    SCOPED_TRACE(c.name + " (turn " + std::to_string(t) + ")");
+    auto const bodies = copy_points(space, c.bodies, "test::bodies");
+    auto const masses = Kokkos::create_mirror_view_and_copy(space, equal_masses(c.bodies.size()));
+    auto own = build_morton_octree_cells(space, bodies, masses, c.leaf_size);
+    compute_octree_multipoles(space, own, true);
+    auto kept = build_morton_octree_cells(space, bodies, masses, c.leaf_size, &workspace);
+    compute_octree_multipoles(space, kept, true);
+    EXPECT_EQ(kept.workspace, &workspace);
+    EXPECT_EQ(own.workspace, nullptr);
+    auto const& a = own.tree;
+    auto const& b = kept.tree;
+    EXPECT_TRUE(same(a.topology.children, b.topology.children));
+    EXPECT_TRUE(same(a.topology.parent, b.topology.parent));
+    EXPECT_TRUE(same(a.topology.point_begin, b.topology.point_begin));
+    EXPECT_TRUE(same(a.topology.point_end, b.topology.point_end));
+    EXPECT_TRUE(same(a.points.points.coordinates, b.points.points.coordinates));
+    EXPECT_TRUE(same(a.points.original_index, b.points.original_index));
+    EXPECT_TRUE(same(a.body_mass, b.body_mass));
+    EXPECT_TRUE(same(a.cell_center, b.cell_center));
+    EXPECT_TRUE(same(a.cell_size, b.cell_size));
+    EXPECT_TRUE(same(a.mass, b.mass));
+    EXPECT_TRUE(same(a.center_of_mass, b.center_of_mass));
+    EXPECT_TRUE(same(a.quadrupole, b.quadrupole));
+    EXPECT_EQ(octree_levels(own), octree_levels(kept));
+    // The same case again: the same arrays (no allocation).
+    if (t > 0 && turns[t] == turns[t - 1]) {
+      EXPECT_EQ(static_cast<void const*>(b.topology.children.data()), last_children);
+      EXPECT_EQ(static_cast<void const*>(b.points.points.coordinates.data()), last_bodies);
+    }
+    last_children = b.topology.children.data();
+    last_bodies = b.points.points.coordinates.data();
+  }
+}
+
 // A refit keeps the octree's cells and body order: unmoved bodies change no
 // bit; moved ones are gathered into tree order, every cube moves (and grows
 // only past its built side) until it holds its bodies, the moments are those a fresh pass sums

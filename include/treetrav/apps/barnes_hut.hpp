@@ -2,6 +2,7 @@
 
 #include <treetrav/apps/detail/compiled.hpp>
 #include <treetrav/core/allocate.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/math.hpp>
 #include <treetrav/core/point_set.hpp>
@@ -501,24 +502,25 @@ struct CountedAcceleration {
 // The walk of `interaction` over `tree` with `options`: its cells packed for
 // this opening angle and order (the one place both are read). `previous`:
 // the bodies' previous accelerations, which the relative criterion reads.
+// The packed cells are arrays of `workspace` when there is one.
 template <Multipole Order, class ExecutionSpace, class MemorySpace, class Interaction>
 BarnesHutWalk<MemorySpace, Interaction, Order>
 make_barnes_hut_walk(ExecutionSpace const& space, Octree<MemorySpace> const& tree,
                      Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> bodies,
                      BarnesHutOptions const& options, Interaction const& interaction,
                      Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies,
-                     Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> previous = {}) {
+                     Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> previous = {},
+                     Workspace* workspace = nullptr) {
   if (options.opening == Opening::relative &&
       (previous.extent(0) != bodies.extent(0) || previous.extent(1) != 3))
     throw InputError("opening", ": the relative criterion needs the bodies' previous "
                                 "accelerations (bodies, 3)");
   Index const nodes = tree.topology.size();
-  auto const geometry = allocate_view<Kokkos::View<CellGeometry*, MemorySpace>>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::geometry"),
-      nodes);
-  auto const far_field = allocate_view<Kokkos::View<FarField<Order>*, MemorySpace>>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::BarnesHut::far_field"),
-      nodes);
+  WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
+  auto const geometry =
+      arrays.template make<Kokkos::View<CellGeometry*, MemorySpace>>("treetrav::BarnesHut::geometry", nodes);
+  auto const far_field =
+      arrays.template make<Kokkos::View<FarField<Order>*, MemorySpace>>("treetrav::BarnesHut::far_field", nodes);
   Kokkos::parallel_for("treetrav::BarnesHut::pack_cells",
                        as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
                        PackCells<MemorySpace, Order>{tree, geometry, far_field, options.theta,
@@ -582,10 +584,10 @@ void walk_barnes_hut(ExecutionSpace const& space, Octree<MemorySpace> const& tre
   Kokkos::View<Coordinate const**, Kokkos::LayoutLeft, MemorySpace> const previous = accelerations;
   if (options.multipole == Multipole::quadrupole)
     run(make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates, options,
-                                                    interaction, active_bodies, previous));
+                                                    interaction, active_bodies, previous, workspace_of(strategy)));
   else
     run(make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                  interaction, active_bodies, previous));
+                                                  interaction, active_bodies, previous, workspace_of(strategy)));
 }
 
 // The Barnes-Hut sums, instantiated here (compiled.hpp).

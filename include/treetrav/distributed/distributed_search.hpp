@@ -14,6 +14,7 @@
 #include <treetrav/apps/neighbor_search.hpp>
 #include <treetrav/apps/radius_search.hpp>
 #include <treetrav/apps/range_count.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/workspace.hpp>
 #include <treetrav/distributed/communicator.hpp>
@@ -185,37 +186,8 @@ template <class Tree>
 using LocalLists = std::function<RadiusResults<typename Tree::memory_space>(
     PointSet<typename Tree::memory_space> const&, RadiusSearchOptions const&)>;
 
-// The caller's workspace a strategy carries (a placed strategy's, inside
-// it), or none.
-template <class Strategy, class = void>
-struct carries_workspace : std::false_type {};
-template <class Strategy>
-struct carries_workspace<Strategy, std::void_t<decltype(std::declval<Strategy>().workspace)>>
-    : std::true_type {};
-template <class Strategy, class = void>
-struct wraps_strategy : std::false_type {};
-template <class Strategy>
-struct wraps_strategy<Strategy, std::void_t<decltype(std::declval<Strategy>().strategy)>>
-    : std::true_type {};
-template <class Strategy>
-Workspace* workspace_of(Strategy const& strategy) {
-  if constexpr (carries_workspace<Strategy>::value)
-    return strategy.workspace;
-  else if constexpr (wraps_strategy<Strategy>::value)
-    return workspace_of(strategy.strategy);
-  else
-    return nullptr;
-}
-
-// `strategy` with `workspace` as its workspace (a placed strategy's, inside it).
-template <class Strategy>
-Strategy with_workspace_set(Strategy strategy, Workspace* workspace) {
-  if constexpr (carries_workspace<Strategy>::value)
-    strategy.workspace = workspace;
-  else if constexpr (wraps_strategy<Strategy>::value)
-    strategy.strategy = with_workspace_set(strategy.strategy, workspace);
-  return strategy;
-}
+using ::treetrav::detail::with_workspace_set;
+using ::treetrav::detail::workspace_of;
 
 // The exchanges' staging: in the caller's workspace, else in one of the call's own.
 template <class MemorySpace>

@@ -597,7 +597,7 @@ void Simulation<ExecutionSpace, Strategy>::update_octree() {
   Kokkos::Timer timer;
   if (refits && restore_octree_) {
     octree_ = build_morton_octree_cells(space_, PointSet<memory_space>(tree_positions_), masses_,
-                                        configuration_.leaf_size);
+                                        configuration_.leaf_size, workspace_.get());
     restore_octree_ = false;
     space_.fence();
     times_.tree_build += timer.seconds();
@@ -613,7 +613,8 @@ void Simulation<ExecutionSpace, Strategy>::update_octree() {
       return;
     }
   }
-  octree_ = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size);
+  // In the run's workspace: every build reuses the last one's arrays.
+  octree_ = build_morton_octree_cells(space_, bodies_, masses_, configuration_.leaf_size, workspace_.get());
   if (refits) {
     if (tree_positions_.extent(0) != std::size_t(size()))
       tree_positions_ = allocate_view<decltype(tree_positions_)>(

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <treetrav/treefix/detail/results.hpp>
-#include <treetrav/treefix/detail/scan.hpp>
+#include <treetrav/core/detail/scan.hpp>
 #include <treetrav/treefix/euler_tour.hpp>
 
 namespace treetrav {

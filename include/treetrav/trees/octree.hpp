@@ -26,7 +26,9 @@
 // inputs give bit-identical trees on every run and thread count.
 #include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/trees/detail/host_build.hpp>
 #include <treetrav/trees/detail/morton.hpp>
@@ -64,6 +66,9 @@ template <class MemorySpace>
 struct LevelledOctree {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "LevelledOctree needs a Kokkos memory space");
   Octree<MemorySpace> tree;
+  // The caller's workspace its arrays live in (build_morton_octree_cells),
+  // its upward passes' too; none: arrays of its own.
+  Workspace* workspace = nullptr;
   Kokkos::View<Index*, MemorySpace> level_begin; // (morton_levels + 3)
   // Each node's children that have reported to it in an upward pass: zero
   // before and after every pass.
@@ -139,14 +144,15 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
 // morton_sort's box kernel: Kokkos' reduction over a runtime-sized array was
 // the build's slowest part in a profile (perf/results/nbody/issue35/).
 template <class ExecutionSpace, class MemorySpace>
-RootCube root_cube(ExecutionSpace const& space,
+RootCube root_cube(WorkspaceArrays<ExecutionSpace> const& arrays,
                    Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x) {
+  ExecutionSpace const& space = arrays.space();
   Coordinate bounds[6];
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     using Launch = MortonBoxLaunch<MemorySpace>;
     int const blocks = Launch::blocks(static_cast<Index>(x.extent(0)));
-    Scratch<MemorySpace, 3> scratch(space, "treetrav::MortonOctree::root_cube",
+    Scratch<MemorySpace, 3> scratch(arrays, "treetrav::MortonOctree::root_cube",
                                     {sizeof bounds, std::size_t(blocks) * sizeof bounds, sizeof(unsigned)});
     auto* const box = static_cast<Coordinate*>(scratch.part(0));
     auto* const arrivals = static_cast<unsigned*>(scratch.part(2));
@@ -165,13 +171,13 @@ RootCube root_cube(ExecutionSpace const& space,
   return cube_around(lo, hi);
 }
 
-// Allocations by layout (no read back of the label: allocate_view), named
-// after the builder.
+// The octree's arrays, named after the builder: in the caller's workspace
+// when the build was given one (WorkspaceArrays).
 template <class View, class ExecutionSpace, class... Extents>
-View allocate_octree_array(ExecutionSpace const& space, char const* member, Extents... extents) {
-  return allocate_view<View>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::MortonOctree::") + member),
-      extents...);
+View allocate_octree_array(ExecutionSpace const& space, Workspace* workspace, char const* member,
+                           Extents... extents) {
+  return WorkspaceArrays<ExecutionSpace>(space, workspace)
+      .template make<View>(std::string("treetrav::MortonOctree::") + member, extents...);
 }
 
 // The levels (octal digits) two codes share from the top: all 21 when equal.
@@ -224,18 +230,20 @@ struct ShareLevels {
   }
 };
 
-// How many nodes each body begins, scanned: offsets(i) the nodes begun by
-// the bodies before i.
+// How many nodes each body begins (laid out by lay_out_counts: offsets(i)
+// the nodes begun by the bodies before i).
 template <class MemorySpace>
 struct CountNodeStarts {
-  using value_type = Index;
   Kokkos::View<std::uint16_t const*, MemorySpace> levels;
-  Kokkos::View<Index*, MemorySpace> offsets;
-  KOKKOS_FUNCTION void operator()(Index i, Index& before, bool final) const {
+  KOKKOS_FUNCTION Index operator()(Index i) const {
     int const first = levels(i) & 0xff, last = levels(i) >> 8;
-    if (final) offsets(i) = before;
-    before += last >= first ? last - first + 1 : 0;
+    return last >= first ? last - first + 1 : 0;
   }
+};
+template <class MemorySpace>
+struct PlaceNodeStarts {
+  Kokkos::View<Index*, MemorySpace> offsets;
+  KOKKOS_FUNCTION void operator()(Index i, Index before) const { offsets(i) = before; }
 };
 
 // Each node's key: its level, then its first body.
@@ -343,10 +351,14 @@ struct FillNodes {
 
 // Steps 1-3 above: the octree's cells, bodies (in tree order) and geometry;
 // mass and centre_of_mass are allocated but left for compute_octree_moments.
+// With a workspace, every array (the octree's and the build's scratch) is the
+// workspace's (WorkspaceArrays): a repeated build allocates nothing, and
+// overwrites the octree the last build with that workspace returned.
 template <class ExecutionSpace, class MemorySpace>
 LevelledOctree<MemorySpace> build_morton_octree_cells(
     ExecutionSpace const& space, PointSet<MemorySpace> const& bodies,
-    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity) {
+    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, int leaf_capacity,
+    Workspace* workspace = nullptr) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   static_assert(std::is_same_v<typename ExecutionSpace::memory_space, MemorySpace>,
                 "the tree lives in the execution space's memory space");
@@ -363,13 +375,14 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   };
   Index const n = bodies.size();
   auto const x = bodies.coordinates;
+  detail::WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::root_cube");
-  detail::RootCube const cube = detail::root_cube(space, x);
+  detail::RootCube const cube = detail::root_cube(arrays, x);
   Kokkos::Profiling::popRegion();
 
   using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
   auto const allocate = [&](auto view, char const* member, auto... extents) {
-    return detail::allocate_octree_array<decltype(view)>(space, member, extents...);
+    return detail::allocate_octree_array<decltype(view)>(space, workspace, member, extents...);
   };
   Codes const unsorted = allocate(Codes{}, "unsorted_codes", n);
   Codes const codes = allocate(Codes{}, "codes", n);
@@ -379,13 +392,15 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   // A stable sort: equal codes keep index order on every backend.
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
   Kokkos::View<Index*, MemorySpace> const order =
-      detail::sort_permutation(space, unsorted, 3 * detail::morton_levels, "treetrav::MortonOctree", codes);
+      detail::sort_permutation(space, unsorted, 3 * detail::morton_levels, "treetrav::MortonOctree", codes, workspace);
   Kokkos::Profiling::popRegion();
 
   LevelledOctree<MemorySpace> built;
+  built.workspace = workspace;
   Octree<MemorySpace>& tree = built.tree;
   using Tree = Octree<MemorySpace>;
-  tree.points.points = allocate_points<MemorySpace>("treetrav::MortonOctree::bodies", n, 3);
+  tree.points.points = PointSet<MemorySpace>(
+      allocate(typename PointSet<MemorySpace>::coordinates_view{}, "bodies", n, 3));
   tree.points.original_index = order;
   tree.body_mass = allocate(typename Tree::scalar_view{}, "body_mass", n);
   auto const sorted = tree.points.points.coordinates;
@@ -408,14 +423,14 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   Kokkos::parallel_for("treetrav::MortonOctree::node_levels", Policy(space, 0, n),
                        detail::NodeLevels<MemorySpace>{codes, shared, leaf_capacity, levels});
   auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
-  Index node_count = 0;
-  Kokkos::parallel_scan("treetrav::MortonOctree::count_nodes", Policy(space, 0, n),
-                        detail::CountNodeStarts<MemorySpace>{levels, offsets}, node_count);
+  Index const node_count =
+      detail::lay_out_counts(arrays, "treetrav::MortonOctree::count_nodes", n,
+                             detail::CountNodeStarts<MemorySpace>{levels}, detail::PlaceNodeStarts<MemorySpace>{offsets});
   Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
   Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
   Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
                        detail::EmitNodeKeys<MemorySpace>{levels, offsets, node_keys});
-  detail::sort_permutation(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys);
+  detail::sort_permutation(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys, workspace);
   auto const level_begin =
       allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
   Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, detail::octree_level_slots),
@@ -722,7 +737,7 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
   if (nodes == 0) return;
   auto const allocate = [&](auto& view, char const* member) {
     using View = std::remove_reference_t<decltype(view)>;
-    if (view.extent(0) != std::size_t(nodes)) view = allocate_octree_array<View>(space, member, nodes);
+    if (view.extent(0) != std::size_t(nodes)) view = allocate_octree_array<View>(space, built.workspace, member, nodes);
   };
   if (built.arrivals.extent(0) != std::size_t(nodes)) {
     allocate(built.arrivals, "arrivals");
@@ -731,7 +746,7 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
   // The tree's views allocated before the parts take their copies of it.
   if (Quadrupoles && tree.quadrupole.extent(0) != std::size_t(nodes))
     tree.quadrupole = allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
-        space, "quadrupole", nodes, OctreeQuadrupoleNode<MemorySpace>::quadrupole_columns);
+        space, built.workspace, "quadrupole", nodes, OctreeQuadrupoleNode<MemorySpace>::quadrupole_columns);
   OctreeUpwardNode<MemorySpace, Moments, Quadrupoles, Refit> work;
   if constexpr (Refit) {
     if (built.built_cell_size.extent(0) != std::size_t(nodes)) {
@@ -739,7 +754,7 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
       allocate(built.built_cell_size, "built_cell_size");
       Kokkos::deep_copy(space, built.built_cell_size, tree.cell_size);
       built.built_cell_center = allocate_octree_array<decltype(built.built_cell_center)>(
-          space, "built_cell_center", nodes, 3);
+          space, built.workspace, "built_cell_center", nodes, 3);
       Kokkos::deep_copy(space, built.built_cell_center, tree.cell_center);
     }
     allocate(built.boxes, "boxes");

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <treetrav/core/allocate.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -22,16 +24,18 @@ public:
   explicit GrowingBuffer(std::string label) : label_(std::move(label)) {}
 
   // `count` uninitialised elements, valid until the next call of get().
+  // With `headroom`, a buffer that grows takes an eighth more than asked:
+  // for sizes that creep up from call to call (an octree's node count).
   template <class T, class ExecutionSpace>
-  view<T> get(ExecutionSpace const& space, std::size_t count) {
+  view<T> get(ExecutionSpace const& space, std::size_t count, bool headroom = false) {
     static_assert(std::is_trivially_copyable_v<T>, "the workspace holds raw bytes");
     // Kokkos aligns every allocation to at least 64 bytes.
     static_assert(alignof(T) <= 64, "the workspace cannot align T");
     std::size_t const bytes = count * sizeof(T);
     if (bytes > bytes_.extent(0)) {
       bytes_ = {}; // release the smaller buffer before taking the larger
-      bytes_ = Kokkos::View<unsigned char*, MemorySpace>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label_), bytes);
+      bytes_ = allocate_view<Kokkos::View<unsigned char*, MemorySpace>>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label_), headroom ? bytes + bytes / 8 : bytes);
     }
     return view<T>(reinterpret_cast<T*>(bytes_.data()), count);
   }

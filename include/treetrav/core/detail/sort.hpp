@@ -2,6 +2,7 @@
 
 #include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/core/error.hpp>
 
 #include <algorithm>
@@ -31,11 +32,15 @@ class Scratch {
 public:
   template <class ExecutionSpace>
   Scratch(ExecutionSpace const& space, std::string const& label,
+          std::size_t const (&bytes)[Parts])
+      : Scratch(WorkspaceArrays<ExecutionSpace>(space, nullptr), label, bytes) {}
+  // In the arrays' workspace when they have one.
+  template <class ExecutionSpace>
+  Scratch(WorkspaceArrays<ExecutionSpace> const& arrays, std::string const& label,
           std::size_t const (&bytes)[Parts]) {
     for (std::size_t j = 0; j < Parts; ++j)
       offsets_[j + 1] = offsets_[j] + (bytes[j] + 255) / 256 * 256;
-    memory_ = allocate_view<Kokkos::View<unsigned char*, MemorySpace>>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), offsets_[Parts]);
+    memory_ = arrays.template make<Kokkos::View<unsigned char*, MemorySpace>>(label, offsets_[Parts]);
   }
   void* part(std::size_t j) const { return memory_.data() + offsets_[j]; }
 
@@ -135,17 +140,20 @@ void radix_sort_on_host(ExecutionSpace const& space, Kokkos::View<Key*, MemorySp
 // backend returns the same permutation. Only bits [0, key_bits) of the keys
 // are compared (higher bits must be zero). `keys` may be reordered; when
 // `sorted_keys` is allocated (same size), it receives the keys in sorted order.
+// With a workspace, the permutation and the sort's scratch are its arrays
+// (WorkspaceArrays), named after `label`.
 //   Cuda: CUB's radix sort (stable); host spaces: radix_sort_on_host().
 template <class ExecutionSpace, class MemorySpace, class Key>
 Kokkos::View<Index*, MemorySpace>
 sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys, int key_bits,
-                 std::string const& label, Kokkos::View<Key*, MemorySpace> sorted_keys = {}) {
+                 std::string const& label, Kokkos::View<Key*, MemorySpace> sorted_keys = {},
+                 Workspace* workspace = nullptr) {
   static_assert(std::is_unsigned_v<Key>, "sort keys are unsigned integers");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the execution space must reach the keys");
   Index const n = static_cast<Index>(keys.extent(0));
-  auto const permutation = allocate_view<Kokkos::View<Index*, MemorySpace>>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::permutation"), n);
+  WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
+  auto const permutation = arrays.template make<Kokkos::View<Index*, MemorySpace>>(label + "::permutation", n);
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     cudaStream_t const stream = space.cuda_stream();
@@ -154,7 +162,7 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
     // The identity (CUB's values in), the sorted keys unless the caller keeps
     // them, and CUB's temporary storage.
     bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
-    Scratch<MemorySpace, 3> scratch(space, label + "::sort_scratch",
+    Scratch<MemorySpace, 3> scratch(arrays, label + "::sort_scratch",
                                     {n * sizeof(Index), keep_keys ? 0 : n * sizeof(Key), temp_bytes});
     Kokkos::View<Index*, MemorySpace, Kokkos::MemoryUnmanaged> identity(
         static_cast<Index*>(scratch.part(0)), n);

@@ -5,7 +5,9 @@
 // group interface a visitor provides.
 #include <treetrav/core/allocate.hpp>
 #include <treetrav/core/backends.hpp>
+#include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/kernels/detail/host_kernels.hpp>
 #include <treetrav/kernels/detail/warp.hpp>
 #include <treetrav/kernels/visitor.hpp>
@@ -113,16 +115,35 @@ struct LinkEachNode {
   }
 };
 
-// The depth of the deepest node, by walking up the parents.
+// What a walk needs of the tree's shape, in one reduction (one wait for the
+// device instead of one per property): the depth of the deepest node, by
+// walking up the parents, and whether every internal node's children are
+// consecutive nodes (ConsecutiveChildren).
+struct TreeShape {
+  int depth;
+  int consecutive;
+};
 template <class Topology>
-struct TreeDepth {
+struct MeasureTree {
+  using value_type = TreeShape;
   Topology topology;
-  KOKKOS_FUNCTION void operator()(Index node, int& deepest) const {
+  KOKKOS_FUNCTION void init(value_type& shape) const {
+    shape.depth = 0;
+    shape.consecutive = 1;
+  }
+  KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& to, TREETRAV_JOIN_ARGUMENT value_type const& from) const {
+    if (from.depth > to.depth)
+      to.depth = from.depth;
+    if (!from.consecutive)
+      to.consecutive = 0;
+  }
+  KOKKOS_FUNCTION void operator()(Index node, value_type& shape) const {
     int depth = 0;
     for (Index at = topology.parent(node); at >= 0; at = topology.parent(at))
       ++depth;
-    if (depth > deepest)
-      deepest = depth;
+    if (depth > shape.depth)
+      shape.depth = depth;
+    ConsecutiveChildren<Topology>{topology}(node, shape.consecutive);
   }
 };
 
@@ -196,18 +217,19 @@ struct MarkGroups {
   }
 };
 
+// The groups' first points, in order (lay_out_counts).
 template <class MemorySpace>
-struct CompactGroups {
-  using value_type = Index;
+struct GroupStarts {
+  Kokkos::View<Index const*, MemorySpace> group_end;
+  KOKKOS_FUNCTION Index operator()(Index position) const { return group_end(position) < 0 ? 0 : 1; }
+};
+template <class MemorySpace>
+struct ListGroups {
   Kokkos::View<Index const*, MemorySpace> group_end;
   Kokkos::View<Index*, MemorySpace> groups;
-
-  KOKKOS_FUNCTION void operator()(Index position, Index& before, bool final) const {
-    if (group_end(position) < 0)
-      return;
-    if (final)
+  KOKKOS_FUNCTION void operator()(Index position, Index before) const {
+    if (group_end(position) >= 0)
       groups(before) = position;
-    ++before;
   }
 };
 
@@ -215,22 +237,21 @@ template <class ExecutionSpace, class Topology, class Visitor>
 GroupWalkTables<Topology>
 prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                    Kokkos::View<Index const*, typename Topology::memory_space> order, Index points,
-                   Index group_size, bool pack_siblings) {
+                   Index group_size, bool pack_siblings, Workspace* workspace = nullptr) {
   using MemorySpace = typename Topology::memory_space;
   auto const policy = [&](Index end) { return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, end)); };
   Index const nodes = topology.size();
   GroupWalkTables<Topology> tables;
-  // Allocations by layout: no read back of the label (allocate_view).
-  auto const alloc = [&](char const* member) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("treetrav::GroupWalk::") + member);
+  WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
+  auto const make = [&](auto const& view, char const* member, Index extent) {
+    return arrays.template make<std::decay_t<decltype(view)>>(std::string("treetrav::GroupWalk::") + member, extent);
   };
-  int consecutive = 1;
-  Kokkos::parallel_reduce("treetrav::GroupWalk::consecutive_children", policy(nodes),
-                          ConsecutiveChildren<Topology>{topology}, Kokkos::LAnd<int>(consecutive));
-  tables.consecutive_children = consecutive != 0;
-  tables.links = allocate_view<decltype(tables.links)>(alloc("links"), nodes);
-  tables.child_list =
-      allocate_view<decltype(tables.child_list)>(alloc("child_list"), tables.consecutive_children ? 0 : nodes);
+  TreeShape shape{0, 1};
+  Kokkos::parallel_reduce("treetrav::GroupWalk::tree_shape", policy(nodes), MeasureTree<Topology>{topology}, shape);
+  tables.consecutive_children = shape.consecutive != 0;
+  tables.depth = shape.depth;
+  tables.links = make(tables.links, "links", nodes);
+  tables.child_list = make(tables.child_list, "child_list", tables.consecutive_children ? 0 : nodes);
   LinkNodes<Topology> const link{topology, tables.links, tables.child_list, tables.consecutive_children};
   if (tables.consecutive_children) { // no children list to lay out: no scan
     Kokkos::parallel_for("treetrav::GroupWalk::links", policy(nodes), LinkEachNode<Topology>{link});
@@ -238,17 +259,15 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
     Index children = 0;
     Kokkos::parallel_scan("treetrav::GroupWalk::links", policy(nodes), link, children);
   }
-  Kokkos::parallel_reduce("treetrav::GroupWalk::depth", policy(nodes),
-                          TreeDepth<Topology>{topology}, Kokkos::Max<int>(tables.depth));
-  tables.group_end = allocate_view<decltype(tables.group_end)>(alloc("group_end"), points);
+  tables.group_end = make(tables.group_end, "group_end", points);
   Kokkos::deep_copy(space, tables.group_end, Index(-1));
   Kokkos::parallel_for(
       "treetrav::GroupWalk::mark_groups", policy(nodes),
       MarkGroups<Topology, Visitor>{topology, visitor, order, tables.group_end, group_size, pack_siblings});
-  tables.groups = allocate_view<decltype(tables.groups)>(alloc("groups"), points);
-  Kokkos::parallel_scan("treetrav::GroupWalk::compact_groups", policy(points),
-                        CompactGroups<MemorySpace>{tables.group_end, tables.groups},
-                        tables.group_count);
+  tables.groups = make(tables.groups, "groups", points);
+  tables.group_count = lay_out_counts(arrays, "treetrav::GroupWalk::compact_groups", points,
+                                      GroupStarts<MemorySpace>{tables.group_end},
+                                      ListGroups<MemorySpace>{tables.group_end, tables.groups});
   return tables;
 }
 
@@ -664,15 +683,17 @@ struct GatherGroups {
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<Index*, MemorySpace> costliest_first(ExecutionSpace const& space, Kokkos::View<Index*, MemorySpace> groups,
                                                   Index group_count, Kokkos::View<Index const*, MemorySpace> order,
-                                                  Kokkos::View<Index const*, MemorySpace> costs) {
+                                                  Kokkos::View<Index const*, MemorySpace> costs,
+                                                  ::treetrav::Workspace& workspace) {
   auto const policy = as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, group_count));
-  auto const keys = allocate_view<Kokkos::View<std::uint32_t*, MemorySpace>>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::cost_keys"), group_count);
+  WorkspaceArrays<ExecutionSpace> const arrays(space, &workspace);
+  auto const keys =
+      arrays.template make<Kokkos::View<std::uint32_t*, MemorySpace>>("treetrav::GroupWalk::cost_keys", group_count);
   Kokkos::parallel_for("treetrav::GroupWalk::cost_keys", policy,
                        GroupCostKeys<MemorySpace>{groups, order, costs, keys});
-  auto const permutation = sort_permutation(space, keys, 32, "treetrav::GroupWalk::by_cost");
-  auto const sorted = allocate_view<Kokkos::View<Index*, MemorySpace>>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "treetrav::GroupWalk::groups_by_cost"), group_count);
+  auto const permutation = sort_permutation(space, keys, 32, "treetrav::GroupWalk::by_cost", {}, &workspace);
+  auto const sorted =
+      arrays.template make<Kokkos::View<Index*, MemorySpace>>("treetrav::GroupWalk::groups_by_cost", group_count);
   Kokkos::parallel_for("treetrav::GroupWalk::groups_by_cost", policy,
                        GatherGroups<MemorySpace>{groups, permutation, sorted});
   return sorted;
@@ -712,7 +733,8 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
         "group walk: the queries must be the tree's own points (order: tree position -> query)");
   Kokkos::Profiling::pushRegion("treetrav::GroupWalk::prepare");
   auto const tables =
-      prepare_group_walk(space, topology, visitor, order, points, strategy.group_size, strategy.pack_siblings);
+      prepare_group_walk(space, topology, visitor, order, points, strategy.group_size, strategy.pack_siblings,
+                         &workspace);
   Kokkos::Profiling::popRegion();
   if (tables.group_count == 0)
     return;
@@ -727,7 +749,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
   }
   auto const groups = history.recorded
                           ? costliest_first(space, tables.groups, tables.group_count, order,
-                                            Kokkos::View<Index const*, MemorySpace>(history.costs))
+                                            Kokkos::View<Index const*, MemorySpace>(history.costs), workspace)
                           : tables.groups;
 
   using Kernel = GroupWalkKernel<Topology, Visitor>;
@@ -738,6 +760,9 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
   Index const teams = std::max<Index>(
       1, (std::min(tables.group_count, resident) + warps_per_team - 1) / warps_per_team);
   Index const stack_capacity = Topology::arity * width * (tables.depth + 1);
+  auto const next_group = WorkspaceArrays<ExecutionSpace>(space, &workspace)
+                              .template make<Kokkos::View<Index, MemorySpace>>("treetrav::GroupWalk::next_group");
+  Kokkos::deep_copy(space, next_group, Index(0));
   Kernel kernel{
       topology,
       visitor,
@@ -748,8 +773,7 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
       tables.group_end,
       group_walk_stacks<MemorySpace>(workspace, std::size_t(teams) * warps_per_team *
                                                              std::size_t(stack_capacity)),
-      allocate_view<Kokkos::View<Index, MemorySpace>>(
-          Kokkos::view_alloc(space, "treetrav::GroupWalk::next_group")),
+      next_group,
       tables.group_count,
       stack_capacity,
       history.costs};

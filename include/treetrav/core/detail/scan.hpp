@@ -2,6 +2,7 @@
 
 #include <treetrav/core/config.hpp>
 #include <treetrav/core/detail/growing_buffer.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 
 #include <cstddef>
 #include <iterator>
@@ -154,14 +155,15 @@ struct GatherScanPolicy {
 
 // The scan above, combining left to right. On Cuda, one pass of CUB's
 // decoupled look-back scan over the iterators, asynchronous on the space's
-// stream, its temporary storage kept in `cub_storage` between calls (the
-// grouping of a floating-point sum then depends on timing: results are within
-// the same bounds but not bit-reproducible). Elsewhere Kokkos' scan, which
-// calls input() twice per position.
-template <class ExecutionSpace, class Operation, class Input, class Output, class MemorySpace>
+// stream, its temporary storage kept in `cub_storage` between calls (a
+// GrowingBuffer, or anything with its get()); the grouping of a
+// floating-point sum then depends on timing: results are within the same
+// bounds but not bit-reproducible (integer sums are exact). Elsewhere Kokkos'
+// scan, which calls input() twice per position.
+template <class ExecutionSpace, class Operation, class Input, class Output, class Storage>
 void gather_scatter_scan(ExecutionSpace const& space, std::string const& label, Operation const& op,
                          Index count, Input const& input, Output const& output,
-                         [[maybe_unused]] GrowingBuffer<MemorySpace>& cub_storage) {
+                         [[maybe_unused]] Storage& cub_storage) {
   using Accumulator = typename Operation::accumulator_type;
   static_assert(std::is_same_v<decltype(input(Index{})), Accumulator>,
                 "the scan's input gives the operation's accumulators");
@@ -198,6 +200,59 @@ void gather_scatter_scan(ExecutionSpace const& space, std::string const& label, 
 #endif
   Kokkos::parallel_scan(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
                         GatherScatterScan<Operation, Input, Output>{op, input, output});
+}
+
+// The sum of Index counts, for gather_scatter_scan.
+struct IndexSum {
+  using accumulator_type = Index;
+  KOKKOS_FUNCTION static Index identity() { return 0; }
+  KOKKOS_FUNCTION static Index combine(Index a, Index b) { return a + b; }
+};
+
+// lay_out_counts' output: the first item of each position, and the total.
+template <class MemorySpace, class Count, class Place>
+struct PlaceCounts {
+  Count input;
+  Place output;
+  Kokkos::View<Index, MemorySpace> total;
+  Index last;
+  KOKKOS_FUNCTION void operator()(Index i, Index inclusive) const {
+    output(i, inclusive - input(i));
+    if (i == last)
+      total() = inclusive;
+  }
+};
+
+// A GrowingBuffer's get() over WorkspaceArrays: scratch under one name.
+template <class ExecutionSpace>
+struct NamedScratch {
+  WorkspaceArrays<ExecutionSpace> arrays;
+  std::string name;
+  template <class T>
+  Kokkos::View<T*, typename ExecutionSpace::memory_space> get(ExecutionSpace const&, std::size_t n) const {
+    return arrays.template make<Kokkos::View<T*, typename ExecutionSpace::memory_space>>(name, n);
+  }
+};
+
+// Counts laid out one after another: `input(i)` items at position i, the
+// first of them at output(i, first), and the total returned (one read back).
+// On Cuda one pass of CUB's scan (Kokkos' scan of a million counts took
+// several times as long: perf/results/nbody/issue35/), its temporary storage
+// and the total in `arrays`, named after `label`.
+template <class ExecutionSpace, class Count, class Place>
+Index lay_out_counts(WorkspaceArrays<ExecutionSpace> const& arrays, std::string const& label, Index count,
+                     Count const& input, Place const& output) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  if (count == 0)
+    return 0;
+  auto const total = arrays.template make<Kokkos::View<Index, MemorySpace>>(label + "::total");
+  NamedScratch<ExecutionSpace> storage{arrays, label + "::scan_storage"};
+  gather_scatter_scan(arrays.space(), label, IndexSum{}, count, input,
+                      PlaceCounts<MemorySpace, Count, Place>{input, output, total, count - 1}, storage);
+  Index sum = 0;
+  Kokkos::deep_copy(arrays.space(), sum, total);
+  arrays.space().fence();
+  return sum;
 }
 
 } // namespace treetrav::detail
