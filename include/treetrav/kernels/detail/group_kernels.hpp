@@ -115,13 +115,31 @@ struct LinkEachNode {
   }
 };
 
+// The points under the root: a TreeTopology's root range (a View), a
+// RadixTopology's count.
+template <class Topology, class = void>
+struct has_point_end_view : std::false_type {};
+template <class Topology>
+struct has_point_end_view<Topology, std::void_t<decltype(std::declval<Topology const&>().point_end.extent(0))>>
+    : std::true_type {};
+template <class Topology>
+Index points_under_root(Topology const& topology) {
+  if constexpr (has_point_end_view<Topology>::value)
+    return Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace{}, Kokkos::subview(topology.point_end, std::make_pair(0, 1)))(0);
+  else
+    return topology.points;
+}
+
 // What a walk needs of the tree's shape, in one reduction (one wait for the
 // device instead of one per property): the depth of the deepest node, by
-// walking up the parents, and whether every internal node's children are
-// consecutive nodes (ConsecutiveChildren).
+// walking up the parents, whether every internal node's children are
+// consecutive nodes (ConsecutiveChildren), and the points under the root
+// (node 0) of a TreeTopology.
 struct TreeShape {
   int depth;
   int consecutive;
+  Index points;
 };
 template <class Topology>
 struct MeasureTree {
@@ -130,12 +148,15 @@ struct MeasureTree {
   KOKKOS_FUNCTION void init(value_type& shape) const {
     shape.depth = 0;
     shape.consecutive = 1;
+    shape.points = 0;
   }
   KOKKOS_FUNCTION void join(TREETRAV_JOIN_ARGUMENT value_type& to, TREETRAV_JOIN_ARGUMENT value_type const& from) const {
     if (from.depth > to.depth)
       to.depth = from.depth;
     if (!from.consecutive)
       to.consecutive = 0;
+    if (from.points > to.points)
+      to.points = from.points;
   }
   KOKKOS_FUNCTION void operator()(Index node, value_type& shape) const {
     int depth = 0;
@@ -144,6 +165,9 @@ struct MeasureTree {
     if (depth > shape.depth)
       shape.depth = depth;
     ConsecutiveChildren<Topology>{topology}(node, shape.consecutive);
+    if constexpr (has_point_end_view<Topology>::value)
+      if (node == 0)
+        shape.points = topology.point_end(0);
   }
 };
 
@@ -238,6 +262,7 @@ GroupWalkTables<Topology>
 prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visitor const& visitor,
                    Kokkos::View<Index const*, typename Topology::memory_space> order, Index points,
                    Index group_size, bool pack_siblings, Workspace* workspace = nullptr) {
+  // `points`: the queries, which must be the tree's own points (checked).
   using MemorySpace = typename Topology::memory_space;
   auto const policy = [&](Index end) { return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, end)); };
   Index const nodes = topology.size();
@@ -246,8 +271,16 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
   auto const make = [&](auto const& view, char const* member, Index extent) {
     return arrays.template make<std::decay_t<decltype(view)>>(std::string("treetrav::GroupWalk::") + member, extent);
   };
-  TreeShape shape{0, 1};
+  Kokkos::Profiling::pushRegion("treetrav::GroupWalk::prepare");
+  TreeShape shape{0, 1, 0};
   Kokkos::parallel_reduce("treetrav::GroupWalk::tree_shape", policy(nodes), MeasureTree<Topology>{topology}, shape);
+  if constexpr (!has_point_end_view<Topology>::value)
+    shape.points = points_under_root(topology);
+  if (shape.points != points) {
+    Kokkos::Profiling::popRegion();
+    throw std::invalid_argument(
+        "group walk: the queries must be the tree's own points (order: tree position -> query)");
+  }
   tables.consecutive_children = shape.consecutive != 0;
   tables.depth = shape.depth;
   tables.links = make(tables.links, "links", nodes);
@@ -268,6 +301,7 @@ prepare_group_walk(ExecutionSpace const& space, Topology const& topology, Visito
   tables.group_count = lay_out_counts(arrays, "treetrav::GroupWalk::compact_groups", points,
                                       GroupStarts<MemorySpace>{tables.group_end},
                                       ListGroups<MemorySpace>{tables.group_end, tables.groups});
+  Kokkos::Profiling::popRegion();
   return tables;
 }
 
@@ -299,22 +333,6 @@ template <class Visitor>
 struct has_state_join<Visitor, std::void_t<decltype(std::declval<Visitor const&>().join(
                                    std::declval<typename Visitor::state_type&>(),
                                    std::declval<typename Visitor::state_type const&>()))>> : std::true_type {};
-
-// The points under the root: a TreeTopology's root range (a View), a
-// RadixTopology's count.
-template <class Topology, class = void>
-struct has_point_end_view : std::false_type {};
-template <class Topology>
-struct has_point_end_view<Topology, std::void_t<decltype(std::declval<Topology const&>().point_end.extent(0))>>
-    : std::true_type {};
-template <class Topology>
-Index points_under_root(Topology const& topology) {
-  if constexpr (has_point_end_view<Topology>::value)
-    return Kokkos::create_mirror_view_and_copy(
-        Kokkos::HostSpace{}, Kokkos::subview(topology.point_end, std::make_pair(0, 1)))(0);
-  else
-    return topology.points;
-}
 
 // One warp's walk per group, repeated over groups taken from a shared
 // counter (so that every warp stays busy and owns one stack).
@@ -726,16 +744,11 @@ void traverse_groups(ExecutionSpace const& space, std::string const& label,
                                 "]");
   if (topology.size() == 0)
     return;
-  Index const points = points_under_root(topology); // the root owns [0, points)
-  if (order.extent(0) != 0 ? order.extent(0) != std::size_t(points)
-                           : visitor.query_count() != points)
-    throw std::invalid_argument(
-        "group walk: the queries must be the tree's own points (order: tree position -> query)");
-  Kokkos::Profiling::pushRegion("treetrav::GroupWalk::prepare");
+  // The queries, checked against the points under the root as the walk's tables are made.
+  Index const points = order.extent(0) != 0 ? Index(order.extent(0)) : visitor.query_count();
   auto const tables =
       prepare_group_walk(space, topology, visitor, order, points, strategy.group_size, strategy.pack_siblings,
                          &workspace);
-  Kokkos::Profiling::popRegion();
   if (tables.group_count == 0)
     return;
 
