@@ -96,6 +96,47 @@ template <class Space>
 struct Distributed : ::testing::Test {};
 TYPED_TEST_SUITE(Distributed, test::ExecutionSpaces, test::SpaceName);
 
+// A query goes to rank r when this hash says so (about one rank in three,
+// none for some queries, all for others).
+struct SomeRanks {
+  KOKKOS_FUNCTION bool operator()(Index q, int r) const {
+    std::uint32_t h = std::uint32_t(q) * 2654435761u ^ std::uint32_t(r) * 40503u;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    return q % 11 == 0 || (q % 7 != 0 && h % 3 == 0);
+  }
+};
+
+// route() lists each rank's queries in increasing order, as asking every
+// query about every rank would, for rank counts within, at and past a word
+// of bits.
+TYPED_TEST(Distributed, RoutesListEachRanksQueriesInOrder) {
+  TypeParam space;
+  for (int ranks : {1, 3, 64, 65, 130})
+    for (Index m : {0, 1, 1000}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, " + std::to_string(m) + " queries");
+      auto const routes = distributed::detail::route(space, m, ranks, SomeRanks{});
+      auto const query = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, routes.query);
+      ASSERT_EQ(routes.count.size(), std::size_t(ranks));
+      ASSERT_EQ(routes.offset.size(), std::size_t(ranks + 1));
+      EXPECT_EQ(routes.offset[0], 0);
+      std::size_t slot = 0;
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<Index> expected, got;
+        for (Index q = 0; q < m; ++q)
+          if (SomeRanks{}(q, r))
+            expected.push_back(q);
+        ASSERT_EQ(routes.offset[r], int(slot));
+        for (int i = 0; i < routes.count[r]; ++i)
+          got.push_back(query(slot++));
+        EXPECT_EQ(got, expected) << "rank " << r;
+      }
+      EXPECT_EQ(routes.offset[ranks], int(slot));
+      EXPECT_EQ(query.extent(0), slot);
+    }
+}
+
 // This rank's tree over its piece of the case's reference points.
 template <class Tree, class Space>
 distributed::DistributedTree<Tree> partitioned_tree(Space const& space, test::SearchCase const& c) {

@@ -144,15 +144,14 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
 // morton_sort's box kernel: Kokkos' reduction over a runtime-sized array was
 // the build's slowest part in a profile (perf/results/nbody/issue35/).
 template <class ExecutionSpace, class MemorySpace>
-RootCube root_cube(WorkspaceArrays<ExecutionSpace> const& arrays,
-                   Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x) {
-  ExecutionSpace const& space = arrays.space();
+RootCube root_cube(ExecutionSpace const& space, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x,
+                   Workspace* workspace = nullptr) {
   Coordinate bounds[6];
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     using Launch = MortonBoxLaunch<MemorySpace>;
     int const blocks = Launch::blocks(static_cast<Index>(x.extent(0)));
-    Scratch<MemorySpace, 3> scratch(arrays, "treetrav::MortonOctree::root_cube",
+    Scratch<MemorySpace, 3> scratch(WorkspaceArrays<ExecutionSpace>(space, workspace), "treetrav::MortonOctree::root_cube",
                                     {sizeof bounds, std::size_t(blocks) * sizeof bounds, sizeof(unsigned)});
     auto* const box = static_cast<Coordinate*>(scratch.part(0));
     auto* const arrivals = static_cast<unsigned*>(scratch.part(2));
@@ -377,7 +376,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   auto const x = bodies.coordinates;
   detail::WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::root_cube");
-  detail::RootCube const cube = detail::root_cube(arrays, x);
+  detail::RootCube const cube = detail::root_cube(space, x, workspace);
   Kokkos::Profiling::popRegion();
 
   using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;

@@ -38,6 +38,23 @@ KOKKOS_FORCEINLINE_FUNCTION int lowest_set_bit(std::uint32_t x) {
 #endif
 }
 
+KOKKOS_FORCEINLINE_FUNCTION int lowest_set_bit(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
+// The set bits.
+KOKKOS_FORCEINLINE_FUNCTION int set_bits(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __popcll(x);
+#else
+  return __builtin_popcountll(x);
+#endif
+}
+
 // Leading zero bits (x != 0).
 KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint64_t x) {
 #if defined(__CUDA_ARCH__)

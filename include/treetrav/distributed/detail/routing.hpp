@@ -7,7 +7,10 @@
 // device; only what goes to another rank crosses to host memory, for MPI
 // (staged in page-locked memory: the MPIs at hand are not CUDA-aware). What
 // a rank sends itself is copied in place.
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/detail/host_staging.hpp>
+#include <treetrav/core/detail/scan.hpp>
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/point_set.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
@@ -156,10 +159,45 @@ struct Routes {
   std::vector<int> count, offset;
 };
 
+// route()'s parts: the ranks each query goes to (a bit each), how many, and
+// the (rank, query) pairs they make, in query order.
+template <class MemorySpace>
+struct RouteBits {
+  Kokkos::View<std::uint64_t const**, Kokkos::LayoutRight, MemorySpace> to; // (queries, words)
+  KOKKOS_FUNCTION Index operator()(Index q) const {
+    Index count = 0;
+    for (std::size_t w = 0; w < to.extent(1); ++w)
+      count += treetrav::detail::set_bits(to(q, w));
+    return count;
+  }
+};
+template <class MemorySpace>
+struct PlaceRoutePairs {
+  Kokkos::View<Index*, MemorySpace> first_pair;
+  KOKKOS_FUNCTION void operator()(Index q, Index first) const { first_pair(q) = first; }
+};
+template <class MemorySpace>
+struct EmitRoutePairs {
+  Kokkos::View<std::uint64_t const**, Kokkos::LayoutRight, MemorySpace> to;
+  Kokkos::View<Index const*, MemorySpace> first_pair;
+  Kokkos::View<std::uint32_t*, MemorySpace> rank;
+  Kokkos::View<Index*, MemorySpace> query;
+  KOKKOS_FUNCTION void operator()(Index q) const {
+    Index first = first_pair(q);
+    for (std::size_t w = 0; w < to.extent(1); ++w)
+      for (std::uint64_t bits = to(q, w); bits != 0; bits &= bits - 1) {
+        rank(first) = static_cast<std::uint32_t>(64 * w + treetrav::detail::lowest_set_bit(bits));
+        query(first++) = q;
+      }
+  }
+};
+
 // Routes of queries [0, m) to `ranks` ranks: query q goes to rank r where
-// goes(q, r). goes is asked once for each query and rank (a bit each), then
-// one count and one scan a rank read the bits: the kNN's goes costs
-// O(ranks x cells), and a scan calls its functor twice.
+// goes(q, r). goes is asked once for each query and rank (a bit each, the
+// kNN's goes costing O(ranks x cells)); the (rank, query) pairs are laid out
+// in query order and sorted by rank, stably: a fixed number of launches and
+// two reads back however many ranks there are (a count and a scan a rank
+// took 2 x ranks launches, each a wait).
 template <class ExecutionSpace, class Goes>
 Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space, Index m,
                                                     int ranks, Goes const& goes) {
@@ -179,34 +217,53 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
           to(q, w) = bits;
         }
       });
+  treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
+  Kokkos::View<Index*, MemorySpace> first_pair(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::first_pair"), m);
+  Index const pairs = treetrav::detail::lay_out_counts(
+      arrays, "treetrav::distributed::route_count", m, RouteBits<MemorySpace>{to},
+      PlaceRoutePairs<MemorySpace>{first_pair});
+  Kokkos::View<std::uint32_t*, MemorySpace> rank(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::rank"), pairs);
+  Kokkos::View<Index*, MemorySpace> pair_query(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::pair_query"), pairs);
+  Kokkos::parallel_for("treetrav::distributed::route_pairs", Policy(space, 0, m),
+                       EmitRoutePairs<MemorySpace>{to, first_pair, rank, pair_query});
+  // Stable: each rank's queries stay in increasing order.
+  Kokkos::View<std::uint32_t*, MemorySpace> sorted_rank(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::sorted_rank"), pairs);
+  int key_bits = 1;
+  while ((std::int64_t(1) << key_bits) < ranks)
+    ++key_bits;
+  auto const permutation =
+      treetrav::detail::sort_permutation(space, rank, key_bits, "treetrav::distributed::route_sort", sorted_rank);
   Routes<MemorySpace> routes;
-  routes.count.assign(ranks, 0);
-  for (int r = 0; r < ranks; ++r) {
-    int count = 0;
-    Kokkos::parallel_reduce(
-        "treetrav::distributed::route_count", Policy(space, 0, m),
-        KOKKOS_LAMBDA(Index q, int& sum) { sum += int(to(q, r / 64) >> (r % 64) & 1); }, count);
-    routes.count[r] = count;
-  }
-  routes.offset = displacements(routes.count);
   routes.query = Kokkos::View<Index*, MemorySpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::query"),
-      routes.offset[ranks]);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::query"), pairs);
   auto const query = routes.query;
-  for (int r = 0; r < ranks; ++r) {
-    if (routes.count[r] == 0)
-      continue;
-    int const first = routes.offset[r];
-    Kokkos::parallel_scan(
-        "treetrav::distributed::route_fill", Policy(space, 0, m),
-        KOKKOS_LAMBDA(Index q, int& slot, bool final) {
-          if (to(q, r / 64) >> (r % 64) & 1) {
-            if (final)
-              query(first + slot) = q;
-            ++slot;
-          }
-        });
-  }
+  Kokkos::parallel_for(
+      "treetrav::distributed::route_fill", Policy(space, 0, pairs),
+      KOKKOS_LAMBDA(Index i) { query(i) = pair_query(permutation(i)); });
+  // Rank r's slots begin at the first sorted pair of rank r or more.
+  Kokkos::View<int*, MemorySpace> offset(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::offset"), ranks + 1);
+  Kokkos::parallel_for(
+      "treetrav::distributed::route_offsets", Policy(space, 0, ranks + 1), KOKKOS_LAMBDA(Index r) {
+        Index low = 0, high = pairs;
+        while (low < high) {
+          Index const middle = low + (high - low) / 2;
+          if (Index(sorted_rank(middle)) < r)
+            low = middle + 1;
+          else
+            high = middle;
+        }
+        offset(r) = low;
+      });
+  auto const host_offset = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offset);
+  routes.offset.assign(host_offset.data(), host_offset.data() + ranks + 1);
+  routes.count.resize(ranks);
+  for (int r = 0; r < ranks; ++r)
+    routes.count[r] = routes.offset[r + 1] - routes.offset[r];
   Kokkos::Profiling::popRegion();
   return routes;
 }
