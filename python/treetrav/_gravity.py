@@ -9,9 +9,10 @@ def bh_accelerations(pos, masses, theta=0.5, softening=0.0, G=1.0, multipole="qu
     ``masses`` (n,) by a Barnes-Hut walk of a Morton octree: a cell is taken
     whole when its side s < theta * d (``opening="barnes-hut"``) or when
     d > s / theta + its centre-of-mass offset (``"com-offset"``), or when
-    its next expansion term G M s^p / d^(p+2) < alpha |a| (``"relative"``,
+    its next expansion term G M b^p / d^(p+2) < alpha |a| (``"relative"``,
     GADGET's criterion, |a| from a first com-offset pass at theta 0.5; p = 2
-    for monopoles, 3 for quadrupoles), with monopole or quadrupole moments;
+    for monopoles, 3 for quadrupoles; b = s + 2 x the centre-of-mass offset),
+    with monopole or quadrupole moments;
     Plummer softening; theta = 0 (relative: alpha = 0) is direct summation. ``strategy``: the walk (default "group": a warp or thread team
     per group of neighbouring bodies; or a per-body walk such as "autoropes").
     float32 in, float32 out; other dtypes give float64 (computed in float32)."""

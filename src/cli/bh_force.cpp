@@ -182,8 +182,9 @@ void add_bh_force_command(CLI::App& app) {
       ->add_option("--opening", options->opening,
                    "Opening criterion: barnes-hut (a cell of side s at distance d from its centre "
                    "of mass is taken whole when s < theta d), com-offset (when d > s / theta + "
-                   "|centre of mass - centre|, as Bonsai) or relative (when G M s^p < alpha |a| "
-                   "d^(p+2), p = 2 for monopoles and 3 with quadrupoles, |a| the body's "
+                   "|centre of mass - centre|, as Bonsai) or relative (when G M b^p < alpha |a| "
+                   "d^(p+2), b = s + 2 |centre of mass - centre|, p = 2 for monopoles and 3 with "
+                   "quadrupoles, |a| the body's "
                    "acceleration from a first com-offset pass at theta 0.5: GADGET's relative "
                    "criterion; --theta is then unused); a cell that contains the body (group: "
                    "touches its box) always opens")
