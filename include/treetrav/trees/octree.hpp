@@ -239,11 +239,6 @@ struct CountNodeStarts {
     return last >= first ? last - first + 1 : 0;
   }
 };
-template <class MemorySpace>
-struct PlaceNodeStarts {
-  Kokkos::View<Index*, MemorySpace> offsets;
-  KOKKOS_FUNCTION void operator()(Index i, Index before) const { offsets(i) = before; }
-};
 
 // Each node's key: its level, then its first body.
 template <class MemorySpace>
@@ -424,7 +419,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
   Index const node_count =
       detail::lay_out_counts(arrays, "treetrav::MortonOctree::count_nodes", n,
-                             detail::CountNodeStarts<MemorySpace>{levels}, detail::PlaceNodeStarts<MemorySpace>{offsets});
+                             detail::CountNodeStarts<MemorySpace>{levels}, detail::PlaceFirst<MemorySpace>{offsets});
   Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
   Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
   Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),

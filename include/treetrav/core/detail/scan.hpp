@@ -223,6 +223,13 @@ struct PlaceCounts {
   }
 };
 
+// lay_out_counts' plainest output: each position's first item, into a view.
+template <class MemorySpace>
+struct PlaceFirst {
+  Kokkos::View<Index*, MemorySpace> first;
+  KOKKOS_FUNCTION void operator()(Index i, Index at) const { first(i) = at; }
+};
+
 // A GrowingBuffer's get() over WorkspaceArrays: scratch under one name.
 template <class ExecutionSpace>
 struct NamedScratch {

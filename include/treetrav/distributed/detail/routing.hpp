@@ -172,11 +172,6 @@ struct RouteBits {
   }
 };
 template <class MemorySpace>
-struct PlaceRoutePairs {
-  Kokkos::View<Index*, MemorySpace> first_pair;
-  KOKKOS_FUNCTION void operator()(Index q, Index first) const { first_pair(q) = first; }
-};
-template <class MemorySpace>
 struct EmitRoutePairs {
   Kokkos::View<std::uint64_t const**, Kokkos::LayoutRight, MemorySpace> to;
   Kokkos::View<Index const*, MemorySpace> first_pair;
@@ -222,7 +217,7 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::first_pair"), m);
   Index const pairs = treetrav::detail::lay_out_counts(
       arrays, "treetrav::distributed::route_count", m, RouteBits<MemorySpace>{to},
-      PlaceRoutePairs<MemorySpace>{first_pair});
+      treetrav::detail::PlaceFirst<MemorySpace>{first_pair});
   Kokkos::View<std::uint32_t*, MemorySpace> rank(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::rank"), pairs);
   Kokkos::View<Index*, MemorySpace> pair_query(

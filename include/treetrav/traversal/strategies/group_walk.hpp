@@ -39,7 +39,7 @@ struct GroupWalk {
 
   int group_size = 64;
   int warp_size = 32;
-  Workspace* workspace = nullptr; // the per-warp stacks, kept between walks
+  Workspace* workspace = nullptr; // the per-warp stacks, tables and cost order, kept between walks
   bool pack_siblings = true;
 
   template <class ExecutionSpace, class Topology, class Visitor, class Launcher>
