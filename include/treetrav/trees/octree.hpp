@@ -255,17 +255,6 @@ struct EmitNodeKeys {
 
 inline constexpr int octree_level_slots = morton_levels + 3; // level_begin(0 .. 23)
 
-// The first position of [first, last) whose key is >= key.
-template <class Keys>
-KOKKOS_INLINE_FUNCTION Index lower_bound(Keys const& keys, Index first, Index last, std::uint64_t key) {
-  while (first < last) {
-    Index const middle = first + (last - first) / 2;
-    if (keys(middle) < key) first = middle + 1;
-    else last = middle;
-  }
-  return first;
-}
-
 // Where each level's nodes begin: the first key of the level (past the
 // deepest: the node count).
 template <class MemorySpace>
@@ -424,7 +413,7 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
   Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
                        detail::EmitNodeKeys<MemorySpace>{levels, offsets, node_keys});
-  detail::sort_permutation(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys, workspace);
+  detail::sort_keys(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys, workspace);
   auto const level_begin =
       allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
   Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, detail::octree_level_slots),

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -62,6 +63,17 @@ std::size_t sort_pairs_on_cuda(void* temp, std::size_t temp_bytes, Key const* ke
   return temp_bytes;
 }
 #endif
+
+// The first position of sorted keys [first, last) whose key is >= key.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION Index lower_bound(Keys const& keys, Index first, Index last, std::uint64_t key) {
+  while (first < last) {
+    Index const middle = first + (last - first) / 2;
+    if (keys(middle) < key) first = middle + 1;
+    else last = middle;
+  }
+  return first;
+}
 
 // Named functors, not lambdas, for kernels in headers: nvcc's wrappers of
 // extended lambdas instantiated from several translation units once crashed.
@@ -176,6 +188,37 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
     radix_sort_on_host(space, keys, key_bits, label, permutation, sorted_keys);
   }
   return permutation;
+}
+
+// `keys` sorted into `sorted_keys` (same size) by bits [0, key_bits), where
+// no permutation is wanted (the octree's node keys name their nodes). Cuda:
+// CUB's keys-only radix sort, its scratch in the workspace when given; host
+// spaces: sort_permutation's sort, its permutation dropped.
+template <class ExecutionSpace, class MemorySpace, class Key>
+void sort_keys(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys, int key_bits,
+               std::string const& label, Kokkos::View<Key*, MemorySpace> sorted_keys,
+               Workspace* workspace = nullptr) {
+  static_assert(std::is_unsigned_v<Key>, "sort keys are unsigned integers");
+  if (sorted_keys.extent(0) != keys.extent(0))
+    throw std::invalid_argument(label + ": sorted keys and keys differ in size");
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    Index const n = static_cast<Index>(keys.extent(0));
+    cudaStream_t const stream = space.cuda_stream();
+    auto const sort = [&](void* temp, std::size_t& bytes) {
+      check_cuda(cub::DeviceRadixSort::SortKeys(temp, bytes, keys.data(), sorted_keys.data(), n, 0,
+                                                std::max(key_bits, 1), stream),
+                 temp ? "cub::DeviceRadixSort::SortKeys" : "cub::DeviceRadixSort::SortKeys (size query)");
+    };
+    std::size_t bytes = 0;
+    sort(nullptr, bytes);
+    Scratch<MemorySpace, 1> scratch(WorkspaceArrays<ExecutionSpace>(space, workspace), label + "::sort_scratch",
+                                    {bytes});
+    sort(scratch.part(0), bytes);
+#endif
+  } else {
+    sort_permutation(space, keys, key_bits, label, sorted_keys, workspace);
+  }
 }
 
 template <class MemorySpace>

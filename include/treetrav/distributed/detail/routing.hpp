@@ -243,17 +243,8 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
   Kokkos::View<int*, MemorySpace> offset(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::offset"), ranks + 1);
   Kokkos::parallel_for(
-      "treetrav::distributed::route_offsets", Policy(space, 0, ranks + 1), KOKKOS_LAMBDA(Index r) {
-        Index low = 0, high = pairs;
-        while (low < high) {
-          Index const middle = low + (high - low) / 2;
-          if (Index(sorted_rank(middle)) < r)
-            low = middle + 1;
-          else
-            high = middle;
-        }
-        offset(r) = low;
-      });
+      "treetrav::distributed::route_offsets", Policy(space, 0, ranks + 1),
+      KOKKOS_LAMBDA(Index r) { offset(r) = treetrav::detail::lower_bound(sorted_rank, 0, pairs, std::uint64_t(r)); });
   auto const host_offset = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offset);
   routes.offset.assign(host_offset.data(), host_offset.data() + ranks + 1);
   routes.count.resize(ranks);
