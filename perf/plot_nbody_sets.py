@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Time against p99 force error on the three N-body sets (perf/nbody_sets.py's CSV).
 
-    plot_nbody_sets.py --sweep SOFTENED.csv [--sweep-eps0 EPS0.csv --pytreegrav-dir DIR] --out PNG
+    plot_nbody_sets.py --sweep SOFTENED.csv [--sweep-eps0 EPS0.csv] [--pytreegrav-dir DIR
+                       --pytreegrav-prefix PREFIX] --out PNG
+
+(--sweep-eps0 defaults to --sweep: nbody_sets.py writes both kinds of rows into one file.)
 
 One panel a set: treetrav's group walk with quadrupoles under each opening
 criterion (tree, moments and forces of one evaluation), at the set's softening
@@ -39,11 +42,15 @@ def main():
     parser.add_argument("--sweep", required=True)
     parser.add_argument("--sweep-eps0")
     parser.add_argument("--pytreegrav-dir")
+    parser.add_argument("--pytreegrav-prefix", default="h200-run1-",
+                        help="the pytreegrav CSVs are PREFIXpytreegrav-SET.csv")
+    parser.add_argument("--title", default="treetrav group walk with quadrupoles on one NVIDIA H200, "
+                                           "against pytreegrav on the same bodies")
     parser.add_argument("-n", type=int, default=1000000)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     softened = rows(args.sweep)
-    eps0 = rows(args.sweep_eps0) if args.sweep_eps0 else []
+    eps0 = rows(args.sweep_eps0 or args.sweep)
     figure, axes = plt.subplots(1, 3, figsize=(16, 5), sharey=True)
     for axis, name in zip(axes, SETS):
         for opening, (color, marker) in STYLE.items():
@@ -55,7 +62,7 @@ def main():
                 axis.plot(x, y, marker=marker, color=color, linestyle=":", mfc="none",
                           label=f"treetrav {opening}, no softening")
         if args.pytreegrav_dir:
-            path = os.path.join(args.pytreegrav_dir, f"h200-run1-pytreegrav-{name}.csv")
+            path = os.path.join(args.pytreegrav_dir, f"{args.pytreegrav_prefix}pytreegrav-{name}.csv")
             if os.path.exists(path):
                 peer = rows(path)
                 axis.plot([float(r["err_p99"]) for r in peer], [float(r["forces_ms"]) for r in peer], marker="x",
@@ -68,7 +75,7 @@ def main():
         axis.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("ms per force evaluation (tree, moments, forces)")
     axes[0].legend(fontsize=7)
-    figure.suptitle("treetrav group walk with quadrupoles on one NVIDIA H200, against pytreegrav on the same bodies")
+    figure.suptitle(args.title)
     figure.tight_layout()
     figure.savefig(args.out, dpi=110)
 
