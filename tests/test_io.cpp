@@ -772,6 +772,65 @@ TEST(IoSnapshot, SeveralFilesReadAsOne) {
                      {"NumFilesPerSnapshot", "<base>.<i>.hdf5"});
 }
 
+// A share of the rows reads exactly those rows of the whole set, across
+// types and files, and nothing else: blocks of 1 to 7 parts (parts with one
+// body, a part inside one type's file, parts spanning files and types) put
+// back together give the whole snapshot.
+TEST(IoSnapshot, SharesOfTheRowsReadTheirBlocksAlone) {
+  TempDir dir;
+  auto const snapshot = make_typed_snapshot();
+  auto const names = write_snapshot_files(dir.file("snap"), snapshot, 3);
+  auto const single = dir.file("single.h5");
+  write_snapshot(single, snapshot);
+  auto const whole = read_snapshot(single);
+  for (std::string const& path : {single, names[1]})
+    for (int parts : {1, 2, 3, 7, 30, 31}) {
+      std::size_t next = 0;
+      for (int part = 0; part < parts; ++part) {
+        SnapshotRows const share = read_snapshot(path, RowShare{part, parts});
+        EXPECT_EQ(share.total, whole.size());
+        EXPECT_EQ(share.first_row, next) << path << " part " << part << " of " << parts;
+        std::size_t const n = share.bodies.size();
+        EXPECT_EQ(n, (RowShare{part, parts}.of(whole.size()).size()));
+        ASSERT_EQ(share.bodies.types.extent(0), n);
+        for (std::size_t i = 0; i < n; ++i) {
+          std::size_t const row = next + i;
+          for (int k = 0; k < 3; ++k) {
+            EXPECT_EQ(share.bodies.coordinates(i, k), whole.coordinates(row, k));
+            EXPECT_EQ(share.bodies.velocities(i, k), whole.velocities(row, k));
+          }
+          EXPECT_EQ(share.bodies.masses(i), whole.masses(row));
+          EXPECT_EQ(share.bodies.ids(i), whole.ids(row));
+          EXPECT_EQ(share.bodies.potentials(i), whole.potentials(row));
+          EXPECT_EQ(share.bodies.types(i), whole.types(row));
+        }
+        EXPECT_EQ(share.bodies.time, whole.time);
+        next += n;
+      }
+      EXPECT_EQ(next, whole.size());
+    }
+}
+
+// A bad value is found by the share that reads its row, named by its row in
+// the file; the other shares read theirs.
+TEST(IoSnapshot, ASharesBadRowIsNamed) {
+  TempDir dir;
+  auto const path = dir.file("snap.h5");
+  write_snapshot(path, make_snapshot(40, false));
+  {
+    auto file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    auto set = H5Dopen2(file, "/PartType1/Masses", H5P_DEFAULT);
+    std::vector<double> masses(40);
+    H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, masses.data());
+    masses[33] = -1;
+    H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, masses.data());
+    H5Dclose(set);
+    H5Fclose(file);
+  }
+  EXPECT_EQ(read_snapshot(path, RowShare{0, 2}).bodies.size(), 20u);
+  expect_input_error([&] { read_snapshot(path, RowShare{1, 2}); }, path, {"/PartType1/Masses", "33"});
+}
+
 TEST(IoSnapshot, GasAndMiscountsAreRefused) {
   TempDir dir;
   auto const path = dir.file("gas.h5");

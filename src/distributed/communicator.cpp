@@ -115,12 +115,6 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_free(&node);
 }
 
-Block block_of(std::size_t n, int rank, int size) {
-  std::size_t const base = n / size, extra = n % size, r = rank;
-  std::size_t const begin = r * base + (r < extra ? r : extra);
-  return {begin, begin + base + (r < extra ? 1 : 0)};
-}
-
 void collectively(MPI_Comm comm, std::function<void()> const& step) {
   std::exception_ptr failure;
   try {

@@ -550,7 +550,7 @@ void require_unique(FileReader const& reader, std::string const& dataset,
     }
   if (repeat < id.size())
     reader.fail(dataset, fmt::format("id {} appears at rows {} and {}: particle ids must differ",
-                                     id[repeat], original, repeat));
+                                     id[repeat], ids.first_row + original, ids.first_row + repeat));
 }
 
 // ---------------------------------------------------------------- writing

@@ -184,31 +184,45 @@ std::optional<TypeCounts> header_counts(detail::FileReader const& in, char const
   return counts;
 }
 
-// Masses per body, or GADGET's MassTable entry when all bodies of the type weigh the same.
-detail::Array<double> read_masses(detail::FileReader const& in, int type, hsize_t n) {
+// A part of the snapshot: one type's bodies in one file (rows of its datasets).
+struct Part {
+  int type;
+  std::size_t file;  // index into the snapshot's files
+  hsize_t rows;
+  bool potentials;  // the file has /PartType<t>/Potentials
+};
+
+// Masses per body, rows [first, first + count), or GADGET's MassTable entry
+// when all bodies of the type weigh the same.
+detail::Array<double> read_masses(detail::FileReader const& in, int type, hsize_t first, hsize_t count) {
   std::string const dataset = masses.in(type);
-  if (in.exists(dataset) || !in.has_attribute(header_group, "MassTable")) return in.read<double>(dataset, 1);
+  if (in.exists(dataset) || !in.has_attribute(header_group, "MassTable"))
+    return in.read_rows<double>(dataset, 1, first, count);
   auto const table = in.read_numbers(header_group, "MassTable");
   if (table.size() <= static_cast<std::size_t>(type) || table[type] == 0)
     in.fail(dataset, "dataset is missing and /Header MassTable gives no mass");
   detail::Array<double> array;
-  array.shape = {n};
-  array.values.assign(n, table[type]);
+  array.shape = {count};
+  array.first_row = first;
+  array.values.assign(count, table[type]);
   return array;
 }
 
-// The bodies of one file, type by type, appended to `parts`.
-struct Part {
-  int type;
-  detail::Array<double> x, v, m, phi;
-  detail::Array<ParticleId> id;
-};
+// A dataset's shape as an Array without values, for the shape checks.
+template <class T>
+detail::Array<T> shape_of(detail::FileReader const& in, std::string const& dataset, int rank) {
+  detail::Array<T> array;
+  array.shape = in.shape<T>(dataset, rank);
+  return array;
+}
 
-void read_parts(detail::FileReader const& in, std::vector<Part>& parts, bool& any_potentials) {
+// The parts of one file, type by type, appended to `parts`: every dataset's
+// shape checked against its coordinates' and the header; no values read.
+void describe_parts(detail::FileReader const& in, std::size_t file, std::vector<Part>& parts) {
   auto const this_file = header_counts(in, "NumPart_ThisFile");
   std::uint64_t gas = this_file ? (*this_file)[gas_type] : 0;
   if (std::string const gas_coordinates = coordinates.in(gas_type); in.exists(gas_coordinates))
-    gas = std::max<std::uint64_t>(gas, in.read<double>(gas_coordinates, 2).rows());
+    gas = std::max<std::uint64_t>(gas, shape_of<double>(in, gas_coordinates, 2).rows());
   if (gas > 0)
     in.fail(type_group(gas_type), fmt::format("holds {} gas particles: treetrav integrates collisionless bodies "
                                               "only (PartType1-5); remove the gas or make it collisionless",
@@ -220,35 +234,60 @@ void read_parts(detail::FileReader const& in, std::vector<Part>& parts, bool& an
                                            (*this_file)[t], t));
       continue;
     }
-    Part part{t, in.read<double>(coordinates.in(t), 2), {}, {}, {}, {}};
     std::string const x = coordinates.in(t);
-    detail::require_columns(in, x, part.x, 3);
-    detail::require_finite(in, x, part.x);
-    hsize_t const n = part.x.rows();
+    auto const position = shape_of<double>(in, x, 2);
+    detail::require_columns(in, x, position, 3);
+    hsize_t const n = position.rows();
     if (this_file && (*this_file)[t] != n)
       in.fail(header_group, fmt::format("attribute NumPart_ThisFile[{}] is {} but the number of rows of {} is {}: "
                                         "the file contradicts itself",
                                         t, (*this_file)[t], x, n));
     detail::require_attribute_agrees(in, header_group, "Dimension", 0, 3, "the number of columns of " + x);
     if (n == 0) continue;
-    part.v = in.read<double>(velocities.in(t), 2);
-    detail::require_rows(in, velocities.in(t), part.v, n, x);
-    detail::require_columns(in, velocities.in(t), part.v, 3);
-    detail::require_finite(in, velocities.in(t), part.v);
-    part.m = read_masses(in, t, n);
-    detail::require_rows(in, masses.in(t), part.m, n, x);
-    detail::require_finite(in, masses.in(t), part.m);
-    detail::require_positive(in, masses.in(t), part.m);
-    part.id = in.read<ParticleId>(ids.in(t), 1);
-    detail::require_rows(in, ids.in(t), part.id, n, x);
-    detail::require_unique(in, ids.in(t), part.id);
-    if (in.exists(potentials.in(t))) {
-      part.phi = in.read<double>(potentials.in(t), 1);
-      detail::require_rows(in, potentials.in(t), part.phi, n, x);
-      detail::require_finite(in, potentials.in(t), part.phi);
-      any_potentials = true;
-    }
-    parts.push_back(std::move(part));
+    auto const velocity = shape_of<double>(in, velocities.in(t), 2);
+    detail::require_rows(in, velocities.in(t), velocity, n, x);
+    detail::require_columns(in, velocities.in(t), velocity, 3);
+    detail::Array<double> mass;
+    mass.shape = {n};
+    if (in.exists(masses.in(t)) || !in.has_attribute(header_group, "MassTable"))
+      mass = shape_of<double>(in, masses.in(t), 1);
+    else
+      read_masses(in, t, 0, 0);  // checks the table's entry
+    detail::require_rows(in, masses.in(t), mass, n, x);
+    detail::require_rows(in, ids.in(t), shape_of<ParticleId>(in, ids.in(t), 1), n, x);
+    bool const has_potentials = in.exists(potentials.in(t));
+    if (has_potentials)
+      detail::require_rows(in, potentials.in(t), shape_of<double>(in, potentials.in(t), 1), n, x);
+    parts.push_back({t, file, n, has_potentials});
+  }
+}
+
+// The values of a part's rows [first, first + count), checked, into `out` from row `at`.
+void read_part(detail::FileReader const& in, Part const& part, hsize_t first, hsize_t count, bool with_potentials,
+               bool with_types, Snapshot& out, std::size_t at) {
+  int const t = part.type;
+  std::string const x = coordinates.in(t);
+  auto const position = in.read_rows<double>(x, 2, first, count);
+  detail::require_finite(in, x, position);
+  auto const velocity = in.read_rows<double>(velocities.in(t), 2, first, count);
+  detail::require_finite(in, velocities.in(t), velocity);
+  auto const mass = read_masses(in, t, first, count);
+  detail::require_finite(in, masses.in(t), mass);
+  detail::require_positive(in, masses.in(t), mass);
+  auto const id = in.read_rows<ParticleId>(ids.in(t), 1, first, count);
+  detail::require_unique(in, ids.in(t), id);
+  detail::Array<double> phi;
+  if (with_potentials) {
+    phi = in.read_rows<double>(potentials.in(t), 1, first, count);
+    detail::require_finite(in, potentials.in(t), phi);
+  }
+  for (hsize_t r = 0; r < count; ++r, ++at) {
+    for (int k = 0; k < 3; ++k)
+      out.coordinates(at, k) = position.values[3 * r + k], out.velocities(at, k) = velocity.values[3 * r + k];
+    out.masses(at) = mass.values[r];
+    out.ids(at) = id.values[r];
+    if (with_potentials) out.potentials(at) = phi.values[r];
+    if (with_types) out.types(at) = t;
   }
 }
 
@@ -315,7 +354,9 @@ std::vector<std::string> write_snapshot_files(std::string const& base, Snapshot 
   return names;
 }
 
-Snapshot read_snapshot(std::string const& path) {
+Snapshot read_snapshot(std::string const& path) { return read_snapshot(path, RowShare{}).bodies; }
+
+SnapshotRows read_snapshot(std::string const& path, RowShare share) {
   int files = 1;
   Snapshot snapshot;
   {
@@ -327,22 +368,22 @@ Snapshot read_snapshot(std::string const& path) {
       files = static_cast<int>(value);
     }
   }
+  // First the shapes of every file (no values): the whole set's order and size.
   std::vector<Part> parts;
-  bool any_potentials = false;
-  // Every file restates the set's totals (low and high 32 bits), checked once all are read.
+  // Every file restates the set's totals (low and high 32 bits), checked once all are described.
   struct Totals {
     std::string file;
     std::optional<TypeCounts> low, high;
   };
   std::vector<Totals> totals;
   auto const names = snapshot_files(path, files);
-  for (std::string const& name : names) {
-    detail::FileReader const in(name);
+  for (std::size_t f = 0; f < names.size(); ++f) {
+    detail::FileReader const in(names[f]);
     if (files > 1 && header_number(in, "NumFilesPerSnapshot") != files)
       in.fail(header_group, fmt::format("NumFilesPerSnapshot differs from {}'s {}", path, files));
-    read_parts(in, parts, any_potentials);
-    totals.push_back({name, header_counts(in, "NumPart_Total"), header_counts(in, "NumPart_Total_HighWord")});
-    if (name == names.front()) {  // the set's time, box and run metadata
+    describe_parts(in, f, parts);
+    totals.push_back({names[f], header_counts(in, "NumPart_Total"), header_counts(in, "NumPart_Total_HighWord")});
+    if (f == 0) {  // the set's time, box and run metadata
       snapshot.time = header_number(in, "Time");
       snapshot.box_size = header_number(in, "BoxSize");
       snapshot.metadata = in.read_metadata(detail::metadata_group);
@@ -352,7 +393,7 @@ Snapshot read_snapshot(std::string const& path) {
   std::stable_sort(parts.begin(), parts.end(), [](Part const& a, Part const& b) { return a.type < b.type; });
   TypeCounts read{};
   std::size_t n = 0;
-  for (auto const& part : parts) read[part.type] += part.x.rows(), n += part.x.rows();
+  for (auto const& part : parts) read[part.type] += part.rows, n += part.rows;
   if (n == 0)
     throw InputError(path + ": the snapshot is empty: no bodies in /PartType1/Coordinates (nor in PartType2-5)");
   for (Totals const& file : totals)
@@ -367,31 +408,38 @@ Snapshot read_snapshot(std::string const& path) {
       check(file.low, "NumPart_Total", read[t] & 0xffffffffu, "low");
       check(file.high, "NumPart_Total_HighWord", read[t] >> 32, "high");
     }
+  // Then the values of this share's rows only, part by part.
   bool const all_potentials =
-      any_potentials && std::all_of(parts.begin(), parts.end(), [](Part const& p) { return !p.phi.values.empty(); });
-  Snapshot out = allocate_snapshot(n, all_potentials);
+      std::all_of(parts.begin(), parts.end(), [](Part const& p) { return p.potentials; });
+  bool const only_default = read[default_type] == n;
+  RowBlock const block = share.of(n);
+  SnapshotRows result;
+  result.first_row = block.begin;
+  result.total = n;
+  Snapshot& out = result.bodies;
+  out = allocate_snapshot(block.size(), all_potentials);
   out.time = snapshot.time;
   out.box_size = snapshot.box_size;
   out.metadata = std::move(snapshot.metadata);
-  bool const only_default = read[default_type] == n;
-  if (!only_default) out.types = Snapshot::HostVector<std::int32_t>("treetrav::io::snapshot::types", n);
-  std::size_t at = 0;
-  for (auto const& part : parts)
-    for (hsize_t r = 0; r < part.x.rows(); ++r, ++at) {
-      for (int k = 0; k < 3; ++k)
-        out.coordinates(at, k) = part.x.values[3 * r + k], out.velocities(at, k) = part.v.values[3 * r + k];
-      out.masses(at) = part.m.values[r];
-      out.ids(at) = part.id.values[r];
-      if (all_potentials) out.potentials(at) = part.phi.values[r];
-      if (!only_default) out.types(at) = part.type;
+  if (!only_default) out.types = Snapshot::HostVector<std::int32_t>("treetrav::io::snapshot::types", block.size());
+  std::size_t part_begin = 0, parts_read = 0;
+  for (auto const& part : parts) {
+    std::size_t const first = std::max(part_begin, block.begin), last = std::min<std::size_t>(part_begin + part.rows, block.end);
+    if (first < last) {
+      detail::FileReader const in(names[part.file]);
+      read_part(in, part, first - part_begin, last - first, all_potentials, !only_default, out, first - block.begin);
+      ++parts_read;
     }
-  if (parts.size() > 1) {  // ids differ across types and files too (rows: bodies in the order read)
+    part_begin += part.rows;
+  }
+  if (parts_read > 1) {  // ids differ across types and files too (rows: bodies in the order read)
     detail::Array<ParticleId> all;
-    all.shape = {n};
-    all.values.assign(out.ids.data(), out.ids.data() + n);
+    all.shape = {block.size()};
+    all.first_row = block.begin;
+    all.values.assign(out.ids.data(), out.ids.data() + block.size());
     detail::require_unique(detail::FileReader(path), "/PartType*/ParticleIDs of all types and files", all);
   }
-  return out;
+  return result;
 }
 
 }  // namespace treetrav::io

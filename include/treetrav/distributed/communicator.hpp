@@ -4,6 +4,8 @@
 // the program's MPI lifetime, a communicator's ranks, and the collective
 // exchanges the distributed algorithms are written in (all standard MPI
 // collectives; no protocol of our own).
+#include <treetrav/io/row_share.hpp>
+
 #include <mpi.h>
 
 #include <climits>
@@ -62,11 +64,10 @@ private:
 void collectively(MPI_Comm comm, std::function<void()> const& step);
 
 // Rows [begin, end) of n that rank `rank` of `size` holds: contiguous blocks,
-// the first n % size ranks one row more.
-struct Block {
-  std::size_t begin, end;
-};
-Block block_of(std::size_t n, int rank, int size);
+// the first n % size ranks one row more (io::RowShare: how the ranks read
+// their inputs).
+using Block = io::RowBlock;
+inline Block block_of(std::size_t n, int rank, int size) { return io::RowShare{rank, size}.of(n); }
 
 namespace detail {
 

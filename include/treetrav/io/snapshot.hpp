@@ -2,6 +2,7 @@
 
 #include <treetrav/core/config.hpp>
 #include <treetrav/io/metadata.hpp>
+#include <treetrav/io/row_share.hpp>
 
 #include <string>
 #include <vector>
@@ -54,5 +55,18 @@ std::vector<std::string> write_snapshot_files(std::string const& base, Snapshot 
 // NumFilesPerSnapshot = F > 1, `path` is one file "<base>.<i>.hdf5" (or .h5)
 // of the set and all F are read, each type's bodies file by file.
 Snapshot read_snapshot(std::string const& path);
+
+// A share of a snapshot's bodies: rows [first_row, first_row + bodies.size())
+// of its `total`, in read_snapshot's order.
+struct SnapshotRows {
+  Snapshot bodies;
+  std::size_t first_row = 0, total = 0;
+};
+
+// The rows `share.of(N)` of the snapshot's N bodies, reading only those
+// (hyperslabs of the files and types that hold them). Checked as read_snapshot
+// checks the whole set, except that the ParticleIDs are known to differ only
+// among these rows: ids across shares are the caller's to compare.
+SnapshotRows read_snapshot(std::string const& path, RowShare share);
 
 }  // namespace treetrav::io
