@@ -10,10 +10,12 @@
 #include "test_inputs.hpp"
 
 #include <treetrav/distributed/distributed_search.hpp>
+#include <treetrav/distributed/nbody_domain.hpp>
 #include <treetrav/trees/ball_tree.hpp>
 #include <treetrav/trees/bvh.hpp>
 #include <treetrav/trees/vp_tree.hpp>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +91,133 @@ TEST(MortonPartition, CollectiveEqualsTheWholeSetsPartition) {
       if (c.reference.has_ids())
         ASSERT_EQ(got.points.ids(i), expected.points.ids(i)) << c.name;
     }
+  }
+}
+
+// N bodies with rows 0..n-1: clumps with repeated positions (equal Morton
+// codes: ties by row), costs from 0 to `heavy` (0: cost 1 as domain_of weighs it).
+nbody::BodyStates some_bodies(std::size_t n, std::int64_t heavy) {
+  io::Snapshot state = io::allocate_snapshot(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t h = std::uint32_t(i) * 2654435761u;
+    for (int k = 0; k < 3; ++k) {
+      h ^= h >> 13, h *= 0x5bd1e995u, h ^= h >> 15;
+      double const clump = double(i % 5) * (k == 0 ? 3.0 : 0.5);
+      state.coordinates(i, k) = i % 4 == 0 ? clump : clump + double(h % 1000) * 1e-3;
+      state.velocities(i, k) = double(h % 77) - 38;
+    }
+    state.masses(i) = 1.0 + double(i % 3);
+    state.ids(i) = std::int64_t(5000 + 3 * i);
+  }
+  nbody::BodyStates all = nbody::bodies_of(state);
+  for (std::size_t i = 0; i < n; ++i) {
+    all.costs(i) = heavy == 0 ? 0 : Index((i * 7919) % std::size_t(heavy));
+    all.bins(i) = std::int8_t(i % 3);
+    for (int k = 0; k < 3; ++k)
+      all.accelerations(i, k) = float(i) * 0.5f - float(k);
+  }
+  return all;
+}
+
+// The bodies of `all` whose rank by `holder` is `rank`, in a scrambled order.
+nbody::BodyStates held_by(nbody::BodyStates const& all, int rank, int (*holder)(std::size_t, int), int ranks) {
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (holder(i, ranks) == rank)
+      rows.push_back(i);
+  std::reverse(rows.begin(), rows.end());
+  io::Snapshot state = io::allocate_snapshot(rows.size());
+  nbody::BodyStates held = nbody::bodies_of(state);
+  if (all.domains.extent(0) == all.size()) {
+    held.domains = decltype(held.domains)("test::domains", rows.size());
+    held.domain_ranks = all.domain_ranks;
+  }
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    std::size_t const i = rows[j];
+    for (int k = 0; k < 3; ++k) {
+      held.state.coordinates(j, k) = all.state.coordinates(i, k);
+      held.state.velocities(j, k) = all.state.velocities(i, k);
+      held.accelerations(j, k) = all.accelerations(i, k);
+    }
+    held.state.masses(j) = all.state.masses(i);
+    held.state.ids(j) = all.state.ids(i);
+    held.costs(j) = all.costs(i);
+    held.bins(j) = all.bins(i);
+    held.rows(j) = all.rows(i);
+    if (held.domains.extent(0) != 0)
+      held.domains(j) = all.domains(i);
+  }
+  return held;
+}
+
+void expect_same_bodies(nbody::BodyStates const& got, nbody::BodyStates const& expected, std::string const& what) {
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got.rows(i), expected.rows(i)) << what << " body " << i;
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(got.state.coordinates(i, k), expected.state.coordinates(i, k)) << what;
+      ASSERT_EQ(got.state.velocities(i, k), expected.state.velocities(i, k)) << what;
+      ASSERT_EQ(got.accelerations(i, k), expected.accelerations(i, k)) << what;
+    }
+    ASSERT_EQ(got.state.masses(i), expected.state.masses(i)) << what;
+    ASSERT_EQ(got.state.ids(i), expected.state.ids(i)) << what;
+    ASSERT_EQ(got.costs(i), expected.costs(i)) << what;
+    ASSERT_EQ(got.bins(i), expected.bins(i)) << what;
+  }
+  EXPECT_EQ(got.domains.extent(0), 0u) << what;
+}
+
+// Ranks holding any split of the bodies (blocks of rows, a hash, all on the
+// last rank) get exactly domain_of's pieces of all of them: by measured
+// costs (none, light, one body outweighing the rest), with repeated
+// positions, as few bodies as ranks; and the decomposition the bodies carry
+// when it is for as many ranks.
+TEST(NbodyPartition, EqualsTheOneProcessCutOfAllBodies) {
+  distributed::Communicator const world;
+  distributed::NbodyDomain const domain(world);
+  int const p = world.size();
+  int (*const holders[])(std::size_t, int) = {
+      [](std::size_t i, int ranks) { return int(i * std::size_t(ranks) / 1000); },
+      [](std::size_t i, int ranks) { return int((i * 2654435761u >> 7) % std::size_t(ranks)); },
+      [](std::size_t, int ranks) { return ranks - 1; }};
+  for (std::size_t n : {std::size_t(p), std::size_t(37), std::size_t(1000)})
+    for (std::int64_t heavy : {0, 50, 100000}) {
+      nbody::BodyStates all = some_bodies(n, heavy);
+      if (heavy == 100000)
+        all.costs(n / 2) = 1000000000;
+      nbody::BodyStates const expected = nbody::domain_of(all, world.rank(), p);
+      for (auto holder : holders) {
+        std::string const what = fmt::format("n {} heavy {} holder {}", n, heavy, &holder - holders);
+        expect_same_bodies(domain.partition(held_by(all, world.rank(), holder, p)), expected, what);
+      }
+      // A decomposition carried for these ranks is kept.
+      all.domains = decltype(all.domains)("test::domains", n);
+      all.domain_ranks = p;
+      for (std::size_t i = 0; i < n; ++i)
+        all.domains(i) = std::int32_t((i * 31) % std::size_t(p));
+      nbody::BodyStates const kept = nbody::domain_of(all, world.rank(), p);
+      expect_same_bodies(domain.partition(held_by(all, world.rank(), holders[1], p)), kept,
+                         fmt::format("n {} carried", n));
+    }
+}
+
+TEST(NbodyPartition, RepeatedIdsAcrossRanksAreFoundOnEveryRank) {
+  distributed::Communicator const world;
+  int const p = world.size(), r = world.rank();
+  Kokkos::View<ParticleId*, Kokkos::HostSpace> ids("test::ids", 100);
+  for (int i = 0; i < 100; ++i)
+    ids(i) = ParticleId(i) * p + r;
+  EXPECT_NO_THROW(distributed::require_unique_ids(world, ids, "test ids"));
+  if (r == p - 1)
+    ids(17) = 42 * p; // rank 0's id 42 * p (its row 42)
+  if (p == 1)
+    ids(18) = ids(3);
+  try {
+    distributed::require_unique_ids(world, ids, "test ids");
+    ADD_FAILURE() << "a repeated id was not found";
+  } catch (InputError const& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("test ids: particle id {} appears more than once", p == 1 ? 3 : 42 * p)),
+              std::string::npos) << e.what();
   }
 }
 

@@ -131,10 +131,27 @@ std::string describe_initial_conditions(NbodyOptions const& options, TrajectoryO
   return "ics " + options.ics;
 }
 
-io::Snapshot load_initial_conditions(NbodyOptions const& options, TrajectoryOptions const& given) {
-  if (given.plummer->count() > 0)
-    return generators::plummer(Kokkos::DefaultHostExecutionSpace{}, options.plummer, options.seed);
-  return io::read_snapshot(options.ics);
+// The initial conditions, or (`share`: a rank of a distributed run) its
+// rows of them: a file's rows read alone; a generated model made whole on
+// every rank (its bodies come from one random sequence) and cut.
+io::SnapshotRows load_initial_conditions(NbodyOptions const& options, TrajectoryOptions const& given,
+                                         io::RowShare share) {
+  if (given.plummer->count() == 0) return io::read_snapshot(options.ics, share);
+  io::Snapshot const all = generators::plummer(Kokkos::DefaultHostExecutionSpace{}, options.plummer, options.seed);
+  io::RowBlock const block = share.of(all.size());
+  io::SnapshotRows rows{io::allocate_snapshot(block.size(), all.potentials.extent(0) != 0), block.begin, all.size()};
+  io::Snapshot& mine = rows.bodies;
+  mine.time = all.time;
+  mine.box_size = all.box_size;
+  mine.metadata = all.metadata;
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    std::size_t const row = block.begin + i;
+    for (int k = 0; k < 3; ++k) mine.coordinates(i, k) = all.coordinates(row, k), mine.velocities(i, k) = all.velocities(row, k);
+    mine.masses(i) = all.masses(row);
+    mine.ids(i) = all.ids(row);
+    if (all.potentials.extent(0) != 0) mine.potentials(i) = all.potentials(row);
+  }
+  return rows;
 }
 
 // A restart refuses options that would change the checkpoint's trajectory.
@@ -179,7 +196,7 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
 
 // One instantiation per backend x strategy; a fresh run and a restart share it.
 nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings const& settings,
-                     io::Snapshot const* initial_conditions, nbody::Checkpoint const* checkpoint,
+                     io::SnapshotRows const* initial_conditions, nbody::Checkpoint const* checkpoint,
                      Progress& progress) {
   return dispatch_backend(backend, [&](auto const& space) {
     return std::visit(
@@ -187,7 +204,8 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
           using Space = std::decay_t<decltype(space)>;
           if constexpr (runs_on_v<decltype(tag), Space>) {
             if (checkpoint != nullptr) return nbody::run_from_checkpoint(space, tag, settings, *checkpoint, progress);
-            return nbody::run_from_initial_conditions(space, tag, settings, *initial_conditions, progress);
+            return nbody::run_from_initial_conditions(space, tag, settings, initial_conditions->bodies, progress,
+                                                      static_cast<std::int64_t>(initial_conditions->first_row));
           } else {
             throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",
                                          decltype(tag)::name, to_string(backend)));
@@ -220,8 +238,37 @@ nlohmann::json interactions_json(nbody::Configuration const& c, nbody::PhaseTime
   return json;
 }
 
+// Checks, across the ranks of a distributed run, that no particle id repeats
+// (each rank's rows were checked as read; one process read them all).
+void require_unique_ids([[maybe_unused]] nbody::RunSettings const& settings,
+                        [[maybe_unused]] Kokkos::View<ParticleId*, Kokkos::HostSpace> ids,
+                        [[maybe_unused]] std::string const& what) {
+#ifdef TREETRAV_ENABLE_MPI
+  if (settings.domain) distributed::require_unique_ids(distributed::Communicator{}, ids, what);
+#endif
+}
+
+// Runs `step` on every rank; when it throws on any, every rank throws the
+// first failing rank's error (none waits in a collective call).
+template <class Step>
+void on_every_rank([[maybe_unused]] nbody::RunSettings const& settings, Step const& step) {
+#ifdef TREETRAV_ENABLE_MPI
+  if (settings.domain) return distributed::collectively(MPI_COMM_WORLD, step);
+#endif
+  step();
+}
+
+// The rows of the input each rank read, in rank order.
+std::vector<std::int64_t> rows_read_of([[maybe_unused]] nbody::RunSettings const& settings, std::int64_t rows) {
+#ifdef TREETRAV_ENABLE_MPI
+  if (settings.domain) return distributed::all_gather(distributed::Communicator{}, rows);
+#endif
+  return {rows};
+}
+
 void write_timings(std::string const& path, nbody::RunSettings const& settings, std::string const& strategy,
-                   int threads, double fp32_peak, int ranks, nbody::RunResult const& result) {
+                   int threads, double fp32_peak, int ranks, std::vector<std::int64_t> const& rows_read,
+                   nbody::RunResult const& result) {
   auto const& t = result.times;
   auto const& c = settings.configuration;
   std::int64_t const steps = result.last_step - result.first_step;
@@ -242,6 +289,8 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"strategy", strategy},
       {"threads", threads},
       {"ranks", ranks},
+      // Of the initial conditions or the checkpoint, per rank: each its block, never the whole file.
+      {"rows_read", rows_read},
       {"dt", c.dt},
       {"theta", c.forces.theta},
       {"softening", c.forces.softening},
@@ -506,6 +555,10 @@ void add_nbody_command(CLI::App& app) {
       settings.domain = std::make_shared<distributed::NbodyDomain>(distributed::Communicator{});
 #endif
     Progress progress(stderr, !options->quiet && speaks, options->progress_seconds);
+    // Each rank reads its block of the rows of the initial conditions or the
+    // checkpoint, never the whole file; the ranks then partition the bodies.
+    io::RowShare const share{session.rank(), session.ranks()};
+    std::int64_t rows_read = 0;
 
     // A restart continues from the newest complete checkpoint; without one (a
     // run killed before its first checkpoint was complete) it starts from the
@@ -516,7 +569,7 @@ void add_nbody_command(CLI::App& app) {
       } else if (int const removed = nbody::remove_abandoned_temporaries(directory); removed > 0) {
         warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
       }
-      checkpoint = nbody::read_latest_checkpoint(directory, settings.warn);
+      checkpoint = nbody::read_latest_checkpoint(directory, settings.warn, share);
       // Each rank reads the directory itself: a read failing on one node only
       // would leave that rank a step behind the others. They agree first.
       if (settings.domain) {
@@ -560,16 +613,22 @@ void add_nbody_command(CLI::App& app) {
       if (given.strategy->count() == 0 && checkpoint->configuration.group_size > 0) strategy = GroupWalk{};
       progress.log(
           fmt::format("resuming from {}", nbody::checkpoint_path(directory, checkpoint->step)));
+      rows_read = static_cast<std::int64_t>(checkpoint->state.size());
+      require_unique_ids(settings, checkpoint->state.ids, nbody::checkpoint_path(directory, checkpoint->step));
       result = run(session.backend(), strategy, settings, nullptr, &*checkpoint, progress);
     } else {
-      io::Snapshot const initial_conditions = load_initial_conditions(*options, given);
+      // A bad row fails the rank that reads it; every rank reports it.
+      io::SnapshotRows initial_conditions;
+      on_every_rank(settings, [&] { initial_conditions = load_initial_conditions(*options, given, share); });
+      rows_read = static_cast<std::int64_t>(initial_conditions.bodies.size());
+      require_unique_ids(settings, initial_conditions.bodies.ids, given.plummer->count() > 0 ? std::string("--plummer") : "--ics " + options->ics);
       settings.configuration = options->physics;
       settings.configuration.group_size = trait_of(strategy, [](auto tag) { return decltype(tag)::group_walk; }) ? options->group_size : 0;
       if (given.max_bin->count() == 0 && settings.configuration.block_steps())
         settings.configuration.max_bin = default_max_bin;
       settings.configuration.initial_conditions = describe_initial_conditions(*options, given);
-      settings.configuration.initial_time = initial_conditions.time;
-      settings.configuration.bodies = static_cast<std::int64_t>(initial_conditions.size());
+      settings.configuration.initial_time = initial_conditions.bodies.time;
+      settings.configuration.bodies = static_cast<std::int64_t>(initial_conditions.total);
       if (given.potential_theta->count() == 0)
         settings.configuration.potential_theta =
             settings.configuration.bodies <= exact_potential_bodies ? 0.0f : options->physics.forces.theta;
@@ -578,6 +637,7 @@ void add_nbody_command(CLI::App& app) {
       result = run(session.backend(), strategy, settings, &initial_conditions, nullptr, progress);
     }
     std::string const strategy_name = std::visit([](auto tag) { return std::string(decltype(tag)::name); }, strategy);
+    std::vector<std::int64_t> const rows_read_by_rank = rows_read_of(settings, rows_read);
     if (!speaks) return;
     summarize(settings, strategy_name, session.ranks(), result);
     if (!options->timings.empty())
@@ -585,7 +645,7 @@ void add_nbody_command(CLI::App& app) {
                     dispatch_backend(session.backend(), [](auto const& space) { return space.concurrency(); }),
                     dispatch_backend(session.backend(),
                                      [](auto const& space) { return fp32_peak_flops_per_second(space); }),
-                    session.ranks(), result);
+                    session.ranks(), rows_read_by_rank, result);
   });
 }
 

@@ -1,8 +1,12 @@
+#include <treetrav/core/error.hpp>
 #include <treetrav/distributed/nbody_domain.hpp>
 #include <treetrav/trees/octree.hpp>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -690,7 +694,7 @@ struct PackedBody {
   std::int8_t bin;
 };
 
-// This rank's bodies, ordered by row, each with `rank` as its domain.
+// This rank's bodies in their order, each with `rank` as its domain.
 std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank) {
   std::size_t const n = local.size();
   bool const potentials = local.state.potentials.extent(0) != 0,
@@ -712,10 +716,10 @@ std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank) {
     b.bin = local.bins(i);
     b.domain = rank;
   }
-  std::sort(packed.begin(), packed.end(),
-            [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
   return packed;
 }
+
+bool by_row(PackedBody const& a, PackedBody const& b) { return a.row < b.row; }
 
 // `bodies` (ordered by row) as BodyStates with the time, box, metadata and
 // optional arrays of `like`, the domains of `ranks` ranks.
@@ -730,7 +734,7 @@ nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, nbody::BodyState
   state.metadata = like.state.metadata;
   if (types)
     state.types = decltype(state.types)("treetrav::nbody::BodyStates::types", total);
-  nbody::BodyStates result = nbody::all_bodies_of(state);
+  nbody::BodyStates result = nbody::bodies_of(state);
   result.domains = decltype(result.domains)("treetrav::nbody::BodyStates::domains", total);
   result.domain_ranks = ranks;
   for (std::size_t i = 0; i < total; ++i) {
@@ -756,12 +760,199 @@ nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, nbody::BodyState
 
 } // namespace
 
-nbody::BodyStates NbodyDomain::gather(nbody::BodyStates const& local) const {
-  std::vector<int> counts;
-  std::vector<PackedBody> all = all_gather_values(comm_, pack(local, comm_.rank()), counts);
-  std::sort(all.begin(), all.end(),
-            [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
-  return unpack(all, local, comm_.size());
+namespace {
+
+// A body's place on the Morton curve of all bodies (code, then row: the
+// order domain_of sorts by), its weight, and where it is held.
+struct CurveKey {
+  std::uint64_t code;
+  std::int64_t row;
+  std::int64_t weight;
+  std::int64_t index;  // in the holder's bodies
+  std::int32_t holder;
+  friend bool operator<(CurveKey const& a, CurveKey const& b) {
+    return a.code != b.code ? a.code < b.code : a.row < b.row;
+  }
+};
+
+// A body's new rank, sent back to its holder.
+struct Assignment {
+  std::int64_t index;
+  std::int32_t rank;
+};
+
+} // namespace
+
+// The keys travel, not the bodies: a sample sort puts them in curve order
+// across the ranks (splitters from a regular sample, one MPI_Alltoallv);
+// each rank then knows its keys' positions and the weight before them
+// (MPI_Exscan), the pieces' starts follow from one MPI_Allreduce of counts
+// (domain_of's rule, the same clamps on every rank), and each key's rank goes
+// back to the body's holder. Only then do the bodies move, once, and only
+// those whose rank changes leave their holder.
+nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
+  int const p = comm_.size(), me = comm_.rank();
+  std::size_t const m = held.size();
+  std::int64_t const n = sum(static_cast<std::int64_t>(m));
+  if (n < p)
+    throw InputError(fmt::format("nbody: {} bodies cannot be shared by {} MPI ranks (at least one each)", n, p));
+  std::vector<std::int32_t> destination(m, me);
+  bool const carried = held.domains.extent(0) == m && held.domain_ranks == p;
+  if (min(carried ? 1 : 0) == 1) {
+    // The decomposition the bodies carry (a restart on as many ranks).
+    for (std::size_t i = 0; i < m; ++i)
+      destination[i] = held.domains(i);
+  } else {
+    // The cube of all bodies' float positions (min and max are exact in any order).
+    auto const& x = held.state.coordinates;
+    Coordinate bounds[6];
+    for (int k = 0; k < 3; ++k)
+      bounds[k] = infinity, bounds[3 + k] = infinity;
+    for (std::size_t i = 0; i < m; ++i)
+      for (int k = 0; k < 3; ++k) {
+        Coordinate const v = static_cast<Coordinate>(x(i, k));
+        bounds[k] = std::min(bounds[k], v);
+        bounds[3 + k] = std::min(bounds[3 + k], -v);
+      }
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, bounds, 6, MPI_FLOAT, MPI_MIN, comm_.get()), "MPI_Allreduce");
+    Coordinate lo[3], hi[3];
+    for (int k = 0; k < 3; ++k)
+      lo[k] = bounds[k], hi[k] = -bounds[3 + k];
+    RootCube const cube = treetrav::detail::cube_around(lo, hi);
+    std::vector<CurveKey> keys(m);
+    for (std::size_t i = 0; i < m; ++i)
+      keys[i] = {treetrav::detail::morton_code(cube, Coordinate(x(i, 0)), Coordinate(x(i, 1)),
+                                               Coordinate(x(i, 2))),
+                 held.rows(i), std::max<std::int64_t>(1, held.costs(i)), std::int64_t(i), me};
+    std::sort(keys.begin(), keys.end());
+
+    // Splitters from a regular sample of every rank's keys.
+    constexpr int samples = 32;
+    struct Sample {
+      CurveKey key[samples];
+      int count;
+    } sample{};
+    sample.count = int(std::min<std::size_t>(m, samples));
+    for (int j = 0; j < sample.count; ++j)
+      sample.key[j] = keys[std::size_t(j) * m / std::size_t(sample.count)];
+    std::vector<CurveKey> pooled;
+    for (Sample const& s : all_gather(comm_, sample))
+      pooled.insert(pooled.end(), s.key, s.key + s.count);
+    std::sort(pooled.begin(), pooled.end());
+    std::vector<CurveKey> splitters;
+    for (int r = 1; r < p && !pooled.empty(); ++r)
+      splitters.push_back(pooled[std::size_t(r) * pooled.size() / std::size_t(p)]);
+    std::vector<int> counts(p, 0), received;
+    for (CurveKey const& key : keys) // sorted: the ranks come in order
+      ++counts[std::upper_bound(splitters.begin(), splitters.end(), key) - splitters.begin()];
+    std::vector<CurveKey> sorted = all_to_all(comm_, keys, counts, received);
+    std::sort(sorted.begin(), sorted.end());
+
+    // Each key's position on the curve and the weight before it.
+    std::int64_t mine[2] = {std::int64_t(sorted.size()), 0}, before[2] = {0, 0};
+    for (CurveKey const& key : sorted)
+      mine[1] += key.weight;
+    check_mpi(MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, comm_.get()), "MPI_Exscan");
+    if (me == 0)
+      before[0] = before[1] = 0;
+    std::int64_t const total = sum(mine[1]);
+    // Piece r starts at the first body whose preceding weight W reaches r
+    // W_total / P: the number of bodies with W P < r W_total (W grows along
+    // the curve), counted by every rank over its keys and summed.
+    std::vector<std::int64_t> starts(p + 1, 0);
+    {
+      // first[r]: the keys for which r is the least piece with W P < r W_total.
+      std::vector<std::int64_t> first(p + 1, 0);
+      std::int64_t weight = before[1];
+      int r = 1;
+      for (CurveKey const& key : sorted) {
+        while (r < p && weight * p >= std::int64_t(r) * total)
+          ++r;
+        ++first[r];
+        weight += key.weight;
+      }
+      for (int q = 1; q < p; ++q)
+        starts[q] = starts[q - 1] + first[q];
+      starts[0] = 0;
+    }
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, starts.data() + 1, p - 1, MPI_INT64_T, MPI_SUM, comm_.get()),
+              "MPI_Allreduce");
+    starts[p] = n;
+    for (int r = 1; r < p; ++r) // at least one body each
+      starts[r] = std::clamp(starts[r], starts[r - 1] + 1, n - std::int64_t(p - r));
+
+    // Each key's rank, back to the holder of its body.
+    std::vector<Assignment> answers(sorted.size());
+    std::vector<int> answer_counts(p, 0);
+    {
+      std::vector<std::size_t> order(sorted.size());
+      std::iota(order.begin(), order.end(), std::size_t(0));
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return sorted[a].holder < sorted[b].holder; });
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        CurveKey const& key = sorted[order[i]];
+        std::int64_t const position = before[0] + std::int64_t(order[i]);
+        int const rank = int(std::upper_bound(starts.begin() + 1, starts.end(), position) - starts.begin()) - 1;
+        answers[i] = {key.index, rank};
+        ++answer_counts[key.holder];
+      }
+    }
+    for (Assignment const& answer : all_to_all(comm_, answers, answer_counts, received))
+      destination[std::size_t(answer.index)] = answer.rank;
+  }
+
+  // The bodies to their ranks, grouped by destination.
+  std::vector<PackedBody> const packed = pack(held, me);
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return destination[a] < destination[b]; });
+  std::vector<PackedBody> outgoing(m);
+  std::vector<int> send_counts(p, 0), recv_counts;
+  for (std::size_t i = 0; i < m; ++i) {
+    outgoing[i] = packed[order[i]];
+    ++send_counts[destination[order[i]]];
+  }
+  std::vector<PackedBody> share = all_to_all(comm_, outgoing, send_counts, recv_counts);
+  std::sort(share.begin(), share.end(), by_row);
+  nbody::BodyStates result = unpack(share, held, p);
+  // As domain_of gives them: no recorded decomposition.
+  result.domains = {};
+  result.domain_ranks = 1;
+  return result;
+}
+
+void require_unique_ids(Communicator const& comm, Kokkos::View<ParticleId*, Kokkos::HostSpace> ids,
+                        std::string const& what) {
+  int const p = comm.size();
+  auto const owner = [p](ParticleId id) {
+    return int(static_cast<std::uint64_t>(id) % static_cast<std::uint64_t>(p));
+  };
+  std::vector<ParticleId> outgoing(ids.data(), ids.data() + ids.extent(0));
+  std::sort(outgoing.begin(), outgoing.end(),
+            [&](ParticleId a, ParticleId b) { return owner(a) < owner(b); });
+  std::vector<int> counts(p, 0), received;
+  for (ParticleId id : outgoing)
+    ++counts[owner(id)];
+  std::vector<ParticleId> mine = all_to_all(comm, outgoing, counts, received);
+  std::sort(mine.begin(), mine.end());
+  // The least repeated id of all ranks (none: the largest value).
+  ParticleId repeated = std::numeric_limits<ParticleId>::max();
+  bool found = false;
+  for (std::size_t i = 1; i < mine.size(); ++i)
+    if (mine[i] == mine[i - 1]) {
+      repeated = mine[i];
+      found = true;
+      break;
+    }
+  int any = found ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+  if (any == 0)
+    return;
+  static_assert(sizeof(ParticleId) == sizeof(std::int64_t), "sent as MPI_INT64_T");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT64_T, MPI_MIN, comm.get()), "MPI_Allreduce");
+  throw InputError(fmt::format("{}: particle id {} appears more than once: particle ids must differ", what,
+                               repeated));
 }
 
 // The bodies go to the ranks of their rows' blocks (MPI_Alltoallv) rather than
@@ -775,13 +966,13 @@ nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates const& local) const {
   std::vector<std::int64_t> ends(p);
   for (int r = 0; r < p; ++r)
     ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
-  std::vector<PackedBody> const packed = pack(local, comm_.rank());
+  std::vector<PackedBody> packed = pack(local, comm_.rank());
+  std::sort(packed.begin(), packed.end(), by_row);
   std::vector<int> send_counts(p, 0), recv_counts;
   for (PackedBody const& b : packed)
     ++send_counts[std::upper_bound(ends.begin(), ends.end(), b.row) - ends.begin()];
   std::vector<PackedBody> mine = all_to_all(comm_, packed, send_counts, recv_counts);
-  std::sort(mine.begin(), mine.end(),
-            [](PackedBody const& a, PackedBody const& b) { return a.row < b.row; });
+  std::sort(mine.begin(), mine.end(), by_row);
   return unpack(mine, local, p);
 }
 

@@ -99,7 +99,9 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint, io:
   }, writers);
 }
 
-Checkpoint read_checkpoint(std::string const& path) {
+Checkpoint read_checkpoint(std::string const& path) { return read_checkpoint(path, io::RowShare{}); }
+
+Checkpoint read_checkpoint(std::string const& path, io::RowShare share) {
   io::detail::FileReader const in(path);
   io::Metadata const header = in.read_metadata(group);
   if (header.text.count("format") == 0 || header.text.at("format") != format)
@@ -113,30 +115,37 @@ Checkpoint read_checkpoint(std::string const& path) {
   checkpoint.configuration = configuration_from_metadata(in.read_metadata(configuration_group), path);
   checkpoint.initial = diagnostics_from_metadata(in.read_metadata(initial_group), "", path);
 
-  auto const position = in.read<double>(coordinates, 2);
-  io::detail::require_not_empty(in, coordinates, position);
-  io::detail::require_columns(in, coordinates, position, 3);
-  io::detail::require_finite(in, coordinates, position);
-  hsize_t const n = position.rows();
+  // Every dataset's shape against the coordinates' (all rows), then the
+  // values of this share's rows alone.
+  io::detail::Array<double> whole;
+  whole.shape = in.shape<double>(coordinates, 2);
+  io::detail::require_not_empty(in, coordinates, whole);
+  io::detail::require_columns(in, coordinates, whole, 3);
+  hsize_t const n = whole.rows();
   if (static_cast<std::int64_t>(n) != checkpoint.configuration.bodies)
     in.fail(coordinates, fmt::format("has {} rows but the configuration has {} bodies", n,
                                      checkpoint.configuration.bodies));
-  auto const velocity = in.read<double>(velocities, 2);
-  io::detail::require_rows(in, velocities, velocity, n, coordinates);
-  io::detail::require_columns(in, velocities, velocity, 3);
+  io::RowBlock const block = share.of(n);
+  checkpoint.first_row = static_cast<std::int64_t>(block.begin);
+  auto const read = [&](auto zero, char const* dataset, int rank, hsize_t columns) {
+    using T = decltype(zero);
+    io::detail::Array<T> shape;
+    shape.shape = in.shape<T>(dataset, rank);
+    io::detail::require_rows(in, dataset, shape, n, coordinates);
+    if (rank == 2) io::detail::require_columns(in, dataset, shape, columns);
+    return in.read_rows<T>(dataset, rank, block.begin, block.size());
+  };
+  auto const position = read(double{}, coordinates, 2, 3);
+  io::detail::require_finite(in, coordinates, position);
+  auto const velocity = read(double{}, velocities, 2, 3);
   io::detail::require_finite(in, velocities, velocity);
-  auto const mass = in.read<double>(masses, 1);
-  io::detail::require_rows(in, masses, mass, n, coordinates);
+  auto const mass = read(double{}, masses, 1, 1);
   io::detail::require_positive(in, masses, mass);
-  auto const id = in.read<ParticleId>(ids, 1);
-  io::detail::require_rows(in, ids, id, n, coordinates);
+  auto const id = read(ParticleId{}, ids, 1, 1);
   io::detail::require_unique(in, ids, id);
-  auto const acceleration = in.read<float>(accelerations, 2);
-  io::detail::require_rows(in, accelerations, acceleration, n, coordinates);
-  io::detail::require_columns(in, accelerations, acceleration, 3);
+  auto const acceleration = read(float{}, accelerations, 2, 3);
   io::detail::require_finite(in, accelerations, acceleration);
-  auto const bin = in.read<std::int32_t>(bins, 1);
-  io::detail::require_rows(in, bins, bin, n, coordinates);
+  auto const bin = read(std::int32_t{}, bins, 1, 1);
   for (auto const b : bin.values)
     if (b < 0 || b > checkpoint.configuration.max_bin)
       in.fail(bins, fmt::format("holds bin {}, outside [0, {}]", b, checkpoint.configuration.max_bin));
@@ -148,35 +157,31 @@ Checkpoint read_checkpoint(std::string const& path) {
   checkpoint.state.ids = io::detail::to_vector(id, "treetrav::nbody::Checkpoint::ids");
   checkpoint.accelerations = io::detail::to_matrix(acceleration, "treetrav::nbody::Checkpoint::accelerations");
   if (in.exists(types)) {
-    auto const type = in.read<std::int32_t>(types, 1);
-    io::detail::require_rows(in, types, type, n, coordinates);
+    auto const type = read(std::int32_t{}, types, 1, 1);
     for (auto const t : type.values)
       if (t < 1 || t > 5) in.fail(types, fmt::format("holds particle type {}, not 1-5", t));
     checkpoint.state.types = io::detail::to_vector(type, "treetrav::nbody::Checkpoint::types");
   }
+  std::size_t const count = block.size();
   checkpoint.bins = Kokkos::View<std::int8_t*, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Checkpoint::bins"), n);
-  for (hsize_t i = 0; i < n; ++i) checkpoint.bins(i) = static_cast<std::int8_t>(bin.values[i]);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Checkpoint::bins"), count);
+  for (std::size_t i = 0; i < count; ++i) checkpoint.bins(i) = static_cast<std::int8_t>(bin.values[i]);
   // A refitting run continues from the octree it refitted: built from these.
   if (checkpoint.configuration.refit > 0) {
     if (!in.exists(tree_positions))
       in.fail(configuration_group, fmt::format("has refit {} but the checkpoint holds no {}",
                                                checkpoint.configuration.refit, tree_positions));
-    auto const tree = in.read<float>(tree_positions, 2);
-    io::detail::require_rows(in, tree_positions, tree, n, coordinates);
-    io::detail::require_columns(in, tree_positions, tree, 3);
+    auto const tree = read(float{}, tree_positions, 2, 3);
     io::detail::require_finite(in, tree_positions, tree);
     checkpoint.tree_positions = io::detail::to_matrix(tree, "treetrav::nbody::Checkpoint::tree_positions");
   }
   if (in.exists(domains)) {
     checkpoint.ranks = static_cast<int>(detail::required_number(header, "ranks", path));
-    auto const domain = in.read<std::int32_t>(domains, 1);
-    io::detail::require_rows(in, domains, domain, n, coordinates);
+    auto const domain = read(std::int32_t{}, domains, 1, 1);
     for (auto const r : domain.values)
       if (r < 0 || r >= checkpoint.ranks)
         in.fail(domains, fmt::format("holds rank {}, outside [0, {})", r, checkpoint.ranks));
-    auto const cost = in.read<Index>(costs, 1);
-    io::detail::require_rows(in, costs, cost, n, coordinates);
+    auto const cost = read(Index{}, costs, 1, 1);
     checkpoint.domains = io::detail::to_vector(domain, "treetrav::nbody::Checkpoint::domains");
     checkpoint.costs = io::detail::to_vector(cost, "treetrav::nbody::Checkpoint::costs");
   }
@@ -190,12 +195,12 @@ bool is_run_file(std::string const& file_name) {
 
 std::optional<Checkpoint>
 read_latest_checkpoint(std::string const& directory,
-                       std::function<void(std::string const&)> const& warn) {
+                       std::function<void(std::string const&)> const& warn, io::RowShare share) {
   auto const steps = steps_of(directory, "checkpoint");
   for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
     std::string const path = checkpoint_path(directory, *step);
     try {
-      Checkpoint checkpoint = read_checkpoint(path);
+      Checkpoint checkpoint = read_checkpoint(path, share);
       if (checkpoint.step != *step) throw InputError(fmt::format("{}: holds step {}", path, checkpoint.step));
       return checkpoint;
     } catch (InputError const& e) {

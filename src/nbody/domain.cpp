@@ -34,7 +34,7 @@ View rows_of(View const& from, std::vector<std::size_t> const& which) {
 
 BodyStates subset(BodyStates const& all, std::vector<std::size_t> const& which);
 
-BodyStates all_bodies_of(io::Snapshot const& state) {
+BodyStates bodies_of(io::Snapshot const& state, std::int64_t first_row) {
   std::size_t const n = state.size();
   BodyStates all;
   all.state = state;
@@ -45,7 +45,7 @@ BodyStates all_bodies_of(io::Snapshot const& state) {
   all.rows = decltype(all.rows)(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::BodyStates::rows"), n);
   for (std::size_t i = 0; i < n; ++i)
-    all.rows(i) = static_cast<std::int64_t>(i);
+    all.rows(i) = first_row + static_cast<std::int64_t>(i);
   return all;
 }
 

@@ -42,7 +42,7 @@ public:
                  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
                  BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
                  int group_size) const override;
-  nbody::BodyStates gather(nbody::BodyStates const& local) const override;
+  nbody::BodyStates partition(nbody::BodyStates const& held) const override;
   nbody::BodyStates by_rows(nbody::BodyStates const& local) const override;
   nbody::Diagnostics measure(io::Snapshot const& rows) const override;
   io::Collective writers() const override { return io::Collective{comm_.get()}; }
@@ -50,5 +50,12 @@ public:
 private:
   Communicator comm_;
 };
+
+// Collective: throws InputError on every rank, naming `what` and an id, when
+// one particle id appears twice among the ranks' `ids` (each rank its rows of
+// one input: read_snapshot checks them within a share only). The ids go to
+// ranks by value (MPI_Alltoallv); no rank holds more than about its share.
+void require_unique_ids(Communicator const& comm, Kokkos::View<ParticleId*, Kokkos::HostSpace> ids,
+                        std::string const& what);
 
 } // namespace treetrav::distributed

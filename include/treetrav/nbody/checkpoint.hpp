@@ -6,6 +6,7 @@
 // final name is always complete and a run killed mid-write leaves only a
 // temporary behind.
 #include <treetrav/io/collective.hpp>
+#include <treetrav/io/row_share.hpp>
 #include <treetrav/nbody/configuration.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
 
@@ -38,6 +39,9 @@ struct Checkpoint {
   int ranks = 1;
   Kokkos::View<std::int32_t*, Kokkos::HostSpace> domains;
   Kokkos::View<Index*, Kokkos::HostSpace> costs;
+  // The bodies' first row in the file: read by a share of the rows
+  // (read_checkpoint(path, share)), `state` holds rows first_row, first_row + 1, ...
+  std::int64_t first_row = 0;
 };
 
 // Layout: /Checkpoint (attributes format, format_version, step, time, backend)
@@ -56,6 +60,10 @@ void write_checkpoint(std::string const& path, Checkpoint const& checkpoint,
                       io::Collective const& writers = {});
 // Validates shapes and finiteness; throws InputError naming the file.
 Checkpoint read_checkpoint(std::string const& path);
+// The rows `share.of(N)` of the checkpoint's N bodies alone (every per-body
+// array cut alike; `first_row` says where they start), checked as above,
+// the ParticleIDs unique among these rows (across shares: the caller's).
+Checkpoint read_checkpoint(std::string const& path, io::RowShare share);
 
 std::string snapshot_path(std::string const& directory, std::int64_t step);
 std::string checkpoint_path(std::string const& directory, std::int64_t step);
@@ -63,12 +71,13 @@ std::string checkpoint_path(std::string const& directory, std::int64_t step);
 // Whether `file_name` is one a run writes: snapshot_NNNNNN.h5 or checkpoint_NNNNNN.h5.
 bool is_run_file(std::string const& file_name);
 
-// The newest checkpoint of `directory` that reads back; an unreadable one is
-// reported through `warn` and the next older tried. None when there is none
-// (a run killed before its first checkpoint was complete) or no directory.
+// The newest checkpoint of `directory` that reads back (its rows `share`);
+// an unreadable one is reported through `warn` and the next older tried.
+// None when there is none (a run killed before its first checkpoint was
+// complete) or no directory.
 std::optional<Checkpoint>
 read_latest_checkpoint(std::string const& directory,
-                       std::function<void(std::string const&)> const& warn);
+                       std::function<void(std::string const&)> const& warn, io::RowShare share = {});
 
 // Deletes all but the newest `keep` checkpoints.
 void remove_old_checkpoints(std::string const& directory, int keep);

@@ -31,8 +31,9 @@ struct BodyStates {
   std::size_t size() const { return state.size(); }
 };
 
-// Bodies 0..n-1 of `all` with rows 0..n-1, zero costs and accelerations, bin 0.
-BodyStates all_bodies_of(io::Snapshot const& state);
+// The bodies of `state` with rows first_row, first_row + 1, ... (a share of
+// a larger system: its rows there), zero costs and accelerations, bin 0.
+BodyStates bodies_of(io::Snapshot const& state, std::int64_t first_row = 0);
 
 // Rank `rank`'s share of `all` (every rank's bodies, ordered by row): the
 // bodies `all.domains` gives it when they are for `ranks` ranks; else the
@@ -72,8 +73,12 @@ public:
                  Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
                  BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
                  int group_size) const = 0;
-  // Collective: every rank's bodies, ordered by row, on every rank.
-  virtual BodyStates gather(BodyStates const& local) const = 0;
+  // Collective: the bodies `held` by the ranks (any split of all bodies, each
+  // on one rank, with their rows) cut as domain_of(all, rank(), ranks()) cuts
+  // them all: this rank's share, ordered by row, without a recorded
+  // decomposition. No rank holds more than its share and what it held; only
+  // the bodies whose rank changes move.
+  virtual BodyStates partition(BodyStates const& held) const = 0;
   // Collective: the bodies of all ranks redistributed by row, rank r holding
   // the r-th of `ranks()` contiguous blocks of rows (distributed::block_of),
   // ordered by row; `domains`: the rank each body came from. The files' rows,

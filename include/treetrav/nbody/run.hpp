@@ -75,16 +75,17 @@ inline std::string time_text(double time) { return fmt::format("t = {:.6g}", tim
 template <class ExecutionSpace, class Strategy>
 class RunLoop {
  public:
-  // `all`: every body (a distributed run's rank takes its share).
-  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, BodyStates const& all,
+  // `held`: every body, or a distributed run's rank's rows of them (any
+  // split: the ranks partition them).
+  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, BodyStates const& held,
           std::int64_t step, Progress& progress)
       : settings_(settings), space_(space), strategy_(strategy), progress_(progress) {
     result_.first_step = step;
     if (Domain const* domain = settings.domain.get()) {
-      local_ = domain_of(all, domain->rank(), domain->ranks());
+      local_ = domain->partition(held);
       simulation_.emplace(space, strategy, settings.configuration, local_, step, settings.domain);
     } else {
-      local_ = all;
+      local_ = held;
       simulation_.emplace(space, strategy, settings.configuration, local_.state, step);
     }
     simulation_->count_interactions(settings.count_interactions);
@@ -249,14 +250,12 @@ class RunLoop {
     since_checkpoint_.reset();
   }
 
-  // Every rank gathers all bodies and takes its share of the Morton curve,
-  // cut by the costs of their last force evaluation.
+  // The ranks cut the Morton curve anew by the costs of the bodies' last
+  // force evaluation; the bodies whose rank changes move.
   void rebalance() {
     Domain const& domain = *settings_.domain;
     Kokkos::Timer timer;
-    BodyStates all = domain.gather(simulation_->bodies());
-    all.domains = {};
-    local_ = domain_of(all, domain.rank(), domain.ranks());
+    local_ = domain.partition(simulation_->bodies());
     PhaseTimes const times = simulation_->times();
     std::int64_t const step = simulation_->current_step();
     sub_steps_before_ += simulation_->sub_steps();
@@ -303,22 +302,25 @@ class RunLoop {
 
 // A fresh run from `initial_conditions` (step 0) to settings.last_step, in
 // settings.output.directory (created after step 0 is known to be finite; see
-// check_fresh_directory).
+// check_fresh_directory). A distributed run passes each rank's rows of them,
+// the first being row `first_row` of all (io::read_snapshot(path, share)).
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
-                                      io::Snapshot const& initial_conditions, Progress& progress) {
-  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, all_bodies_of(initial_conditions), 0,
-                                                 progress);
+                                      io::Snapshot const& initial_conditions, Progress& progress,
+                                      std::int64_t first_row = 0) {
+  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings,
+                                                 bodies_of(initial_conditions, first_row), 0, progress);
   loop.start();
   return loop.advance();
 }
 
 // A run continued from `checkpoint` to settings.last_step, exactly as the run
 // that wrote the checkpoint would have continued (same binary and backend).
+// A distributed run passes each rank's rows of it (read_checkpoint(path, share)).
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_checkpoint(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                               Checkpoint const& checkpoint, Progress& progress) {
-  BodyStates all = all_bodies_of(checkpoint.state);
+  BodyStates all = bodies_of(checkpoint.state, checkpoint.first_row);
   all.accelerations = checkpoint.accelerations;
   all.bins = checkpoint.bins;
   if (checkpoint.domains.extent(0) == checkpoint.state.size()) {

@@ -31,7 +31,7 @@ struct PhaseTimes {
   double integration = 0;     // kicks, drifts, time bins
   double diagnostics = 0;     // potentials for the snapshots
   double io = 0;              // device-to-host copies and snapshot/checkpoint writes
-  double rebalance = 0;       // distributed runs: gathering the bodies, cutting the Morton curve anew
+  double rebalance = 0;       // distributed runs: cutting the Morton curve anew, moving the bodies that change rank
   std::int64_t force_evaluations = 0;
   std::int64_t tree_builds = 0, refits = 0;  // how the evaluations got their octrees
   std::int64_t body_forces = 0;  // bodies whose force was evaluated, summed over the evaluations
@@ -815,7 +815,7 @@ typename Simulation<ExecutionSpace, Strategy>::HostBins Simulation<ExecutionSpac
 
 template <class ExecutionSpace, class Strategy>
 BodyStates Simulation<ExecutionSpace, Strategy>::bodies(bool with_potentials) {
-  BodyStates bodies = all_bodies_of(state(with_potentials));
+  BodyStates bodies = bodies_of(state(with_potentials));
   bodies.accelerations = host_accelerations();
   bodies.bins = host_bins();
   if (domain_) {
