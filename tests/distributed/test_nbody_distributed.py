@@ -25,10 +25,15 @@ bodies re-cut by their measured costs every 4 steps:
   checkpoint restarted on 2 ranks ends as one process; a write that cannot
   create its file fails alike on every rank (exit 2), leaving the run
   directory as it was;
+- each rank reads only its block of the rows of the initial conditions and
+  of the checkpoint it restarts from (the rows read per rank in --timings),
+  and the ranks partition the bodies among themselves; a bad value or a
+  repeated particle id in one rank's rows stops every rank with one message;
 - only rank 0 prints the summary; mistakes under mpirun exit 2.
 Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on failure.
 """
 
+import json
 import os
 import select
 import shutil
@@ -123,6 +128,15 @@ def same_attributes(a, b, skip=()):
     return True, ""
 
 
+def rows_read(timings):
+    """The rows of the initial conditions or checkpoint each rank read (--timings)."""
+    try:
+        with open(timings) as f:
+            return json.load(f)["rows_read"]
+    except (OSError, KeyError, ValueError) as e:
+        return repr(e)
+
+
 def temporaries(directory):
     return sorted(p.name for p in Path(directory).iterdir() if ".tmp." in p.name)
 
@@ -163,6 +177,9 @@ for name, ranks, threads, options in [("one", 1, 1, RUN), ("two", 2, 1, RUN), ("
               result.stdout.count("nbody: 2000 bodies") == 1 and f"ranks {ranks}," in result.stdout, result.stdout)
 for name in ("two", "four", "two-threads"):
     check(f"{name}: snapshots identical to one process (per-body walks)", *same_run(runs["one"], runs[name]))
+for name, ranks in (("one", 1), ("two", 2), ("four", 4)):
+    check(f"{name}: each rank holds its block of the generated bodies before the partition",
+          rows_read(work / f"{name}.json") == [2000 // ranks] * ranks, rows_read(work / f"{name}.json"))
 BODIES = [f"Checkpoint/{name}" for name in ("Coordinates", "Velocities", "Masses", "ParticleIDs", "Accelerations",
                                             "TimeBins")]
 for name in ("two", "four"):
@@ -188,7 +205,9 @@ copy = work / "four-on-2"
 shutil.copytree(runs["four"], copy)
 for name in ("snapshot_000020.h5", "checkpoint_000020.h5"):
     (copy / name).unlink()
-result = nbody(2, *RUN, "--threads", 1, "--restart", copy)
+result = nbody(2, *RUN, "--threads", 1, "--restart", copy, "--timings", work / "four-on-2.json")
+check("the 4-rank checkpoint restarted on 2 ranks: each rank read its half of the checkpoint's rows",
+      rows_read(work / "four-on-2.json") == [1000, 1000], rows_read(work / "four-on-2.json"))
 check("per-body: the 4-rank checkpoint restarted on 2 ranks ends as one process",
       result.returncode == 0 and same_run(runs["one"], copy, steps=(20,))[0],
       result.stderr + same_run(runs["one"], copy, steps=(20,))[1])
@@ -282,14 +301,32 @@ typed = {}
 for ranks in (1, 3):
     typed[ranks] = work / f"typed-{ranks}"
     result = nbody(ranks, "--ics", work / "typed.h5", "--dt", 0.01, "--steps", 2, "--softening", 0.05, "--quiet",
-                   "--threads", 1, "-o", typed[ranks])
+                   "--threads", 1, "-o", typed[ranks], "--timings", work / f"typed-{ranks}.json")
     check(f"two particle types on {ranks} rank(s): runs", result.returncode == 0, result.stderr)
+    check(f"two particle types on {ranks} rank(s): each rank read its block of the rows of --ics, no more",
+          rows_read(work / f"typed-{ranks}.json") == [600 // ranks] * ranks, rows_read(work / f"typed-{ranks}.json"))
 for name in ("snapshot_000002.h5", "checkpoint_000002.h5"):
     check(f"two particle types, 3 ranks: {name} identical to one process",
           *identical(typed[1] / name, typed[3] / name,
                      None if name.startswith("snapshot") else [*BODIES, "Checkpoint/ParticleTypes"]))
 check("two particle types, 3 ranks: snapshot attributes identical to one process",
       *same_attributes(typed[1] / "snapshot_000002.h5", typed[3] / "snapshot_000002.h5"))
+
+# A bad value or a repeated id in one rank's rows: every rank stops, one message names it.
+for name, change, words in [
+        ("nan", lambda t: t["PartType4/Coordinates"].__setitem__((250, 1), np.nan),
+         ["/PartType4/Coordinates", "row 250", "NaN"]),
+        ("repeated-id", lambda t: t["PartType4/ParticleIDs"].__setitem__(250, t["PartType1/ParticleIDs"][10]),
+         ["appears more than once"])]:
+    bad = work / f"typed-{name}.h5"
+    shutil.copy(work / "typed.h5", bad)
+    with h5py.File(bad, "r+") as t:
+        change(t)
+    result = nbody(3, "--ics", bad, "--dt", 0.01, "--steps", 2, "--softening", 0.05, "--quiet", "--threads", 1,
+                   "-o", work / f"out-{name}")
+    check(f"{name} in the last rank's rows of --ics on 3 ranks: exit 2, one message naming it, nothing written",
+          result.returncode == 2 and result.stderr.count("error:") == 1 and all(w in result.stderr for w in words)
+          and not (work / f"out-{name}").exists(), result.stderr)
 
 # ------------------------------------------------------- mistakes
 result = nbody(2, "--plummer", 1, "--dt", 0.01, "--steps", 1, "-o", work / "too-few")
