@@ -1,4 +1,5 @@
 #include <treetrav/core/error.hpp>
+#include <treetrav/distributed/detail/splitters.hpp>
 #include <treetrav/distributed/nbody_domain.hpp>
 #include <treetrav/trees/octree.hpp>
 
@@ -826,22 +827,7 @@ nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
                  held.rows(i), std::max<std::int64_t>(1, held.costs(i)), std::int64_t(i), me};
     std::sort(keys.begin(), keys.end());
 
-    // Splitters from a regular sample of every rank's keys.
-    constexpr int samples = 32;
-    struct Sample {
-      CurveKey key[samples];
-      int count;
-    } sample{};
-    sample.count = int(std::min<std::size_t>(m, samples));
-    for (int j = 0; j < sample.count; ++j)
-      sample.key[j] = keys[std::size_t(j) * m / std::size_t(sample.count)];
-    std::vector<CurveKey> pooled;
-    for (Sample const& s : all_gather(comm_, sample))
-      pooled.insert(pooled.end(), s.key, s.key + s.count);
-    std::sort(pooled.begin(), pooled.end());
-    std::vector<CurveKey> splitters;
-    for (int r = 1; r < p && !pooled.empty(); ++r)
-      splitters.push_back(pooled[std::size_t(r) * pooled.size() / std::size_t(p)]);
+    std::vector<CurveKey> const splitters = detail::splitters_of(comm_, keys);
     std::vector<int> counts(p, 0), received;
     for (CurveKey const& key : keys) // sorted: the ranks come in order
       ++counts[std::upper_bound(splitters.begin(), splitters.end(), key) - splitters.begin()];

@@ -1,4 +1,5 @@
 #include <treetrav/distributed/communicator.hpp>
+#include <treetrav/distributed/detail/splitters.hpp>
 #include <treetrav/distributed/partition.hpp>
 #include <treetrav/schedule/sfc_order.hpp>
 
@@ -171,22 +172,7 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
       mine.ids.push_back(rows.ids(i));
   }
 
-  // Splitters from a regular sample of every rank's keys.
-  constexpr int samples = 32;
-  struct Sample {
-    Key key[samples];
-    int count;
-  } sample{};
-  sample.count = int(std::min<Index>(m, samples));
-  for (int j = 0; j < sample.count; ++j)
-    sample.key[j] = mine.keys[std::size_t(j) * std::size_t(m) / std::size_t(sample.count)];
-  std::vector<Key> pooled;
-  for (Sample const& s : all_gather(comm, sample))
-    pooled.insert(pooled.end(), s.key, s.key + s.count);
-  std::sort(pooled.begin(), pooled.end());
-  std::vector<Key> splitters;
-  for (int r = 1; r < p && !pooled.empty(); ++r)
-    splitters.push_back(pooled[std::size_t(r) * pooled.size() / std::size_t(p)]);
+  std::vector<Key> const splitters = detail::splitters_of(comm, mine.keys);
   std::vector<int> destination(m);
   for (Index i = 0; i < m; ++i)
     destination[i] = int(std::upper_bound(splitters.begin(), splitters.end(), mine.keys[i]) -
