@@ -7,7 +7,8 @@ Generates an N-body Plummer sphere once (treetrav generate), then runs
 `mpirun -np P treetrav nbody --ics FILE --steps 1 --theta 1 --rebalance-every 1` (a cut
 of the bodies at every step) for each binary and rank count, each rank
 wrapped so that it reports its own peak resident set (getrusage of the child:
-ru_maxrss) and the run's --timings (rows_read). One row per binary, rank
+ru_maxrss) and the run's --timings (rows_read; rank 0's imported cells and
+bodies, the tree build's and the run's seconds). One row per binary, rank
 count and rank.
 """
 import argparse
@@ -60,13 +61,19 @@ def main():
             if result.returncode != 0:
                 sys.exit(f"{label} on {ranks} ranks failed:\n{result.stderr[-2000:]}")
             with open(timings) as f:
-                read = json.load(f).get("rows_read", [])
+                recorded = json.load(f)
+            read = recorded.get("rows_read", [])
             for r in range(ranks):
                 with open(f"{peak}.{r}") as f:
                     kib = int(f.read())
                 rows.append({"binary": label, "ranks": ranks, "rank": r, "bodies": args.n,
                              "peak_rss_mib": round(kib / 1024, 1),
-                             "rows_read": read[r] if r < len(read) else ""})
+                             "rows_read": read[r] if r < len(read) else "",
+                             # Rank 0's essential trees, summed over the run's evaluations.
+                             "imported_cells_rank0": recorded.get("imported_cells", ""),
+                             "imported_bodies_rank0": recorded.get("imported_bodies", ""),
+                             "tree_build_s": recorded["seconds"]["tree_build"],
+                             "wall_s": recorded["seconds"]["wall"]})
                 print(rows[-1], flush=True)
     with open(args.out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -301,10 +301,13 @@ bool taken_whole(Node const& node, Coordinate const* lo, Coordinate const* hi,
   return double(node.size) * node.size * (1 + margin) < theta2 * gap2 * (1 - margin);
 }
 
-// The preorder of node's subtree that a rank with bodies in [lo, hi] needs.
-void send(std::vector<Node> const& nodes, Pool const& pool, int id, Coordinate const* lo,
-          Coordinate const* hi, BarnesHutOptions const& options, std::vector<CellRecord>& cells,
-          std::vector<BodyRecord>& bodies) {
+struct BodyBox {
+  Coordinate lo[3], hi[3];
+};
+
+// The preorder of node's subtree that a rank whose walks start in `reach` needs.
+void send(std::vector<Node> const& nodes, Pool const& pool, int id, std::vector<BodyBox> const& reach,
+          BarnesHutOptions const& options, std::vector<CellRecord>& cells, std::vector<BodyRecord>& bodies) {
   Node const& node = nodes[id];
   CellRecord record{};
   for (int j = 0; j < 4; ++j)
@@ -312,7 +315,8 @@ void send(std::vector<Node> const& nodes, Pool const& pool, int id, Coordinate c
   record.second = node.second;
   record.prefix = node.key.prefix;
   record.level = node.key.level;
-  if (taken_whole(node, lo, hi, options)) {
+  if (std::all_of(reach.begin(), reach.end(),
+                  [&](BodyBox const& box) { return taken_whole(node, box.lo, box.hi, options); })) {
     record.kind = accepted_cell;
     cells.push_back(record);
   } else if (node.leaf) {
@@ -327,7 +331,7 @@ void send(std::vector<Node> const& nodes, Pool const& pool, int id, Coordinate c
     record.count = static_cast<std::int32_t>(node.children.size());
     cells.push_back(record);
     for (int child : node.children)
-      send(nodes, pool, child, lo, hi, options, cells, bodies);
+      send(nodes, pool, child, reach, options, cells, bodies);
   }
 }
 
@@ -341,10 +345,6 @@ struct TopCell {
   std::vector<int> children;
   std::vector<std::int64_t> rank_counts;
   int node = -1;
-};
-
-struct BodyBox {
-  Coordinate lo[3], hi[3];
 };
 
 } // namespace
@@ -468,29 +468,63 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
   std::vector<int> shared_counts;
   std::vector<SharedBody> const all_shared = all_gather_values(comm_, shared, shared_counts);
 
-  // A group walk's group is a cell (or a run of small sibling cells, or part
-  // of a leaf) whose box spans all its bodies, other ranks' included: a rank's
-  // box grows by every shared cell where such a group may hold its bodies.
-  std::vector<BodyBox> reach = boxes;
-  if (group_size > 0) {
-    auto const cover = [&](BodyBox& box, CellKey key) {
-      double const side = cube.side / double(std::uint64_t(1) << key.level);
-      std::uint64_t const code = first_code(key);
-      for (int k = 0; k < 3; ++k) {
-        auto const cell = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - key.level);
-        double const low = cube.corner[k] + double(cell) * side, slack = 1e-6 * side;
-        box.lo[k] = std::min(box.lo[k], static_cast<Coordinate>(low - slack));
-        box.hi[k] = std::max(box.hi[k], static_cast<Coordinate>(low + side + slack));
-      }
-    };
-    for (TopCell const& cell : top) {
-      if (cell.owner >= 0) continue;
-      for (int r = 0; r < p; ++r) {
-        bool mixes = !cell.split && cell.rank_counts[r] > 0;
-        for (int child : cell.children)
-          mixes = mixes || (top[child].rank_counts[r] > 0 && top[child].rank_counts[r] <= group_size);
-        if (mixes) cover(reach[r], cell.key);
-      }
+  // Where each rank's walks start: the cells of the top holding its bodies
+  // (its branches, the shared leaves where it has bodies), each cube cut to
+  // the rank's box. A group walk's group is a cell (or a run of small sibling
+  // cells, or part of a leaf) whose box spans all its bodies, other ranks'
+  // included: it adds, whole, every shared cell where such a group may hold
+  // the rank's bodies. In Morton order, hulls of runs of them: at most
+  // reach_boxes a rank. A cell far enough from each box is far enough from
+  // every body and group, however the set is cut; the set is far tighter
+  // than the rank's one box, whose pieces of the curve may lie apart.
+  struct Region {
+    std::uint64_t code;
+    BodyBox box;
+  };
+  std::vector<std::vector<Region>> regions(p);
+  auto const cube_of = [&](CellKey key, BodyBox const* within) {
+    double const side = cube.side / double(std::uint64_t(1) << key.level);
+    std::uint64_t const code = first_code(key);
+    BodyBox box;
+    for (int k = 0; k < 3; ++k) {
+      auto const cell = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - key.level);
+      double const low = cube.corner[k] + double(cell) * side, slack = 1e-6 * side;
+      box.lo[k] = static_cast<Coordinate>(low - slack);
+      box.hi[k] = static_cast<Coordinate>(low + side + slack);
+      if (within != nullptr)
+        box.lo[k] = std::max(box.lo[k], within->lo[k]), box.hi[k] = std::min(box.hi[k], within->hi[k]);
+    }
+    return Region{code, box};
+  };
+  for (TopCell const& cell : top) {
+    if (cell.owner >= 0) {
+      regions[cell.owner].push_back(cube_of(cell.key, &boxes[cell.owner]));
+      continue;
+    }
+    for (int r = 0; r < p; ++r) {
+      bool mixes = !cell.split && cell.rank_counts[r] > 0;
+      if (mixes)
+        regions[r].push_back(cube_of(cell.key, &boxes[r]));
+      if (group_size <= 0)
+        continue;
+      for (int child : cell.children)
+        mixes = mixes || (top[child].rank_counts[r] > 0 && top[child].rank_counts[r] <= group_size);
+      if (mixes)
+        regions[r].push_back(cube_of(cell.key, nullptr));
+    }
+  }
+  constexpr std::size_t reach_boxes = 64;
+  std::vector<std::vector<BodyBox>> reach(p);
+  for (int r = 0; r < p; ++r) {
+    auto& mine = regions[r];
+    std::stable_sort(mine.begin(), mine.end(), [](Region const& a, Region const& b) { return a.code < b.code; });
+    std::size_t const runs = std::min(reach_boxes, mine.size());
+    for (std::size_t run = 0; run < runs; ++run) {
+      BodyBox hull = mine[run * mine.size() / runs].box;
+      for (std::size_t i = run * mine.size() / runs; i < (run + 1) * mine.size() / runs; ++i)
+        for (int k = 0; k < 3; ++k)
+          hull.lo[k] = std::min(hull.lo[k], mine[i].box.lo[k]), hull.hi[k] = std::max(hull.hi[k], mine[i].box.hi[k]);
+      reach[r].push_back(hull);
     }
   }
 
@@ -504,8 +538,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
     std::size_t const cells_before = cells_out.size(), bodies_before = bodies_out.size();
     for (TopCell const& cell : top)
       if (cell.owner == me)
-        send(assembly.nodes, assembly.pool, cell.node, reach[r].lo, reach[r].hi, options, cells_out,
-             bodies_out);
+        send(assembly.nodes, assembly.pool, cell.node, reach[r], options, cells_out, bodies_out);
     cells_sent[r] = static_cast<int>(cells_out.size() - cells_before);
     bodies_sent[r] = static_cast<int>(bodies_out.size() - bodies_before);
   }

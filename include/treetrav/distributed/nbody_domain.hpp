@@ -19,11 +19,14 @@ namespace treetrav::distributed {
 //      are the same); a shared cell of at most leaf-size bodies is a leaf,
 //      whose bodies every rank gathers (MPI_Allgatherv);
 //   3. every rank sends every other the pruned preorder of its branches:
-//      a cell that the receiver's bounding box takes whole, by the walk's
-//      criterion with a margin for float rounding, as its moments, else its
-//      children or, for a leaf, its bodies (MPI_Alltoallv). For group walks
-//      the box also covers the shared cells where a group may mix the
-//      receiver's bodies with others' (a group's box spans all its bodies);
+//      a cell that every box of the receiver's reach takes whole, by the
+//      walk's criterion with a margin for float rounding, as its moments,
+//      else its children or, for a leaf, its bodies (MPI_Alltoallv). The
+//      reach: the top's cells holding the receiver's bodies (its branches,
+//      the shared leaves where it has bodies), each cut to its box, as at
+//      most 64 hulls of runs of them along the curve; for group walks also
+//      the shared cells where a group may mix the receiver's bodies with
+//      others' (a group's box spans all its bodies);
 //   4. the shared cells' moments from their children in slot order (the
 //      bottom-up sums of compute_octree_moments/quadrupoles, in double).
 // A body's walk then opens and takes whole exactly the cells it would in the
