@@ -97,6 +97,11 @@ struct Pool {
     index.push_back(row);
   }
   std::size_t size() const { return mass.size(); }
+  void reserve(std::size_t bodies) {
+    x.reserve(3 * bodies);
+    mass.reserve(bodies);
+    index.reserve(bodies);
+  }
 };
 
 // What a rank sends of a cell: its moments; accepted (taken whole by the
@@ -448,6 +453,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
   }
 
   Assembly assembly(cube, quadrupoles);
+  assembly.pool.reserve(std::size_t(n));
   // This rank's branches, whole.
   for (TopCell& cell : top)
     if (cell.owner == me)
@@ -558,6 +564,10 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
       cell_offset += cells_received[r];
       body_offset += bodies_received[r];
     }
+    // Room for every cell and body to come at once: grown by doubling, the
+    // arrays (a few hundred bytes a cell) peaked at three times their need.
+    assembly.nodes.reserve(assembly.nodes.size() + cells_in.size() + top.size());
+    assembly.pool.reserve(assembly.pool.size() + bodies_in.size() + all_shared.size());
     for (TopCell& cell : top)
       if (cell.owner >= 0 && cell.owner != me)
         cell.node = assembly.receive(cell_cursor[cell.owner], body_cursor[cell.owner], next_row,
