@@ -146,7 +146,8 @@ io::SnapshotRows load_initial_conditions(NbodyOptions const& options, Trajectory
   mine.metadata = all.metadata;
   for (std::size_t i = 0; i < block.size(); ++i) {
     std::size_t const row = block.begin + i;
-    for (int k = 0; k < 3; ++k) mine.coordinates(i, k) = all.coordinates(row, k), mine.velocities(i, k) = all.velocities(row, k);
+    for (int k = 0; k < 3; ++k)
+      mine.coordinates(i, k) = all.coordinates(row, k), mine.velocities(i, k) = all.velocities(row, k);
     mine.masses(i) = all.masses(row);
     mine.ids(i) = all.ids(row);
     if (all.potentials.extent(0) != 0) mine.potentials(i) = all.potentials(row);
@@ -621,7 +622,8 @@ void add_nbody_command(CLI::App& app) {
       io::SnapshotRows initial_conditions;
       on_every_rank(settings, [&] { initial_conditions = load_initial_conditions(*options, given, share); });
       rows_read = static_cast<std::int64_t>(initial_conditions.bodies.size());
-      require_unique_ids(settings, initial_conditions.bodies.ids, given.plummer->count() > 0 ? std::string("--plummer") : "--ics " + options->ics);
+      require_unique_ids(settings, initial_conditions.bodies.ids,
+                         given.plummer->count() > 0 ? std::string("--plummer") : "--ics " + options->ics);
       settings.configuration = options->physics;
       settings.configuration.group_size = trait_of(strategy, [](auto tag) { return decltype(tag)::group_walk; }) ? options->group_size : 0;
       if (given.max_bin->count() == 0 && settings.configuration.block_steps())
