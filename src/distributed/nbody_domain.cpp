@@ -727,7 +727,7 @@ NbodyDomain::essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokko
 
 namespace {
 
-// One body as gather() and by_rows() move it.
+// One body as partition() and by_rows() move it.
 struct PackedBody {
   double x[3], v[3], mass, potential;
   std::int64_t id, row;
@@ -738,14 +738,32 @@ struct PackedBody {
   std::int8_t bin;
 };
 
-// This rank's bodies in their order, each with `rank` as its domain.
-std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank) {
-  std::size_t const n = local.size();
+// Indices 0..size-1 grouped by the rank `rank_of` gives each, in index order
+// within a rank (a counting sort), and how many go to each of p ranks: the
+// send order and counts of an MPI_Alltoallv.
+template <class RankOf>
+std::vector<std::size_t> grouped_by_rank(std::size_t size, int p, RankOf const& rank_of,
+                                         std::vector<int>& counts) {
+  counts.assign(p, 0);
+  std::vector<int> rank(size);
+  for (std::size_t i = 0; i < size; ++i)
+    ++counts[rank[i] = rank_of(i)];
+  std::vector<std::size_t> next(p, 0), order(size);
+  for (int r = 1; r < p; ++r)
+    next[r] = next[r - 1] + std::size_t(counts[r - 1]);
+  for (std::size_t i = 0; i < size; ++i)
+    order[next[rank[i]]++] = i;
+  return order;
+}
+
+// This rank's bodies order[0], order[1], ..., each with `rank` as its domain.
+std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank, std::vector<std::size_t> const& order) {
   bool const potentials = local.state.potentials.extent(0) != 0,
              types = local.state.types.extent(0) != 0;
-  std::vector<PackedBody> packed(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    PackedBody& b = packed[i];
+  std::vector<PackedBody> packed(order.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    std::size_t const i = order[j];
+    PackedBody& b = packed[j];
     for (int k = 0; k < 3; ++k) {
       b.x[k] = local.state.coordinates(i, k);
       b.v[k] = local.state.velocities(i, k);
@@ -911,37 +929,24 @@ nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
       starts[r] = std::clamp(starts[r], starts[r - 1] + 1, n - std::int64_t(p - r));
 
     // Each key's rank, back to the holder of its body.
+    std::vector<int> answer_counts;
+    std::vector<std::size_t> const to_holders =
+        grouped_by_rank(sorted.size(), p, [&](std::size_t i) { return sorted[i].holder; }, answer_counts);
     std::vector<Assignment> answers(sorted.size());
-    std::vector<int> answer_counts(p, 0);
-    {
-      std::vector<std::size_t> order(sorted.size());
-      std::iota(order.begin(), order.end(), std::size_t(0));
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return sorted[a].holder < sorted[b].holder; });
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        CurveKey const& key = sorted[order[i]];
-        std::int64_t const position = before[0] + std::int64_t(order[i]);
-        int const rank = int(std::upper_bound(starts.begin() + 1, starts.end(), position) - starts.begin()) - 1;
-        answers[i] = {key.index, rank};
-        ++answer_counts[key.holder];
-      }
+    for (std::size_t j = 0; j < to_holders.size(); ++j) {
+      std::size_t const i = to_holders[j];
+      std::int64_t const position = before[0] + std::int64_t(i);
+      int const rank = int(std::upper_bound(starts.begin() + 1, starts.end(), position) - starts.begin()) - 1;
+      answers[j] = {sorted[i].index, rank};
     }
     for (Assignment const& answer : all_to_all(comm_, answers, answer_counts, received))
       destination[std::size_t(answer.index)] = answer.rank;
   }
 
-  // The bodies to their ranks, grouped by destination.
-  std::vector<PackedBody> const packed = pack(held, me);
-  std::vector<std::size_t> order(m);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return destination[a] < destination[b]; });
-  std::vector<PackedBody> outgoing(m);
-  std::vector<int> send_counts(p, 0), recv_counts;
-  for (std::size_t i = 0; i < m; ++i) {
-    outgoing[i] = packed[order[i]];
-    ++send_counts[destination[order[i]]];
-  }
+  // The bodies to their ranks.
+  std::vector<int> send_counts, recv_counts;
+  std::vector<PackedBody> const outgoing =
+      pack(held, me, grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts));
   std::vector<PackedBody> share = all_to_all(comm_, outgoing, send_counts, recv_counts);
   std::sort(share.begin(), share.end(), by_row);
   nbody::BodyStates result = unpack(share, held, p);
@@ -957,12 +962,10 @@ void require_unique_ids(Communicator const& comm, Kokkos::View<ParticleId*, Kokk
   auto const owner = [p](ParticleId id) {
     return int(static_cast<std::uint64_t>(id) % static_cast<std::uint64_t>(p));
   };
-  std::vector<ParticleId> outgoing(ids.data(), ids.data() + ids.extent(0));
-  std::sort(outgoing.begin(), outgoing.end(),
-            [&](ParticleId a, ParticleId b) { return owner(a) < owner(b); });
-  std::vector<int> counts(p, 0), received;
-  for (ParticleId id : outgoing)
-    ++counts[owner(id)];
+  std::vector<int> counts, received;
+  std::vector<ParticleId> outgoing;
+  for (std::size_t i : grouped_by_rank(ids.extent(0), p, [&](std::size_t i) { return owner(ids(i)); }, counts))
+    outgoing.push_back(ids(i));
   std::vector<ParticleId> mine = all_to_all(comm, outgoing, counts, received);
   std::sort(mine.begin(), mine.end());
   // The least repeated id of all ranks (none: the largest value).
@@ -995,11 +998,11 @@ nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates const& local) const {
   std::vector<std::int64_t> ends(p);
   for (int r = 0; r < p; ++r)
     ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
-  std::vector<PackedBody> packed = pack(local, comm_.rank());
-  std::sort(packed.begin(), packed.end(), by_row);
-  std::vector<int> send_counts(p, 0), recv_counts;
-  for (PackedBody const& b : packed)
-    ++send_counts[std::upper_bound(ends.begin(), ends.end(), b.row) - ends.begin()];
+  std::vector<int> send_counts, recv_counts;
+  std::vector<PackedBody> const packed = pack(
+      local, comm_.rank(), grouped_by_rank(local.size(), p, [&](std::size_t i) {
+        return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
+      }, send_counts));
   std::vector<PackedBody> mine = all_to_all(comm_, packed, send_counts, recv_counts);
   std::sort(mine.begin(), mine.end(), by_row);
   return unpack(mine, local, p);

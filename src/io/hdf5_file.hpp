@@ -124,6 +124,15 @@ class FileReader {
   Handle file_;
 };
 
+// A dataset's shape as an Array without values: for the shape checks below
+// before reading a share of the rows.
+template <class T>
+Array<T> shape_of(FileReader const& reader, std::string const& dataset, int rank) {
+  Array<T> array;
+  array.shape = reader.shape<T>(dataset, rank);
+  return array;
+}
+
 // Dataset checks shared by the readers; they throw through reader.fail().
 template <class T>
 void require_rows(FileReader const& reader, std::string const& dataset, Array<T> const& array,

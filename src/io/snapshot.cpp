@@ -208,21 +208,13 @@ detail::Array<double> read_masses(detail::FileReader const& in, int type, hsize_
   return array;
 }
 
-// A dataset's shape as an Array without values, for the shape checks.
-template <class T>
-detail::Array<T> shape_of(detail::FileReader const& in, std::string const& dataset, int rank) {
-  detail::Array<T> array;
-  array.shape = in.shape<T>(dataset, rank);
-  return array;
-}
-
 // The parts of one file, type by type, appended to `parts`: every dataset's
 // shape checked against its coordinates' and the header; no values read.
 void describe_parts(detail::FileReader const& in, std::size_t file, std::vector<Part>& parts) {
   auto const this_file = header_counts(in, "NumPart_ThisFile");
   std::uint64_t gas = this_file ? (*this_file)[gas_type] : 0;
   if (std::string const gas_coordinates = coordinates.in(gas_type); in.exists(gas_coordinates))
-    gas = std::max<std::uint64_t>(gas, shape_of<double>(in, gas_coordinates, 2).rows());
+    gas = std::max<std::uint64_t>(gas, detail::shape_of<double>(in, gas_coordinates, 2).rows());
   if (gas > 0)
     in.fail(type_group(gas_type), fmt::format("holds {} gas particles: treetrav integrates collisionless bodies "
                                               "only (PartType1-5); remove the gas or make it collisionless",
@@ -235,7 +227,7 @@ void describe_parts(detail::FileReader const& in, std::size_t file, std::vector<
       continue;
     }
     std::string const x = coordinates.in(t);
-    auto const position = shape_of<double>(in, x, 2);
+    auto const position = detail::shape_of<double>(in, x, 2);
     detail::require_columns(in, x, position, 3);
     hsize_t const n = position.rows();
     if (this_file && (*this_file)[t] != n)
@@ -244,20 +236,20 @@ void describe_parts(detail::FileReader const& in, std::size_t file, std::vector<
                                         t, (*this_file)[t], x, n));
     detail::require_attribute_agrees(in, header_group, "Dimension", 0, 3, "the number of columns of " + x);
     if (n == 0) continue;
-    auto const velocity = shape_of<double>(in, velocities.in(t), 2);
+    auto const velocity = detail::shape_of<double>(in, velocities.in(t), 2);
     detail::require_rows(in, velocities.in(t), velocity, n, x);
     detail::require_columns(in, velocities.in(t), velocity, 3);
     detail::Array<double> mass;
     mass.shape = {n};
     if (in.exists(masses.in(t)) || !in.has_attribute(header_group, "MassTable"))
-      mass = shape_of<double>(in, masses.in(t), 1);
+      mass = detail::shape_of<double>(in, masses.in(t), 1);
     else
       read_masses(in, t, 0, 0);  // checks the table's entry
     detail::require_rows(in, masses.in(t), mass, n, x);
-    detail::require_rows(in, ids.in(t), shape_of<ParticleId>(in, ids.in(t), 1), n, x);
+    detail::require_rows(in, ids.in(t), detail::shape_of<ParticleId>(in, ids.in(t), 1), n, x);
     bool const has_potentials = in.exists(potentials.in(t));
     if (has_potentials)
-      detail::require_rows(in, potentials.in(t), shape_of<double>(in, potentials.in(t), 1), n, x);
+      detail::require_rows(in, potentials.in(t), detail::shape_of<double>(in, potentials.in(t), 1), n, x);
     parts.push_back({t, file, n, has_potentials});
   }
 }

@@ -117,8 +117,7 @@ Checkpoint read_checkpoint(std::string const& path, io::RowShare share) {
 
   // Every dataset's shape against the coordinates' (all rows), then the
   // values of this share's rows alone.
-  io::detail::Array<double> whole;
-  whole.shape = in.shape<double>(coordinates, 2);
+  auto const whole = io::detail::shape_of<double>(in, coordinates, 2);
   io::detail::require_not_empty(in, coordinates, whole);
   io::detail::require_columns(in, coordinates, whole, 3);
   hsize_t const n = whole.rows();
@@ -129,8 +128,7 @@ Checkpoint read_checkpoint(std::string const& path, io::RowShare share) {
   checkpoint.first_row = static_cast<std::int64_t>(block.begin);
   auto const read = [&](auto zero, char const* dataset, int rank, hsize_t columns) {
     using T = decltype(zero);
-    io::detail::Array<T> shape;
-    shape.shape = in.shape<T>(dataset, rank);
+    auto const shape = io::detail::shape_of<T>(in, dataset, rank);
     io::detail::require_rows(in, dataset, shape, n, coordinates);
     if (rank == 2) io::detail::require_columns(in, dataset, shape, columns);
     return in.read_rows<T>(dataset, rank, block.begin, block.size());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <treetrav/core/config.hpp>
+#include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/treefix/detail/region.hpp>
 
@@ -15,14 +16,6 @@ inline constexpr Index no_parent = -1;
 inline constexpr Index max_tree_vertices = Index{1} << 29;
 
 namespace detail {
-
-// Smallest r with 2^r >= count (0 for count <= 1).
-constexpr int ceil_log2(std::int64_t count) {
-  int rounds = 0;
-  while ((std::int64_t{1} << rounds) < count)
-    ++rounds;
-  return rounds;
-}
 
 struct RootAndHeight {
   Index root;

@@ -72,4 +72,12 @@ KOKKOS_FORCEINLINE_FUNCTION int leading_zeros(std::uint32_t x) {
 #endif
 }
 
+// Smallest r with 2^r >= count (0 for count <= 1).
+constexpr int ceil_log2(std::int64_t count) {
+  int rounds = 0;
+  while ((std::int64_t{1} << rounds) < count)
+    ++rounds;
+  return rounds;
+}
+
 } // namespace treetrav::detail

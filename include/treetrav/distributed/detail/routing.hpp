@@ -227,9 +227,7 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
   // Stable: each rank's queries stay in increasing order.
   Kokkos::View<std::uint32_t*, MemorySpace> sorted_rank(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::sorted_rank"), pairs);
-  int key_bits = 1;
-  while ((std::int64_t(1) << key_bits) < ranks)
-    ++key_bits;
+  int const key_bits = std::max(1, treetrav::detail::ceil_log2(ranks));
   auto const permutation =
       treetrav::detail::sort_permutation(space, rank, key_bits, "treetrav::distributed::route_sort", sorted_rank);
   Routes<MemorySpace> routes;
