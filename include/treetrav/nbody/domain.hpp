@@ -1,15 +1,14 @@
 #pragma once
 
 // What an N-body simulation needs from the MPI ranks it runs on, without MPI
-// itself (distributed/nbody_domain.hpp implements it): collective sums, the
-// locally essential tree of a rank's bodies, the bodies of all ranks, and
-// the files they write together.
-#include <treetrav/apps/barnes_hut.hpp>
+// itself (distributed/nbody_domain.hpp implements it): collective sums and
+// exchanges (the locally essential tree's, nbody/essential_tree.hpp), the
+// bodies of all ranks, and the files they write together.
 #include <treetrav/io/collective.hpp>
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
-#include <treetrav/trees/octree.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -43,19 +42,6 @@ BodyStates bodies_of(io::Snapshot const& state, std::int64_t first_row = 0);
 // every piece at least one body. A pure function of its arguments.
 BodyStates domain_of(BodyStates const& all, int rank, int ranks);
 
-// The octree a rank's force walk needs (Warren & Salmon's locally essential
-// tree): the cells and bodies of the octree over ALL ranks' bodies that a
-// walk from any of this rank's bodies can reach, with that tree's geometry
-// and moments. Its own bodies are rows 0..n-1 of `bodies` (as given), the
-// other ranks' bodies of opened leaves follow; cells another rank's box
-// takes whole arrive as childless, bodiless cells with their moments.
-struct EssentialTree {
-  Octree<Kokkos::HostSpace> tree;
-  PointSet<Kokkos::HostSpace> bodies;
-  Kokkos::View<Index*, Kokkos::HostSpace> local_order; // this rank's bodies in tree order
-  std::int64_t imported_cells = 0, imported_bodies = 0;
-};
-
 class Domain {
 public:
   virtual ~Domain() = default;
@@ -63,16 +49,16 @@ public:
   virtual int ranks() const = 0;
   virtual std::int64_t min(std::int64_t value) const = 0;
   virtual std::int64_t sum(std::int64_t value) const = 0;
-  // Collective over all ranks: x (n, 3) and masses of this rank's bodies,
-  // rows their rows in the whole system; options say which cells a walk
-  // takes whole; leaf_size as the octree's; group_size of group walks (0:
-  // per-body walks).
-  virtual EssentialTree
-  essential_tree(Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x,
-                 Kokkos::View<Coordinate*, Kokkos::HostSpace> masses,
-                 Kokkos::View<std::int64_t*, Kokkos::HostSpace> rows,
-                 BarnesHutOptions const& options, int leaf_size, bool quadrupoles,
-                 int group_size) const = 0;
+  // Collective (MPI_Allgatherv): rank r's sizes[r] bytes at its `data`,
+  // concatenated in rank order at `out`; every rank passes the same sizes.
+  virtual void all_gather(void const* data, std::vector<std::size_t> const& sizes, void* out) const = 0;
+  // Collective (MPI_Alltoall): sends[r], what this rank sends rank r; returns
+  // what each rank sends this one.
+  virtual std::vector<std::size_t> exchange_sizes(std::vector<std::size_t> const& sends) const = 0;
+  // Collective (MPI_Alltoallv): sends[r] bytes from `data` (rank order) to
+  // each rank r; receives[r] bytes (exchange_sizes) from each, at `out` in rank order.
+  virtual void all_to_all(void const* data, std::vector<std::size_t> const& sends, void* out,
+                          std::vector<std::size_t> const& receives) const = 0;
   // Collective: the bodies `held` by the ranks (any split of all bodies, each
   // on one rank, with their rows) cut as domain_of(all, rank(), ranks()) cuts
   // them all: this rank's share, ordered by row, without a recorded

@@ -5,6 +5,7 @@
 #include <treetrav/io/snapshot.hpp>
 #include <treetrav/nbody/configuration.hpp>
 #include <treetrav/nbody/domain.hpp>
+#include <treetrav/nbody/essential_tree.hpp>
 #include <treetrav/nbody/potential.hpp>
 #include <treetrav/trees/octree.hpp>
 
@@ -224,6 +225,16 @@ struct SumInteractions {
   }
 };
 
+// The essential tree's rows to walk: this rank's (rows 0..local-1), all or its active ones.
+template <class Marked, class Active>
+struct MarkWalked {
+  Marked marked;
+  Active active;
+  Index local;
+  bool all;
+  KOKKOS_FUNCTION void operator()(Index i) const { marked(i) = i < local && (all || active(i)) ? 1 : 0; }
+};
+
 // The forces (and costs) of the walked bodies, rows 0..n-1 of the essential tree's.
 template <class Accelerations, class Costs, class Marked>
 struct KeepForces {
@@ -249,8 +260,8 @@ struct KeepForces {
 // all bodies); at the end of a base step every body is synchronised.
 //
 // With a Domain (a distributed run) the state is this rank's bodies: the
-// forces walk the rank's locally essential tree (Domain::essential_tree,
-// built on the host and copied to the execution space), and the next step
+// forces walk the rank's locally essential tree (build_essential_tree, on
+// the execution space), and the next step
 // end and the divergence counts are agreed over all ranks.
 //
 // Every operation is a pure function of the state: the octree is built from
@@ -339,7 +350,7 @@ class Simulation {
   // The same over the locally essential tree of a distributed run.
   void evaluate_distributed_forces(bool all);
   // The essential tree of this rank's float bodies for `options`.
-  EssentialTree essential_tree(BarnesHutOptions const& options);
+  EssentialTree<memory_space> essential_tree(BarnesHutOptions const& options);
   // Summed over the ranks of a distributed run.
   std::int64_t total(std::int64_t value) const { return domain_ ? domain_->sum(value) : value; }
   // One sub-step from tick `now` to the next step end; returns its tick.
@@ -459,69 +470,61 @@ Simulation<ExecutionSpace, Strategy>::Simulation(ExecutionSpace const& space, St
                                                  std::int64_t step, std::shared_ptr<Domain const> domain)
     : Simulation(space, strategy, configuration, bodies.state, step, std::move(domain)) {
   rows_ = bodies.rows;
+  // The essential tree orders equal codes by index, as one process orders them by row.
+  bool ascending = rows_.extent(0) == std::size_t(size());
+  for (std::size_t i = 1; ascending && i < rows_.extent(0); ++i) ascending = rows_(i - 1) < rows_(i);
+  if (!ascending) throw std::invalid_argument("nbody: a rank's bodies must be ordered by row, one row each");
   costs_ = Kokkos::create_mirror_view_and_copy(space_, bodies.costs);
   set_accelerations(bodies.accelerations);
   set_bins(bodies.bins);
 }
 
 template <class ExecutionSpace, class Strategy>
-EssentialTree Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOptions const& options) {
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, Kokkos::HostSpace> x(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::host_bodies"), size(), 3);
-  Kokkos::View<Coordinate*, Kokkos::HostSpace> masses(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::host_masses"), size());
-  Kokkos::deep_copy(space_, x, bodies_.coordinates);
-  Kokkos::deep_copy(space_, masses, masses_);
-  space_.fence();
-  return domain_->essential_tree(x, masses, rows_, options, configuration_.leaf_size,
-                                 options.multipole == Multipole::quadrupole, configuration_.group_size);
+EssentialTree<typename ExecutionSpace::memory_space>
+Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOptions const& options) {
+  return build_essential_tree(space_, *domain_, bodies_, masses_, rows_, options, configuration_.leaf_size,
+                              options.multipole == Multipole::quadrupole, configuration_.group_size);
 }
 
 template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all) {
   Kokkos::Timer timer;
-  EssentialTree const essential = essential_tree(configuration_.forces);
+  EssentialTree<memory_space> const essential = essential_tree(configuration_.forces);
   times_.imported_cells += essential.imported_cells;
   times_.imported_bodies += essential.imported_bodies;
-  Octree<memory_space> const tree = copy_tree(space_, essential.tree);
-  PointSet<memory_space> const bodies =
-      copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies");
-  space_.fence();
   times_.tree_build += timer.seconds();
   timer.reset();
   // The work items: this rank's active bodies in tree order (per-body walks),
   // or every tree position with this rank's active bodies marked (group walks).
   Index const rows = essential.bodies.size();
-  auto const active = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, active_);
-  Kokkos::View<Index*, Kokkos::HostSpace> order(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_order"),
-      Strategy::group_walk ? essential.tree.points.size() : size());
-  Kokkos::View<std::uint8_t*, Kokkos::HostSpace> marked("treetrav::nbody::Simulation::essential_active", rows);
-  for (Index i = 0; i < size(); ++i) marked(i) = all || active(i) ? 1 : 0;
-  Index listed = 0;
+  Kokkos::View<std::uint8_t*, memory_space> marked(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_active"), rows);
+  Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
+                       detail::MarkWalked<decltype(marked), decltype(active_)>{marked, active_, size(), all});
+  Kokkos::View<Index const*, memory_space> order = essential.local_order;
   if constexpr (Strategy::group_walk) {
-    Kokkos::deep_copy(order, essential.tree.points.original_index);
-    listed = essential.tree.points.size();
-  } else {
-    for (Index j = 0; j < size(); ++j)
-      if (marked(essential.local_order(j))) order(listed++) = essential.local_order(j);
+    order = essential.tree.points.original_index;
+  } else if (!all) {
+    Index listed = 0;
+    Kokkos::parallel_scan("treetrav::nbody::Simulation::list_active", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
+                          detail::ListActive<Kokkos::View<Index const*, memory_space>, decltype(active_),
+                                             decltype(active_list_)>{essential.local_order, active_, active_list_},
+                          listed);
+    order = Kokkos::subview(active_list_, std::make_pair(Index(0), listed));
   }
-  auto const order_here =
-      Kokkos::create_mirror_view_and_copy(space_, Kokkos::subview(order, std::make_pair(Index(0), listed)));
-  auto const marked_here = Kokkos::create_mirror_view_and_copy(space_, marked);
   Accelerations accelerations(
       Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_accelerations"),
       rows, 3);
   Kokkos::View<Index*, memory_space> costs(
       Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_costs"), rows);
-  compute_barnes_hut_accelerations_and_costs(space_, tree, bodies, configuration_.forces, strategy_, accelerations,
-                                             costs, Kokkos::View<Index const*, memory_space>(order_here),
-                                             Kokkos::View<std::uint8_t const*, memory_space>(marked_here));
+  compute_barnes_hut_accelerations_and_costs(space_, essential.tree, essential.bodies, configuration_.forces, strategy_,
+                                             accelerations, costs, order,
+                                             Kokkos::View<std::uint8_t const*, memory_space>(marked));
   // Rows 0..n-1 of the essential tree's bodies are this rank's.
   Kokkos::parallel_for("treetrav::nbody::Simulation::keep_forces",
                        Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
-                       detail::KeepForces<Accelerations, Kokkos::View<Index*, memory_space>, decltype(marked_here)>{
-                           accelerations, accelerations_, costs, costs_, marked_here});
+                       detail::KeepForces<Accelerations, Kokkos::View<Index*, memory_space>, decltype(marked)>{
+                           accelerations, accelerations_, costs, costs_, marked});
   space_.fence();
   times_.forces += timer.seconds();
 }
@@ -764,15 +767,12 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
     Kokkos::View<double*, memory_space> potentials;
     if (domain_) {
       // Over the essential tree of the potential's opening angle; rows 0..n-1 are this rank's.
-      EssentialTree const essential = essential_tree(configuration_.potential_options());
-      auto const order = Kokkos::create_mirror_view_and_copy(
-          space_, Strategy::group_walk ? essential.tree.points.original_index : essential.local_order);
-      potentials = Kokkos::subview(
-          gravitational_potentials(space_, copy_tree(space_, essential.tree),
-                                   copy_points(space_, essential.bodies, "treetrav::nbody::Simulation::essential_bodies"),
-                                   configuration_.potential_options(), strategy_,
-                                   Kokkos::View<Index const*, memory_space>(order)),
-          std::make_pair(Index(0), size()));
+      EssentialTree<memory_space> const essential = essential_tree(configuration_.potential_options());
+      Kokkos::View<Index const*, memory_space> const order =
+          Strategy::group_walk ? essential.tree.points.original_index : essential.local_order;
+      potentials = Kokkos::subview(gravitational_potentials(space_, essential.tree, essential.bodies,
+                                                            configuration_.potential_options(), strategy_, order),
+                                   std::make_pair(Index(0), size()));
     } else {
       potentials = gravitational_potentials(space_, octree_.tree, bodies_, configuration_.potential_options(), strategy_,
                                             tree_order());

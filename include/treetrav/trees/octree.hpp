@@ -195,7 +195,12 @@ KOKKOS_INLINE_FUNCTION int shared_levels(std::uint64_t a, std::uint64_t b) {
 // some leaf_capacity + 1 consecutive bodies around i share. So body i begins
 // a node at each level of [first, last] (none when first > last), and the
 // nodes sorted by (level, first body) are the breadth-first numbering, the
-// children of a node consecutive and in octant order.
+// children of a node consecutive and in octant order. Forced splits: a cell
+// may also split whatever its count (a distributed run's cells shared by
+// several ranks split as the octree of all ranks' bodies splits them, which a
+// rank's own bodies do not show); forced(i) is then the level below the
+// deepest such cell holding body i (0: none), and the cells above it split.
+// They are nested along each body's path, so the nodes stay a tree.
 template <class MemorySpace>
 struct NodeLevels {
   Kokkos::View<std::uint64_t const*, MemorySpace> codes;
@@ -205,6 +210,8 @@ struct NodeLevels {
   // Each body's levels [first, last], packed first | last << 8, once for the
   // count and the keys.
   Kokkos::View<std::uint16_t*, MemorySpace> levels;
+  // Optional (extent 0: none): each body's forced splits, OctreeSplits.
+  Kokkos::View<std::int8_t const*, MemorySpace> forced;
 
   KOKKOS_FUNCTION void operator()(Index i) const {
     Index const n = static_cast<Index>(codes.extent(0));
@@ -212,7 +219,8 @@ struct NodeLevels {
     int over = -1; // the deepest level whose cell holding i exceeds the capacity
     Index const low = i > leaf_capacity ? i - leaf_capacity : 0;
     for (Index j = low; j <= i && j + leaf_capacity < n; ++j) over = shared(j) > over ? shared(j) : over;
-    int const last = over + 1 < morton_levels ? over + 1 : morton_levels;
+    int last = over + 1 < morton_levels ? over + 1 : morton_levels;
+    if (forced.extent(0) != 0 && forced(i) > last) last = forced(i);
     levels(i) = static_cast<std::uint16_t>(first | last << 8);
   }
 };
@@ -278,6 +286,7 @@ struct FillNodes {
   Kokkos::View<Coordinate*, MemorySpace> cell_size;
   RootCube cube;
   int leaf_capacity;
+  Kokkos::View<std::int8_t const*, MemorySpace> forced; // as NodeLevels'
 
   // The end of the cell (codes >> shift == cell) that body i is in:
   // galloping, then halving (cells are mostly small).
@@ -313,7 +322,8 @@ struct FillNodes {
                                             (std::uint64_t(level - 1) << 32 | std::uint64_t(first)) + 1) - 1;
     int count = 0;
     Index child = 0;
-    if (last - first > leaf_capacity && level < morton_levels) {
+    bool const splits = last - first > leaf_capacity || (forced.extent(0) != 0 && forced(first) > level);
+    if (splits && level < morton_levels) {
       Index const begin = level_begin(level + 1), end = level_begin(level + 2);
       std::uint64_t const next = std::uint64_t(level + 1) << 32;
       child = lower_bound(keys, begin, end, next | std::uint64_t(first));
@@ -329,6 +339,112 @@ struct FillNodes {
     cell_size(node) = static_cast<Coordinate>(cell_side);
   }
 };
+
+}  // namespace detail
+
+namespace detail {
+
+// Steps 1-2 in `cube`: the bodies and masses in tree order in built.tree
+// (points, original_index, body_mass); returns their codes, sorted.
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<std::uint64_t*, MemorySpace> sort_octree_bodies(
+    ExecutionSpace const& space, LevelledOctree<MemorySpace>& built, PointSet<MemorySpace> const& bodies,
+    Kokkos::View<Coordinate const*, typename PointSet<MemorySpace>::memory_space> masses, RootCube const& cube) {
+  // Functors as kernel arguments: this builder is instantiated in several
+  // translation units of the CLI (see as_kernel_argument).
+  auto const Policy = [](ExecutionSpace const& on, Index begin, Index end) {
+    return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(on, begin, end));
+  };
+  Index const n = bodies.size();
+  auto const x = bodies.coordinates;
+  Workspace* const workspace = built.workspace;
+  using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
+  auto const allocate = [&](auto view, char const* member, auto... extents) {
+    return allocate_octree_array<decltype(view)>(space, workspace, member, extents...);
+  };
+  Codes const unsorted = allocate(Codes{}, "unsorted_codes", n);
+  Codes const codes = allocate(Codes{}, "codes", n);
+  Kokkos::parallel_for(
+      "treetrav::MortonOctree::codes", Policy(space, 0, n),
+      KOKKOS_LAMBDA(Index i) { unsorted(i) = morton_code(cube, x(i, 0), x(i, 1), x(i, 2)); });
+  // A stable sort: equal codes keep index order on every backend.
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
+  Kokkos::View<Index*, MemorySpace> const order =
+      sort_permutation(space, unsorted, 3 * morton_levels, "treetrav::MortonOctree", codes, workspace);
+  Kokkos::Profiling::popRegion();
+
+  Octree<MemorySpace>& tree = built.tree;
+  using Tree = Octree<MemorySpace>;
+  tree.points.points = PointSet<MemorySpace>(
+      allocate(typename PointSet<MemorySpace>::coordinates_view{}, "bodies", n, 3));
+  tree.points.original_index = order;
+  tree.body_mass = allocate(typename Tree::scalar_view{}, "body_mass", n);
+  auto const sorted = tree.points.points.coordinates;
+  auto const body_mass = tree.body_mass;
+  Kokkos::parallel_for(
+      "treetrav::MortonOctree::gather", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+        for (int k = 0; k < 3; ++k) sorted(i, k) = x(order(i), k);
+        body_mass(i) = masses(order(i));
+      });
+  return codes;
+}
+
+// Step 3 from the sorted `codes` of the bodies in built.tree (sort_octree_bodies),
+// with the forced splits `forced` (NodeLevels; extent 0: none).
+template <class ExecutionSpace, class MemorySpace>
+void build_octree_nodes(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
+                        Kokkos::View<std::uint64_t const*, MemorySpace> codes, int leaf_capacity, RootCube const& cube,
+                        Kokkos::View<std::int8_t const*, MemorySpace> forced = {}) {
+  auto const Policy = [](ExecutionSpace const& on, Index begin, Index end) {
+    return as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(on, begin, end));
+  };
+  Index const n = static_cast<Index>(codes.extent(0));
+  Workspace* const workspace = built.workspace;
+  WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
+  using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
+  auto const allocate = [&](auto view, char const* member, auto... extents) {
+    return allocate_octree_array<decltype(view)>(space, workspace, member, extents...);
+  };
+  Octree<MemorySpace>& tree = built.tree;
+  using Tree = Octree<MemorySpace>;
+  // The nodes (NodeLevels): counted, keyed by (level, first body), sorted
+  // into breadth-first order, then linked; one read back (the node count),
+  // however deep the tree.
+  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::nodes");
+  auto const shared = allocate(Kokkos::View<std::int8_t*, MemorySpace>{}, "shared_levels", n);
+  if (n > leaf_capacity)
+    Kokkos::parallel_for("treetrav::MortonOctree::shared_levels", Policy(space, 0, n - leaf_capacity),
+                         ShareLevels<MemorySpace>{codes, shared, leaf_capacity});
+  auto const levels = allocate(Kokkos::View<std::uint16_t*, MemorySpace>{}, "node_levels", n);
+  Kokkos::parallel_for("treetrav::MortonOctree::node_levels", Policy(space, 0, n),
+                       NodeLevels<MemorySpace>{codes, shared, leaf_capacity, levels, forced});
+  auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
+  Index const node_count = lay_out_counts(arrays, "treetrav::MortonOctree::count_nodes", n,
+                                          CountNodeStarts<MemorySpace>{levels}, PlaceFirst<MemorySpace>{offsets});
+  Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
+  Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
+  Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
+                       EmitNodeKeys<MemorySpace>{levels, offsets, node_keys});
+  sort_keys(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys, workspace);
+  auto const level_begin = allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", octree_level_slots);
+  Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, octree_level_slots),
+                       FindLevels<MemorySpace>{keys, level_begin});
+  built.level_begin = level_begin;
+  tree.topology.children = allocate(decltype(tree.topology.children){}, "children", node_count, 8);
+  tree.topology.parent = allocate(decltype(tree.topology.parent){}, "parent", node_count);
+  tree.topology.point_begin = allocate(decltype(tree.topology.point_begin){}, "point_begin", node_count);
+  tree.topology.point_end = allocate(decltype(tree.topology.point_end){}, "point_end", node_count);
+  tree.cell_center = allocate(decltype(tree.cell_center){}, "cell_center", node_count, 3);
+  tree.cell_size = allocate(decltype(tree.cell_size){}, "cell_size", node_count);
+  Kokkos::parallel_for("treetrav::MortonOctree::fill_nodes", Policy(space, 0, node_count),
+                       FillNodes<MemorySpace>{codes, keys, level_begin, tree.topology.children, tree.topology.parent,
+                                              tree.topology.point_begin, tree.topology.point_end, tree.cell_center,
+                                              tree.cell_size, cube, leaf_capacity, forced});
+  Kokkos::Profiling::popRegion();
+
+  tree.mass = allocate(typename Tree::scalar_view{}, "mass", node_count);
+  tree.center_of_mass = allocate(typename Tree::vector_view{}, "center_of_mass", node_count, 3);
+}
 
 }  // namespace detail
 
@@ -351,89 +467,14 @@ LevelledOctree<MemorySpace> build_morton_octree_cells(
   if (masses.extent(0) != static_cast<std::size_t>(bodies.size()))
     throw InputError("octree: masses and bodies differ in number");
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::build");
-  // Functors as kernel arguments: this builder is instantiated in several
-  // translation units of the CLI (see as_kernel_argument).
-  auto const Policy = [](ExecutionSpace const& on, Index begin, Index end) {
-    return detail::as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(on, begin, end));
-  };
-  Index const n = bodies.size();
-  auto const x = bodies.coordinates;
-  detail::WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
   Kokkos::Profiling::pushRegion("treetrav::MortonOctree::root_cube");
-  detail::RootCube const cube = detail::root_cube(space, x, workspace);
+  detail::RootCube const cube = detail::root_cube(space, bodies.coordinates, workspace);
   Kokkos::Profiling::popRegion();
-
-  using Codes = Kokkos::View<std::uint64_t*, MemorySpace>;
-  auto const allocate = [&](auto view, char const* member, auto... extents) {
-    return detail::allocate_octree_array<decltype(view)>(space, workspace, member, extents...);
-  };
-  Codes const unsorted = allocate(Codes{}, "unsorted_codes", n);
-  Codes const codes = allocate(Codes{}, "codes", n);
-  Kokkos::parallel_for(
-      "treetrav::MortonOctree::codes", Policy(space, 0, n),
-      KOKKOS_LAMBDA(Index i) { unsorted(i) = detail::morton_code(cube, x(i, 0), x(i, 1), x(i, 2)); });
-  // A stable sort: equal codes keep index order on every backend.
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::sort");
-  Kokkos::View<Index*, MemorySpace> const order =
-      detail::sort_permutation(space, unsorted, 3 * detail::morton_levels, "treetrav::MortonOctree", codes, workspace);
-  Kokkos::Profiling::popRegion();
-
   LevelledOctree<MemorySpace> built;
   built.workspace = workspace;
-  Octree<MemorySpace>& tree = built.tree;
-  using Tree = Octree<MemorySpace>;
-  tree.points.points = PointSet<MemorySpace>(
-      allocate(typename PointSet<MemorySpace>::coordinates_view{}, "bodies", n, 3));
-  tree.points.original_index = order;
-  tree.body_mass = allocate(typename Tree::scalar_view{}, "body_mass", n);
-  auto const sorted = tree.points.points.coordinates;
-  auto const body_mass = tree.body_mass;
-  Kokkos::parallel_for(
-      "treetrav::MortonOctree::gather", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-        for (int k = 0; k < 3; ++k) sorted(i, k) = x(order(i), k);
-        body_mass(i) = masses(order(i));
-      });
-
-  // The nodes (NodeLevels): counted, keyed by (level, first body), sorted
-  // into breadth-first order, then linked; one read back (the node count),
-  // however deep the tree.
-  Kokkos::Profiling::pushRegion("treetrav::MortonOctree::nodes");
-  auto const shared = allocate(Kokkos::View<std::int8_t*, MemorySpace>{}, "shared_levels", n);
-  if (n > leaf_capacity)
-    Kokkos::parallel_for("treetrav::MortonOctree::shared_levels", Policy(space, 0, n - leaf_capacity),
-                         detail::ShareLevels<MemorySpace>{codes, shared, leaf_capacity});
-  auto const levels = allocate(Kokkos::View<std::uint16_t*, MemorySpace>{}, "node_levels", n);
-  Kokkos::parallel_for("treetrav::MortonOctree::node_levels", Policy(space, 0, n),
-                       detail::NodeLevels<MemorySpace>{codes, shared, leaf_capacity, levels});
-  auto const offsets = allocate(Kokkos::View<Index*, MemorySpace>{}, "node_offsets", n);
-  Index const node_count =
-      detail::lay_out_counts(arrays, "treetrav::MortonOctree::count_nodes", n,
-                             detail::CountNodeStarts<MemorySpace>{levels}, detail::PlaceFirst<MemorySpace>{offsets});
-  Codes const node_keys = allocate(Codes{}, "node_keys", node_count);
-  Codes const keys = allocate(Codes{}, "sorted_node_keys", node_count);
-  Kokkos::parallel_for("treetrav::MortonOctree::node_keys", Policy(space, 0, n),
-                       detail::EmitNodeKeys<MemorySpace>{levels, offsets, node_keys});
-  detail::sort_keys(space, node_keys, 32 + 5, "treetrav::MortonOctree::nodes", keys, workspace);
-  auto const level_begin =
-      allocate(Kokkos::View<Index*, MemorySpace>{}, "level_begin", detail::octree_level_slots);
-  Kokkos::parallel_for("treetrav::MortonOctree::levels", Policy(space, 0, detail::octree_level_slots),
-                       detail::FindLevels<MemorySpace>{keys, level_begin});
-  built.level_begin = level_begin;
-  tree.topology.children = allocate(decltype(tree.topology.children){}, "children", node_count, 8);
-  tree.topology.parent = allocate(decltype(tree.topology.parent){}, "parent", node_count);
-  tree.topology.point_begin = allocate(decltype(tree.topology.point_begin){}, "point_begin", node_count);
-  tree.topology.point_end = allocate(decltype(tree.topology.point_end){}, "point_end", node_count);
-  tree.cell_center = allocate(decltype(tree.cell_center){}, "cell_center", node_count, 3);
-  tree.cell_size = allocate(decltype(tree.cell_size){}, "cell_size", node_count);
-  Kokkos::parallel_for("treetrav::MortonOctree::fill_nodes", Policy(space, 0, node_count),
-                       detail::FillNodes<MemorySpace>{codes, keys, level_begin, tree.topology.children,
-                                                      tree.topology.parent, tree.topology.point_begin,
-                                                      tree.topology.point_end, tree.cell_center, tree.cell_size,
-                                                      cube, leaf_capacity});
-  Kokkos::Profiling::popRegion();
-
-  tree.mass = allocate(typename Tree::scalar_view{}, "mass", node_count);
-  tree.center_of_mass = allocate(typename Tree::vector_view{}, "center_of_mass", node_count, 3);
+  auto const codes = detail::sort_octree_bodies(space, built, bodies, masses, cube);
+  detail::build_octree_nodes(space, built, Kokkos::View<std::uint64_t const*, MemorySpace>(codes), leaf_capacity,
+                             cube);
   space.fence();
   Kokkos::Profiling::popRegion();
   return built;

@@ -1,0 +1,889 @@
+// The locally essential tree (include/treetrav/nbody/essential_tree.hpp says
+// what it is and how it is built), compiled once for each backend.
+#include <treetrav/core/detail/scan.hpp>
+#include <treetrav/core/detail/sort.hpp>
+#include <treetrav/core/error.hpp>
+#include <treetrav/core/math.hpp>
+#include <treetrav/nbody/essential_tree.hpp>
+#include <treetrav/trees/octree.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace treetrav::nbody {
+
+namespace {
+
+using treetrav::detail::lower_bound;
+using treetrav::detail::morton_levels;
+using treetrav::detail::RootCube;
+using treetrav::detail::SecondMoments;
+constexpr int quadrupole_columns = treetrav::detail::OctreeQuadrupoleNode<Kokkos::HostSpace>::quadrupole_columns;
+
+// A cell is (level, the codes of its bodies cut to the level's bits).
+KOKKOS_INLINE_FUNCTION int shift_of(int level) { return 3 * (morton_levels - level); }
+KOKKOS_INLINE_FUNCTION std::uint64_t first_code(int level, std::uint64_t code) {
+  return code >> shift_of(level) << shift_of(level);
+}
+KOKKOS_INLINE_FUNCTION std::uint64_t last_code(int level, std::uint64_t code) {
+  return first_code(level, code) | ((std::uint64_t(1) << shift_of(level)) - 1);
+}
+// The cell's place in the breadth-first order of all cells of the cube (an
+// implicit octree's index: the cells of the levels above, then the prefix):
+// sorting cells by it numbers them as the octree builder does, level by level
+// and in octant order, the children of a cell consecutive. Fits 64 bits.
+KOKKOS_INLINE_FUNCTION std::uint64_t heap_key(int level, std::uint64_t code) {
+  return ((std::uint64_t(1) << 3 * level) - 1) / 7 + (code >> shift_of(level));
+}
+template <class Keys>
+KOKKOS_INLINE_FUNCTION bool contains(Keys const& sorted, std::uint64_t key) {
+  Index const size = static_cast<Index>(sorted.extent(0));
+  Index const at = lower_bound(sorted, 0, size, key);
+  return at < size && sorted(at) == key;
+}
+
+struct BodyBox {
+  Coordinate lo[3], hi[3];
+};
+
+// Whether every walk from a body (or group) inside `box` takes the cell
+// (side `size`, centre `center`, centre of mass `com`) whole: the box stays
+// clear of the cell and is far enough by the walk's criterion
+// (BarnesHutWalk::far_enough with PackCells' open2), both with a relative
+// margin of 1e-5 for the float rounding of the walk's own distances (a few
+// float ulps), which also covers the rounding of this test's own sums.
+KOKKOS_INLINE_FUNCTION bool taken_whole(Coordinate size, Coordinate const* center, Coordinate const* com,
+                                        BodyBox const& box, BarnesHutOptions const& options) {
+  constexpr double margin = 1e-5;
+  double const half = 0.5 * double(size) * (1 + margin);
+  bool apart = false;
+  double gap2 = 0, offset2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    apart = apart || double(box.lo[k]) - center[k] > half || double(center[k]) - box.hi[k] > half;
+    double gap = double(box.lo[k]) - com[k];
+    gap = double(com[k]) - box.hi[k] > gap ? double(com[k]) - box.hi[k] : gap;
+    gap = gap > 0 ? gap : 0.0;
+    gap2 += gap * gap;
+    double const offset = double(com[k]) - center[k];
+    offset2 += offset * offset;
+  }
+  if (!apart || !(options.theta > 0)) return false;
+  if (options.opening == Opening::com_offset) {
+    double const open = double(size) / options.theta + math::sqrt(offset2);
+    return gap2 * (1 - margin) > double(static_cast<Coordinate>(open * open)) * (1 + margin);
+  }
+  double const theta2 = static_cast<Coordinate>(options.theta * options.theta);
+  return double(size) * size * (1 + margin) < theta2 * gap2 * (1 - margin);
+}
+
+// What a rank sends of a cell: its key, its float moments, and what follows
+// it: its children (bodies -1), or, a leaf, `bodies` bodies (0: a cell the
+// receiver takes whole).
+struct CellRecord {
+  std::uint64_t code;  // first_code
+  std::int32_t level, bodies;
+  Coordinate mass, com[3], quadrupole[quadrupole_columns];
+};
+struct BodyRecord {
+  Coordinate x[3], mass;
+};
+// A branch root's double sums, which the shared cells above it add up.
+struct RootMoments {
+  std::uint64_t key;  // heap_key
+  double moments[4];
+  SecondMoments second;
+};
+// A body of a shared leaf, as every rank receives it.
+struct SharedBody {
+  std::uint64_t code;
+  std::int64_t row;
+  Coordinate x[3], mass;
+};
+// A shared cell of the top, as every rank adds it to its tree.
+struct SharedCell {
+  std::uint64_t code;
+  std::int32_t level, bodies;  // -1: it splits
+  Index from;                  // a leaf's first body in the shared part of the pool
+};
+
+// A cell of the top of the octree over all bodies: shared (owner -1) or a
+// rank's branch; in the order of discovery (level by level, slot order).
+struct TopCell {
+  int level = 0;
+  std::uint64_t prefix = 0;
+  std::int64_t count = 0;
+  int owner = -1;
+  bool split = false;
+  std::vector<int> children;
+  std::vector<std::int64_t> rank_counts;
+  Index begin = 0;  // this rank's first body of the cell, in tree order
+  std::uint64_t code() const { return level == 0 ? 0 : prefix << shift_of(level); }
+};
+
+// Every rank's `mine`, in rank order; counts[r] values from rank r.
+template <class T>
+std::vector<T> gathered(Domain const& domain, std::vector<T> const& mine, std::vector<std::size_t>* counts = nullptr) {
+  static_assert(std::is_trivially_copyable_v<T>, "gathered sends raw bytes");
+  int const p = domain.ranks();
+  std::size_t const count = mine.size();
+  std::vector<std::size_t> all_counts(p), sizes(p);
+  domain.all_gather(&count, std::vector<std::size_t>(p, sizeof count), all_counts.data());
+  std::size_t total = 0;
+  for (int r = 0; r < p; ++r) sizes[r] = all_counts[r] * sizeof(T), total += all_counts[r];
+  std::vector<T> all(total);
+  domain.all_gather(mine.data(), sizes, all.data());
+  if (counts != nullptr) *counts = all_counts;
+  return all;
+}
+
+// What every rank sent this one, in rank order (counts[r] values from rank r).
+template <class T>
+std::vector<T> exchanged(Domain const& domain, std::vector<T> const& send, std::vector<std::size_t> const& send_counts,
+                         std::vector<std::size_t>& counts) {
+  static_assert(std::is_trivially_copyable_v<T>, "exchanged sends raw bytes");
+  int const p = domain.ranks();
+  std::vector<std::size_t> sends(p);
+  for (int r = 0; r < p; ++r) sends[r] = send_counts[r] * sizeof(T);
+  std::vector<std::size_t> receives = domain.exchange_sizes(sends);
+  std::size_t total = 0;
+  counts.assign(p, 0);
+  for (int r = 0; r < p; ++r) counts[r] = receives[r] / sizeof(T), total += counts[r];
+  std::vector<T> received(total);
+  domain.all_to_all(send.data(), sends, received.data(), receives);
+  return received;
+}
+
+template <class MemorySpace, class T>
+Kokkos::View<T*, MemorySpace> to_space(std::vector<T> const& values, std::string const& label) {
+  Kokkos::View<T*, MemorySpace> view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), values.size());
+  Kokkos::deep_copy(view, Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(values.data(),
+                                                                                            values.size()));
+  return view;
+}
+
+template <class T, class View>
+std::vector<T> to_vector(View const& view) {
+  std::vector<T> values(view.extent(0));
+  Kokkos::deep_copy(Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(values.data(), values.size()), view);
+  return values;
+}
+
+// Whether a cell of the rank's octree goes to a receiver: it lies in a
+// branch and no cell above it in the branch is taken whole there.
+template <class MemorySpace>
+struct Sent {
+  Kokkos::View<Index*, MemorySpace> parent;
+  Kokkos::View<std::uint8_t*, MemorySpace> branch;
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace> accepted;
+  int receiver;
+  KOKKOS_FUNCTION bool operator()(Index node) const {
+    if (!branch(node)) return false;
+    for (Index above = parent(node); above >= 0 && branch(above); above = parent(above))
+      if (accepted(above, receiver)) return false;
+    return true;
+  }
+};
+template <class MemorySpace>
+struct CountSentCells {
+  Sent<MemorySpace> sent;
+  KOKKOS_FUNCTION Index operator()(Index node) const { return sent(node) ? 1 : 0; }
+};
+// The bodies a cell sends: a leaf's, unless it is taken whole.
+template <class MemorySpace>
+struct CountSentBodies {
+  Sent<MemorySpace> sent;
+  TreeTopology<8, MemorySpace> topology;
+  KOKKOS_FUNCTION Index operator()(Index node) const {
+    bool const leaf = topology.child(node, 0) < 0;
+    return sent(node) && leaf && !sent.accepted(node, sent.receiver)
+               ? topology.point_end(node) - topology.point_begin(node)
+               : 0;
+  }
+};
+template <class Flags>
+struct CountFlagged {
+  Flags flags;
+  KOKKOS_FUNCTION Index operator()(Index i) const { return flags(i) ? 1 : 0; }
+};
+// A leaf's bodies (bodies >= 0); an internal cell none.
+template <class Bodies>
+struct CountLeafBodies {
+  Bodies bodies;
+  KOKKOS_FUNCTION Index operator()(Index i) const { return bodies(i) > 0 ? bodies(i) : 0; }
+};
+template <class Bodies, class Entries>
+struct CountLeaves {
+  Bodies bodies;
+  Entries entry;  // the cells in breadth-first order
+  KOKKOS_FUNCTION Index operator()(Index i) const { return bodies(entry(i)) >= 0 ? 1 : 0; }
+};
+template <class Bodies, class Entries, class Order>
+struct CountLeafBodiesInOrder {
+  Bodies bodies;
+  Entries leaves;
+  Order order;
+  KOKKOS_FUNCTION Index operator()(Index q) const { return bodies(leaves(order(q))); }
+};
+// The positions of the tree holding this rank's bodies (rows < n), in order.
+template <class MemorySpace>
+struct CountLocal {
+  Kokkos::View<Index*, MemorySpace> row;
+  Index n;
+  KOKKOS_FUNCTION Index operator()(Index i) const { return row(i) < n ? 1 : 0; }
+};
+template <class MemorySpace>
+struct PlaceLocal {
+  Kokkos::View<Index*, MemorySpace> row, local_order;
+  Index n;
+  KOKKOS_FUNCTION void operator()(Index i, Index at) const {
+    if (row(i) < n) local_order(at) = row(i);
+  }
+};
+
+}  // namespace
+
+template <class ExecutionSpace>
+EssentialTree<typename ExecutionSpace::memory_space>
+build_essential_tree(ExecutionSpace const& space, Domain const& domain,
+                     PointSet<typename ExecutionSpace::memory_space> const& bodies,
+                     Kokkos::View<Coordinate const*, typename ExecutionSpace::memory_space> masses,
+                     Kokkos::View<std::int64_t const*, Kokkos::HostSpace> rows, BarnesHutOptions const& options,
+                     int leaf_size, bool quadrupoles, int group_size) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  using treetrav::detail::PlaceFirst;
+  using treetrav::detail::WorkspaceArrays;
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree");
+  int const p = domain.ranks(), me = domain.rank();
+  Index const n = bodies.size();
+  auto const x = bodies.coordinates;
+  std::string const label = "treetrav::nbody::EssentialTree::";
+  auto const alloc = [&](char const* member) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + member);
+  };
+  WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
+  auto const laid_out = [&](char const* what, Index count, auto const& input, auto const& output) {
+    return treetrav::detail::lay_out_counts(arrays, label + what, count, input, output);
+  };
+
+  // 1. The cube around every rank's box; the bodies sorted by their codes in it.
+  Coordinate bounds[6];
+  Kokkos::parallel_reduce(label + "box", Policy(space, 0, n),
+                          treetrav::detail::BoxReduction<MemorySpace>{6, x},
+                          Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
+  BodyBox const mine{{bounds[0], bounds[1], bounds[2]}, {bounds[3], bounds[4], bounds[5]}};
+  std::vector<BodyBox> const boxes = gathered(domain, std::vector<BodyBox>{mine});
+  Coordinate lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = infinity, hi[k] = -infinity;
+    for (BodyBox const& box : boxes) lo[k] = std::min(lo[k], box.lo[k]), hi[k] = std::max(hi[k], box.hi[k]);
+  }
+  RootCube const cube = treetrav::detail::cube_around(lo, hi);
+  LevelledOctree<MemorySpace> local;
+  Kokkos::View<std::uint64_t const*, MemorySpace> const codes =
+      treetrav::detail::sort_octree_bodies(space, local, bodies, masses, cube);
+
+  // 2. The shared cells and the branches, level by level.
+  std::vector<TopCell> top;
+  {
+    std::vector<TopCell> candidates(1);
+    std::vector<int> parents{-1};
+    while (!candidates.empty()) {
+      int const m = static_cast<int>(candidates.size());
+      std::vector<std::uint64_t> ranges(2 * std::size_t(m));
+      for (int c = 0; c < m; ++c)
+        ranges[2 * c] = candidates[c].code(), ranges[2 * c + 1] = last_code(candidates[c].level, candidates[c].code());
+      auto const range = to_space<MemorySpace>(ranges, label + "top_ranges");
+      Kokkos::View<Index*, MemorySpace> found(alloc("top_found"), 2 * std::size_t(m));
+      Kokkos::parallel_for(
+          label + "top_counts", Policy(space, 0, m), KOKKOS_LAMBDA(Index c) {
+            Index const begin = lower_bound(codes, 0, n, range(2 * c));
+            found(2 * c) = begin;
+            found(2 * c + 1) = lower_bound(codes, begin, n, range(2 * c + 1) + 1) - begin;
+          });
+      std::vector<Index> const here = to_vector<Index>(found);
+      std::vector<std::int64_t> counts(m), all(std::size_t(m) * p);
+      for (int c = 0; c < m; ++c) counts[c] = here[2 * c + 1];
+      domain.all_gather(counts.data(), std::vector<std::size_t>(p, m * sizeof(std::int64_t)), all.data());
+      std::vector<TopCell> next;
+      std::vector<int> next_parents;
+      for (int c = 0; c < m; ++c) {
+        TopCell cell = candidates[c];
+        cell.begin = here[2 * c];
+        int owners = 0;
+        for (int r = 0; r < p; ++r) {
+          std::int64_t const count = all[std::size_t(r) * m + c];
+          cell.rank_counts.push_back(count);
+          cell.count += count;
+          if (count > 0) ++owners, cell.owner = r;
+        }
+        if (cell.count == 0) continue;
+        int const id = static_cast<int>(top.size());
+        if (parents[c] >= 0) top[parents[c]].children.push_back(id);
+        if (owners > 1) {
+          cell.owner = -1;
+          cell.split = cell.count > leaf_size && cell.level < morton_levels;
+          if (cell.split)
+            for (int d = 0; d < 8; ++d) {
+              TopCell child;
+              child.level = cell.level + 1;
+              child.prefix = cell.prefix * 8 + d;
+              next.push_back(child);
+              next_parents.push_back(id);
+            }
+        }
+        top.push_back(std::move(cell));
+      }
+      candidates = std::move(next);
+      parents = std::move(next_parents);
+    }
+  }
+  std::vector<std::uint64_t> shared_keys, split_keys;
+  for (TopCell const& cell : top)
+    if (cell.owner < 0) {
+      shared_keys.push_back(heap_key(cell.level, cell.code()));
+      if (cell.split) split_keys.push_back(shared_keys.back());
+    }
+  std::sort(shared_keys.begin(), shared_keys.end());
+  std::sort(split_keys.begin(), split_keys.end());
+
+  // 3. This rank's octree, split where the octree of all bodies splits the shared cells.
+  Kokkos::View<std::int8_t*, MemorySpace> forced;
+  if (!split_keys.empty()) {
+    auto const splits = to_space<MemorySpace>(split_keys, label + "split_keys");
+    forced = Kokkos::View<std::int8_t*, MemorySpace>(alloc("forced_splits"), n);
+    Kokkos::parallel_for(
+        label + "forced_splits", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+          int level = 0;
+          while (level < morton_levels && contains(splits, heap_key(level, codes(i)))) ++level;
+          forced(i) = static_cast<std::int8_t>(level);
+        });
+  }
+  treetrav::detail::build_octree_nodes(space, local, codes, leaf_size, cube,
+                                       Kokkos::View<std::int8_t const*, MemorySpace>(forced));
+  compute_octree_multipoles(space, local, quadrupoles);
+  Octree<MemorySpace> const& own = local.tree;
+  Index const nodes = own.topology.size();
+  // Each node's level and key; whether it lies in a branch (is no shared cell).
+  Kokkos::View<std::int8_t*, MemorySpace> node_level(alloc("node_level"), nodes);
+  Kokkos::View<std::uint64_t*, MemorySpace> node_key(alloc("node_key"), nodes);
+  Kokkos::View<std::uint8_t*, MemorySpace> branch(alloc("branch"), nodes);
+  {
+    auto const level_begin = local.level_begin;
+    auto const point_begin = own.topology.point_begin;
+    auto const shared = to_space<MemorySpace>(shared_keys, label + "shared_keys");
+    Kokkos::parallel_for(
+        label + "node_keys", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          int level = 0;
+          while (level + 1 < treetrav::detail::octree_level_slots && level_begin(level + 1) <= node) ++level;
+          std::uint64_t const key = heap_key(level, codes(point_begin(node)));
+          node_level(node) = static_cast<std::int8_t>(level);
+          node_key(node) = key;
+          branch(node) = contains(shared, key) ? 0 : 1;
+        });
+  }
+
+  // The double sums of every rank's branch roots, for the shared cells above them.
+  std::vector<RootMoments> roots;
+  {
+    std::vector<std::uint64_t> keys;
+    for (TopCell const& cell : top)
+      if (cell.owner == me) keys.push_back(heap_key(cell.level, cell.code()));
+    auto const wanted = to_space<MemorySpace>(keys, label + "root_keys");
+    Kokkos::View<RootMoments*, MemorySpace> found(alloc("roots"), keys.size());
+    auto const moments = local.moments;
+    auto const second = local.second_moments;
+    Kokkos::parallel_for(
+        label + "roots", Policy(space, 0, keys.size()), KOKKOS_LAMBDA(Index j) {
+          Index const node = lower_bound(node_key, 0, nodes, wanted(j));
+          RootMoments root{};
+          root.key = wanted(j);
+          for (int k = 0; k < 4; ++k) root.moments[k] = moments(node)[k];
+          if (second.extent(0) != 0) root.second = second(node);
+          found(j) = root;
+        });
+    roots = gathered(domain, to_vector<RootMoments>(found));
+  }
+
+  // The bodies of shared leaves: this rank's, then every rank's.
+  std::vector<Index> mine_shared;  // their indices, in the order sent
+  std::vector<SharedBody> shared;
+  {
+    std::vector<Index> from;
+    for (TopCell const& cell : top)
+      if (cell.owner < 0 && !cell.split)
+        for (std::int64_t j = 0; j < cell.rank_counts[me]; ++j) from.push_back(cell.begin + static_cast<Index>(j));
+    auto const positions = to_space<MemorySpace>(from, label + "shared_positions");
+    Kokkos::View<SharedBody*, MemorySpace> found(alloc("shared_bodies"), from.size());
+    Kokkos::View<Index*, MemorySpace> index(alloc("shared_index"), from.size());
+    auto const sorted = own.points.points.coordinates;
+    auto const original = own.points.original_index;
+    auto const mass = own.body_mass;
+    Kokkos::parallel_for(
+        label + "shared_bodies", Policy(space, 0, from.size()), KOKKOS_LAMBDA(Index j) {
+          Index const i = positions(j);
+          SharedBody body{};
+          body.code = codes(i);
+          for (int k = 0; k < 3; ++k) body.x[k] = sorted(i, k);
+          body.mass = mass(i);
+          found(j) = body;
+          index(j) = original(i);
+        });
+    shared = to_vector<SharedBody>(found);
+    mine_shared = to_vector<Index>(index);
+    for (std::size_t j = 0; j < shared.size(); ++j) shared[j].row = rows(mine_shared[j]);
+  }
+  std::vector<std::size_t> shared_counts;
+  std::vector<SharedBody> const all_shared = gathered(domain, shared, &shared_counts);
+
+  // Where each rank's walks start: the cells of the top holding its bodies
+  // (its branches, the shared leaves where it has bodies), each cube cut to
+  // the rank's box. A group walk's group is a cell (or a run of small sibling
+  // cells, or part of a leaf) whose box spans all its bodies, other ranks'
+  // included: it adds, whole, every shared cell where such a group may hold
+  // the rank's bodies. In Morton order, hulls of runs of them: at most
+  // reach_boxes a rank. A cell far enough from each box is far enough from
+  // every body and group, however the set is cut; the set is far tighter
+  // than the rank's one box, whose pieces of the curve may lie apart.
+  constexpr std::size_t reach_boxes = 64;
+  std::vector<BodyBox> reach;
+  std::vector<int> reach_begin(p + 1, 0);
+  {
+    struct Region {
+      std::uint64_t code;
+      BodyBox box;
+    };
+    std::vector<std::vector<Region>> regions(p);
+    auto const cube_of = [&](TopCell const& cell, BodyBox const* within) {
+      double const side = cube.side / double(std::uint64_t(1) << cell.level);
+      std::uint64_t const code = cell.code();
+      BodyBox box;
+      for (int k = 0; k < 3; ++k) {
+        auto const at = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - cell.level);
+        double const low = cube.corner[k] + double(at) * side, slack = 1e-6 * side;
+        box.lo[k] = static_cast<Coordinate>(low - slack);
+        box.hi[k] = static_cast<Coordinate>(low + side + slack);
+        if (within != nullptr)
+          box.lo[k] = std::max(box.lo[k], within->lo[k]), box.hi[k] = std::min(box.hi[k], within->hi[k]);
+      }
+      return Region{code, box};
+    };
+    for (TopCell const& cell : top) {
+      if (cell.owner >= 0) {
+        regions[cell.owner].push_back(cube_of(cell, &boxes[cell.owner]));
+        continue;
+      }
+      for (int r = 0; r < p; ++r) {
+        bool mixes = !cell.split && cell.rank_counts[r] > 0;
+        if (mixes) regions[r].push_back(cube_of(cell, &boxes[r]));
+        if (group_size <= 0) continue;
+        for (int child : cell.children)
+          mixes = mixes || (top[child].rank_counts[r] > 0 && top[child].rank_counts[r] <= group_size);
+        if (mixes) regions[r].push_back(cube_of(cell, nullptr));
+      }
+    }
+    for (int r = 0; r < p; ++r) {
+      auto& of = regions[r];
+      std::stable_sort(of.begin(), of.end(), [](Region const& a, Region const& b) { return a.code < b.code; });
+      std::size_t const runs = std::min(reach_boxes, of.size());
+      for (std::size_t run = 0; run < runs; ++run) {
+        BodyBox hull = of[run * of.size() / runs].box;
+        for (std::size_t i = run * of.size() / runs; i < (run + 1) * of.size() / runs; ++i)
+          for (int k = 0; k < 3; ++k)
+            hull.lo[k] = std::min(hull.lo[k], of[i].box.lo[k]), hull.hi[k] = std::max(hull.hi[k], of[i].box.hi[k]);
+        reach.push_back(hull);
+      }
+      reach_begin[r + 1] = static_cast<int>(reach.size());
+    }
+  }
+
+  // 4. Every other rank's share of the branches, selected and packed here.
+  std::vector<CellRecord> cells_out;
+  std::vector<BodyRecord> bodies_out;
+  std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
+  if (p > 1) {
+    auto const boxes_here = to_space<MemorySpace>(reach, label + "reach");
+    auto const first_box = to_space<MemorySpace>(reach_begin, label + "reach_begin");
+    Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace> accepted(alloc("accepted"), nodes, p);
+    auto const size = own.cell_size;
+    auto const center = own.cell_center;
+    auto const com = own.center_of_mass;
+    Kokkos::parallel_for(
+        label + "accepted", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          Coordinate const c[3] = {center(node, 0), center(node, 1), center(node, 2)};
+          Coordinate const g[3] = {com(node, 0), com(node, 1), com(node, 2)};
+          for (int r = 0; r < p; ++r) {
+            bool whole = r != me && branch(node) != 0;
+            for (int b = first_box(r); whole && b < first_box(r + 1); ++b)
+              whole = taken_whole(size(node), c, g, boxes_here(b), options);
+            accepted(node, r) = whole ? 1 : 0;
+          }
+        });
+    Kokkos::View<Index*, MemorySpace> cell_at(alloc("cell_at"), nodes), body_at(alloc("body_at"), nodes);
+    auto const topology = own.topology;
+    auto const sorted = own.points.points.coordinates;
+    auto const body_mass = own.body_mass;
+    auto const mass = own.mass;
+    auto const quadrupole = own.quadrupole;
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      Sent<MemorySpace> const sent{topology.parent, branch, accepted, r};
+      Index const cell_count = laid_out("count_cells", nodes, CountSentCells<MemorySpace>{sent},
+                                        PlaceFirst<MemorySpace>{cell_at});
+      Index const body_count = laid_out("count_bodies", nodes, CountSentBodies<MemorySpace>{sent, topology},
+                                        PlaceFirst<MemorySpace>{body_at});
+      Kokkos::View<CellRecord*, MemorySpace> cells(alloc("cells_out"), cell_count);
+      Kokkos::View<BodyRecord*, MemorySpace> sent_bodies(alloc("bodies_out"), body_count);
+      Kokkos::parallel_for(
+          label + "pack", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+            if (!sent(node)) return;
+            CellRecord record{};
+            int const level = node_level(node);
+            Index const begin = topology.point_begin(node), end = topology.point_end(node);
+            record.code = first_code(level, codes(begin));
+            record.level = level;
+            bool const leaf = topology.child(node, 0) < 0;
+            record.bodies = accepted(node, sent.receiver) ? 0 : leaf ? end - begin : -1;
+            record.mass = mass(node);
+            for (int k = 0; k < 3; ++k) record.com[k] = com(node, k);
+            if (quadrupole.extent(0) != 0)
+              for (int k = 0; k < quadrupole_columns; ++k) record.quadrupole[k] = quadrupole(node, k);
+            cells(cell_at(node)) = record;
+            for (Index i = begin; record.bodies > 0 && i < end; ++i) {
+              BodyRecord body;
+              for (int k = 0; k < 3; ++k) body.x[k] = sorted(i, k);
+              body.mass = body_mass(i);
+              sent_bodies(body_at(node) + (i - begin)) = body;
+            }
+          });
+      cells_sent[r] = static_cast<std::size_t>(cell_count);
+      bodies_sent[r] = static_cast<std::size_t>(body_count);
+      std::size_t const cells_before = cells_out.size(), bodies_before = bodies_out.size();
+      cells_out.resize(cells_before + cell_count);
+      bodies_out.resize(bodies_before + body_count);
+      Kokkos::deep_copy(
+          Kokkos::View<CellRecord*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(cells_out.data() + cells_before,
+                                                                               cell_count),
+          cells);
+      Kokkos::deep_copy(
+          Kokkos::View<BodyRecord*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bodies_out.data() + bodies_before,
+                                                                               body_count),
+          sent_bodies);
+    }
+  }
+  std::vector<std::size_t> cells_received, bodies_received;
+  std::vector<CellRecord> const cells_in = exchanged(domain, cells_out, cells_sent, cells_received);
+  std::vector<BodyRecord> const bodies_in = exchanged(domain, bodies_out, bodies_sent, bodies_received);
+  cells_out = {}, bodies_out = {};
+
+  // 5. The assembly. The bodies: this rank's octree's (positions 0..n-1, of
+  // which those of shared leaves are not taken), the received ones, then
+  // the shared leaves' bodies, each leaf's ordered as one process orders them.
+  Index const received_cells = static_cast<Index>(cells_in.size());
+  Index const received_bodies = static_cast<Index>(bodies_in.size());
+  std::vector<SharedCell> shared_cells;
+  std::vector<BodyRecord> pool_shared;
+  std::vector<Index> pool_shared_row;
+  Index imported_shared = 0;
+  {
+    std::vector<std::size_t> cursor(p, 0);
+    for (int r = 1; r < p; ++r) cursor[r] = cursor[r - 1] + shared_counts[r - 1];
+    std::size_t const mine_first = cursor[me];
+    Index next_row = n + received_bodies;
+    struct Member {
+      std::uint64_t code;
+      std::int64_t row;
+      std::size_t at;
+      bool operator<(Member const& other) const {
+        return code != other.code ? code < other.code : row < other.row;
+      }
+    };
+    std::vector<Member> members;
+    for (TopCell const& cell : top) {
+      if (cell.owner >= 0) continue;
+      SharedCell entry{cell.code(), cell.level, -1, 0};
+      if (!cell.split) {
+        members.clear();
+        for (int r = 0; r < p; ++r)
+          for (std::int64_t j = 0; j < cell.rank_counts[r]; ++j, ++cursor[r])
+            members.push_back(Member{all_shared[cursor[r]].code, all_shared[cursor[r]].row, cursor[r]});
+        std::sort(members.begin(), members.end());
+        entry.bodies = static_cast<std::int32_t>(members.size());
+        entry.from = static_cast<Index>(pool_shared.size());
+        for (Member const& member : members) {
+          SharedBody const& body = all_shared[member.at];
+          pool_shared.push_back(BodyRecord{{body.x[0], body.x[1], body.x[2]}, body.mass});
+          bool const own_body = member.at >= mine_first && member.at < mine_first + shared_counts[me];
+          pool_shared_row.push_back(own_body ? mine_shared[member.at - mine_first] : next_row++);
+          imported_shared += own_body ? 0 : 1;
+        }
+      }
+      shared_cells.push_back(entry);
+    }
+  }
+  Index const shared_bodies = static_cast<Index>(pool_shared.size());
+  Index const pool_size = n + received_bodies + shared_bodies;
+  Index const rows_total = n + received_bodies + imported_shared;
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> pool_x(alloc("pool_x"), pool_size, 3);
+  Kokkos::View<Coordinate*, MemorySpace> pool_mass(alloc("pool_mass"), pool_size);
+  Kokkos::View<Index*, MemorySpace> pool_row(alloc("pool_row"), pool_size);
+  {
+    auto const sorted = own.points.points.coordinates;
+    auto const body_mass = own.body_mass;
+    auto const original = own.points.original_index;
+    auto const in = to_space<MemorySpace>(bodies_in, label + "bodies_in");
+    auto const more = to_space<MemorySpace>(pool_shared, label + "shared_pool");
+    auto const more_row = to_space<MemorySpace>(pool_shared_row, label + "shared_rows");
+    Index const received = received_bodies;
+    Kokkos::parallel_for(
+        label + "pool", Policy(space, 0, pool_size), KOKKOS_LAMBDA(Index i) {
+          if (i < n) {
+            for (int k = 0; k < 3; ++k) pool_x(i, k) = sorted(i, k);
+            pool_mass(i) = body_mass(i);
+            pool_row(i) = original(i);
+            return;
+          }
+          BodyRecord const body = i < n + received ? in(i - n) : more(i - n - received);
+          for (int k = 0; k < 3; ++k) pool_x(i, k) = body.x[k];
+          pool_mass(i) = body.mass;
+          pool_row(i) = i < n + received ? i : more_row(i - n - received);
+        });
+  }
+
+  // The cells: this rank's branch cells, the received cells, the shared cells.
+  Kokkos::View<Index*, MemorySpace> own_at(alloc("own_at"), nodes);
+  Index const own_cells =
+      laid_out("count_own", nodes, CountFlagged<decltype(branch)>{branch}, PlaceFirst<MemorySpace>{own_at});
+  Index const cell_count = own_cells + received_cells + static_cast<Index>(shared_cells.size());
+  Kokkos::View<std::uint64_t*, MemorySpace> entry_key(alloc("entry_key"), cell_count);
+  Kokkos::View<std::uint64_t*, MemorySpace> entry_code(alloc("entry_code"), cell_count);
+  Kokkos::View<std::int8_t*, MemorySpace> entry_level(alloc("entry_level"), cell_count);
+  Kokkos::View<Index*, MemorySpace> entry_bodies(alloc("entry_bodies"), cell_count);  // -1: internal
+  Kokkos::View<Index*, MemorySpace> entry_from(alloc("entry_from"), cell_count);      // in the pool
+  Kokkos::View<CellRecord*, MemorySpace> entry_moments(alloc("entry_moments"), cell_count);
+  {
+    auto const topology = own.topology;
+    auto const mass = own.mass;
+    auto const com = own.center_of_mass;
+    auto const quadrupole = own.quadrupole;
+    Kokkos::parallel_for(
+        label + "own_cells", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          if (!branch(node)) return;
+          Index const e = own_at(node);
+          int const level = node_level(node);
+          Index const begin = topology.point_begin(node);
+          entry_key(e) = node_key(node);
+          entry_code(e) = first_code(level, codes(begin));
+          entry_level(e) = static_cast<std::int8_t>(level);
+          entry_bodies(e) = topology.child(node, 0) < 0 ? topology.point_end(node) - begin : -1;
+          entry_from(e) = begin;
+          CellRecord record{};
+          record.mass = mass(node);
+          for (int k = 0; k < 3; ++k) record.com[k] = com(node, k);
+          if (quadrupole.extent(0) != 0)
+            for (int k = 0; k < quadrupole_columns; ++k) record.quadrupole[k] = quadrupole(node, k);
+          entry_moments(e) = record;
+        });
+    auto const in = to_space<MemorySpace>(cells_in, label + "cells_in");
+    Kokkos::View<Index*, MemorySpace> body_from(alloc("received_from"), received_cells);
+    Kokkos::View<Index*, MemorySpace> in_bodies(alloc("received_bodies"), received_cells);
+    Kokkos::parallel_for(
+        label + "received_counts", Policy(space, 0, received_cells),
+        KOKKOS_LAMBDA(Index j) { in_bodies(j) = in(j).bodies; });
+    laid_out("place_received", received_cells, CountLeafBodies<decltype(in_bodies)>{in_bodies},
+             PlaceFirst<MemorySpace>{body_from});
+    Kokkos::parallel_for(
+        label + "received_cells", Policy(space, 0, received_cells), KOKKOS_LAMBDA(Index j) {
+          Index const e = own_cells + j;
+          CellRecord const record = in(j);
+          entry_key(e) = heap_key(record.level, record.code);
+          entry_code(e) = record.code;
+          entry_level(e) = static_cast<std::int8_t>(record.level);
+          entry_bodies(e) = record.bodies;
+          entry_from(e) = n + body_from(j);
+          entry_moments(e) = record;
+        });
+    auto const top_cells = to_space<MemorySpace>(shared_cells, label + "shared_cells");
+    Index const first = own_cells + received_cells;
+    Index const shared_from = n + received_bodies;
+    Kokkos::parallel_for(
+        label + "shared_cells", Policy(space, 0, top_cells.extent(0)), KOKKOS_LAMBDA(Index j) {
+          Index const e = first + j;
+          SharedCell const cell = top_cells(j);
+          entry_key(e) = heap_key(cell.level, cell.code);
+          entry_code(e) = cell.code;
+          entry_level(e) = static_cast<std::int8_t>(cell.level);
+          entry_bodies(e) = cell.bodies;
+          entry_from(e) = shared_from + cell.from;
+          entry_moments(e) = CellRecord{};
+        });
+  }
+
+  // Breadth-first: by key. Leaves (taken-whole cells included) in depth-first order: by code.
+  Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), cell_count);
+  Kokkos::View<Index*, MemorySpace> const order =
+      treetrav::detail::sort_permutation(space, entry_key, 64, label + "cells", keys);
+  Kokkos::View<Index*, MemorySpace> leaf_at(alloc("leaf_at"), cell_count);
+  Index const leaf_count =
+      laid_out("count_leaves", cell_count, CountLeaves<decltype(entry_bodies), decltype(order)>{entry_bodies, order},
+               PlaceFirst<MemorySpace>{leaf_at});
+  Kokkos::View<Index*, MemorySpace> leaves(alloc("leaves"), leaf_count);
+  Kokkos::View<std::uint64_t*, MemorySpace> leaf_code(alloc("leaf_code"), leaf_count);
+  Kokkos::parallel_for(
+      label + "leaves", Policy(space, 0, cell_count), KOKKOS_LAMBDA(Index i) {
+        Index const e = order(i);
+        if (entry_bodies(e) < 0) return;
+        leaves(leaf_at(i)) = e;
+        leaf_code(leaf_at(i)) = entry_code(e);
+      });
+  Kokkos::View<std::uint64_t*, MemorySpace> leaf_codes(alloc("sorted_leaf_codes"), leaf_count);
+  Kokkos::View<Index*, MemorySpace> const leaf_order =
+      treetrav::detail::sort_permutation(space, leaf_code, 3 * morton_levels, label + "leaves", leaf_codes);
+  Kokkos::View<Index*, MemorySpace> leaf_start(alloc("leaf_start"), leaf_count + 1);
+  Index const tree_bodies =
+      laid_out("count_tree_bodies", leaf_count,
+               CountLeafBodiesInOrder<decltype(entry_bodies), decltype(leaves), decltype(leaf_order)>{
+                   entry_bodies, leaves, leaf_order},
+               PlaceFirst<MemorySpace>{leaf_start});
+  if (tree_bodies != rows_total)
+    throw std::logic_error("essential tree: " + std::to_string(tree_bodies) + " bodies in leaves for " +
+                           std::to_string(rows_total) + " rows");
+  Kokkos::deep_copy(space, Kokkos::subview(leaf_start, leaf_count), tree_bodies);
+
+  EssentialTree<MemorySpace> result;
+  result.imported_cells = received_cells;
+  result.imported_bodies = std::int64_t(received_bodies) + imported_shared;
+  using Tree = Octree<MemorySpace>;
+  Tree& tree = result.tree;
+  tree.topology.children = decltype(tree.topology.children)(alloc("children"), cell_count, 8);
+  tree.topology.parent = decltype(tree.topology.parent)(alloc("parent"), cell_count);
+  tree.topology.point_begin = decltype(tree.topology.parent)(alloc("point_begin"), cell_count);
+  tree.topology.point_end = decltype(tree.topology.parent)(alloc("point_end"), cell_count);
+  tree.mass = typename Tree::scalar_view(alloc("mass"), cell_count);
+  tree.center_of_mass = typename Tree::vector_view(alloc("center_of_mass"), cell_count, 3);
+  tree.cell_center = typename Tree::vector_view(alloc("cell_center"), cell_count, 3);
+  tree.cell_size = typename Tree::scalar_view(alloc("cell_size"), cell_count);
+  if (quadrupoles) tree.quadrupole = typename Tree::vector_view(alloc("quadrupole"), cell_count, quadrupole_columns);
+  {
+    auto const t = tree;
+    Kokkos::parallel_for(
+        label + "cells", Policy(space, 0, cell_count), KOKKOS_LAMBDA(Index i) {
+          Index const e = order(i);
+          int const level = entry_level(e);
+          std::uint64_t const code = entry_code(e);
+          t.topology.parent(i) = level == 0 ? Index(-1) : lower_bound(keys, 0, i, heap_key(level - 1, code));
+          Index child = 0, children = 0;
+          if (entry_bodies(e) < 0) {
+            std::uint64_t const base = heap_key(level + 1, code);
+            child = lower_bound(keys, i + 1, cell_count, base);
+            children = lower_bound(keys, child, cell_count, base + 8) - child;
+          }
+          for (int slot = 0; slot < 8; ++slot) t.topology.children(i, slot) = slot < children ? child + slot : Index(-1);
+          t.topology.point_begin(i) = leaf_start(lower_bound(leaf_codes, 0, leaf_count, code));
+          t.topology.point_end(i) = leaf_start(lower_bound(leaf_codes, 0, leaf_count, last_code(level, code) + 1));
+          // As build_octree_nodes' FillNodes.
+          double const side = cube.side / double(std::uint64_t(1) << level);
+          for (int k = 0; k < 3; ++k) {
+            auto const cell = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - level);
+            t.cell_center(i, k) = static_cast<Coordinate>(cube.corner[k] + (double(cell) + 0.5) * side);
+          }
+          t.cell_size(i) = static_cast<Coordinate>(side);
+          CellRecord const moments = entry_moments(e);
+          t.mass(i) = moments.mass;
+          for (int k = 0; k < 3; ++k) t.center_of_mass(i, k) = moments.com[k];
+          if (t.quadrupole.extent(0) != 0)
+            for (int k = 0; k < quadrupole_columns; ++k) t.quadrupole(i, k) = moments.quadrupole[k];
+        });
+  }
+  tree.points.points = allocate_points<MemorySpace>(label + "tree_bodies", tree_bodies, 3);
+  tree.points.original_index = Kokkos::View<Index*, MemorySpace>(alloc("original_index"), tree_bodies);
+  tree.body_mass = typename Tree::scalar_view(alloc("body_mass"), tree_bodies);
+  result.bodies = allocate_points<MemorySpace>(label + "bodies", rows_total, 3);
+  {
+    auto const t = tree;
+    auto const all = result.bodies.coordinates;
+    Kokkos::parallel_for(
+        label + "tree_bodies", Policy(space, 0, leaf_count), KOKKOS_LAMBDA(Index q) {
+          Index const e = leaves(leaf_order(q));
+          Index const start = leaf_start(q), from = entry_from(e);
+          for (Index j = 0; j < entry_bodies(e); ++j) {
+            Index const i = from + j, row = pool_row(i);
+            for (int k = 0; k < 3; ++k) {
+              t.points.points.coordinates(start + j, k) = pool_x(i, k);
+              all(row, k) = pool_x(i, k);
+            }
+            t.body_mass(start + j) = pool_mass(i);
+            t.points.original_index(start + j) = row;
+          }
+        });
+  }
+  result.local_order = Kokkos::View<Index*, MemorySpace>(alloc("local_order"), n);
+  Index const local_count = laid_out("count_local", tree_bodies, CountLocal<MemorySpace>{tree.points.original_index, n},
+                                     PlaceLocal<MemorySpace>{tree.points.original_index, result.local_order, n});
+  if (local_count != n)
+    throw std::logic_error("essential tree: " + std::to_string(local_count) + " of " + std::to_string(n) +
+                           " local bodies placed");
+
+  // The shared cells' moments, deepest first, by the octree's upward functors
+  // (the same sums as one process's upward pass): from their bodies (a
+  // leaf) or their children, every branch root's double sums set first.
+  {
+    Kokkos::View<MassMoments*, MemorySpace> moments(alloc("moments"), cell_count);
+    Kokkos::View<SecondMoments*, MemorySpace> second(alloc("second_moments"), quadrupoles ? cell_count : 0);
+    auto const root_moments = to_space<MemorySpace>(roots, label + "root_moments");
+    Kokkos::parallel_for(
+        label + "root_moments", Policy(space, 0, root_moments.extent(0)), KOKKOS_LAMBDA(Index j) {
+          RootMoments const root = root_moments(j);
+          Index const i = lower_bound(keys, 0, cell_count, root.key);
+          for (int k = 0; k < 4; ++k) moments(i)[k] = root.moments[k];
+          if (second.extent(0) != 0) second(i) = root.second;
+        });
+    std::vector<std::pair<int, std::uint64_t>> by_level;  // deepest first
+    for (TopCell const& cell : top)
+      if (cell.owner < 0) by_level.emplace_back(-cell.level, heap_key(cell.level, cell.code()));
+    std::sort(by_level.begin(), by_level.end());
+    std::vector<std::uint64_t> level_keys;
+    for (auto const& entry : by_level) level_keys.push_back(entry.second);
+    auto const shared_here = to_space<MemorySpace>(level_keys, label + "shared_by_level");
+    treetrav::detail::OctreeMomentsNode<MemorySpace> const sum_moments{tree, moments};
+    treetrav::detail::OctreeQuadrupoleNode<MemorySpace> const sum_second{tree, second};
+    auto const topology = tree.topology;
+    for (std::size_t begin = 0; begin < by_level.size();) {
+      std::size_t end = begin;
+      while (end < by_level.size() && by_level[end].first == by_level[begin].first) ++end;
+      Kokkos::parallel_for(
+          label + "shared_moments", Policy(space, begin, end), KOKKOS_LAMBDA(Index j) {
+            Index const i = lower_bound(keys, 0, cell_count, shared_here(j));
+            auto const children = treetrav::detail::load_children(topology, i);
+            sum_moments(i, children);
+            if (second.extent(0) != 0) sum_second(i, children);
+          });
+      begin = end;
+    }
+  }
+  space.fence();
+  Kokkos::Profiling::popRegion();
+  return result;
+}
+
+#define TREETRAV_ESSENTIAL_TREE_ON(Space)                                                                  \
+  template EssentialTree<Space::memory_space> build_essential_tree<Space>(                               \
+      Space const&, Domain const&, PointSet<Space::memory_space> const&,                                   \
+      Kokkos::View<Coordinate const*, Space::memory_space>, Kokkos::View<std::int64_t const*, Kokkos::HostSpace>, \
+      BarnesHutOptions const&, int, bool, int);
+#ifdef TREETRAV_ENABLE_SERIAL
+TREETRAV_ESSENTIAL_TREE_ON(Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+TREETRAV_ESSENTIAL_TREE_ON(Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+TREETRAV_ESSENTIAL_TREE_ON(Kokkos::Cuda)
+#endif
+
+}  // namespace treetrav::nbody
