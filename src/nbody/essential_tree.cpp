@@ -158,9 +158,18 @@ std::vector<T> exchanged(Domain const& domain, std::vector<T> const& send, std::
   return received;
 }
 
-template <class MemorySpace, class T>
-Kokkos::View<T*, MemorySpace> to_space(std::vector<T> const& values, std::string const& label) {
-  Kokkos::View<T*, MemorySpace> view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), values.size());
+template <class View, class ExecutionSpace, class... Extents>
+View make_array(treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays, std::string const& name,
+                Extents... extents) {
+  return arrays.template make<View>(name, extents...);
+}
+
+// `values` copied to an array of `arrays` named `name`.
+template <class ExecutionSpace, class T>
+Kokkos::View<T*, typename ExecutionSpace::memory_space>
+to_space(treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays, std::string const& name,
+         std::vector<T> const& values) {
+  auto const view = arrays.template make<Kokkos::View<T*, typename ExecutionSpace::memory_space>>(name, values.size());
   Kokkos::deep_copy(view, Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(values.data(),
                                                                                             values.size()));
   return view;
@@ -253,7 +262,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
                      PointSet<typename ExecutionSpace::memory_space> const& bodies,
                      Kokkos::View<Coordinate const*, typename ExecutionSpace::memory_space> masses,
                      Kokkos::View<std::int64_t const*, Kokkos::HostSpace> rows, BarnesHutOptions const& options,
-                     int leaf_size, bool quadrupoles, int group_size) {
+                     int leaf_size, bool quadrupoles, int group_size, Workspace* workspace) {
   using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   using treetrav::detail::PlaceFirst;
@@ -263,14 +272,15 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Index const n = bodies.size();
   auto const x = bodies.coordinates;
   std::string const label = "treetrav::nbody::EssentialTree::";
-  auto const alloc = [&](char const* member) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + member);
-  };
-  WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
+  // Every array in the caller's workspace (named after the tree's parts): a
+  // GPU allocation and its release cost more than most of these kernels.
+  WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
+
   auto const laid_out = [&](char const* what, Index count, auto const& input, auto const& output) {
     return treetrav::detail::lay_out_counts(arrays, label + what, count, input, output);
   };
 
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::sort");
   // 1. The cube around every rank's box; the bodies sorted by their codes in it.
   Coordinate bounds[6];
   Kokkos::parallel_reduce(label + "box", Policy(space, 0, n),
@@ -285,9 +295,12 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
   RootCube const cube = treetrav::detail::cube_around(lo, hi);
   LevelledOctree<MemorySpace> local;
+  local.workspace = workspace;
   Kokkos::View<std::uint64_t const*, MemorySpace> const codes =
       treetrav::detail::sort_octree_bodies(space, local, bodies, masses, cube);
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::top");
   // 2. The shared cells and the branches, level by level.
   std::vector<TopCell> top;
   {
@@ -298,8 +311,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
       std::vector<std::uint64_t> ranges(2 * std::size_t(m));
       for (int c = 0; c < m; ++c)
         ranges[2 * c] = candidates[c].code(), ranges[2 * c + 1] = last_code(candidates[c].level, candidates[c].code());
-      auto const range = to_space<MemorySpace>(ranges, label + "top_ranges");
-      Kokkos::View<Index*, MemorySpace> found(alloc("top_found"), 2 * std::size_t(m));
+      auto const range = to_space(arrays, label + "top_ranges", ranges);
+      auto const found = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "top_found", 2 * std::size_t(m));
       Kokkos::parallel_for(
           label + "top_counts", Policy(space, 0, m), KOKKOS_LAMBDA(Index c) {
             Index const begin = lower_bound(codes, 0, n, range(2 * c));
@@ -352,11 +365,13 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   std::sort(shared_keys.begin(), shared_keys.end());
   std::sort(split_keys.begin(), split_keys.end());
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::own_tree");
   // 3. This rank's octree, split where the octree of all bodies splits the shared cells.
   Kokkos::View<std::int8_t*, MemorySpace> forced;
   if (!split_keys.empty()) {
-    auto const splits = to_space<MemorySpace>(split_keys, label + "split_keys");
-    forced = Kokkos::View<std::int8_t*, MemorySpace>(alloc("forced_splits"), n);
+    auto const splits = to_space(arrays, label + "split_keys", split_keys);
+    forced = make_array<Kokkos::View<std::int8_t*, MemorySpace>>(arrays, label + "forced_splits", n);
     Kokkos::parallel_for(
         label + "forced_splits", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
           int level = 0;
@@ -370,13 +385,13 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Octree<MemorySpace> const& own = local.tree;
   Index const nodes = own.topology.size();
   // Each node's level and key; whether it lies in a branch (is no shared cell).
-  Kokkos::View<std::int8_t*, MemorySpace> node_level(alloc("node_level"), nodes);
-  Kokkos::View<std::uint64_t*, MemorySpace> node_key(alloc("node_key"), nodes);
-  Kokkos::View<std::uint8_t*, MemorySpace> branch(alloc("branch"), nodes);
+  auto const node_level = make_array<Kokkos::View<std::int8_t*, MemorySpace>>(arrays, label + "node_level", nodes);
+  auto const node_key = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "node_key", nodes);
+  auto const branch = make_array<Kokkos::View<std::uint8_t*, MemorySpace>>(arrays, label + "branch", nodes);
   {
     auto const level_begin = local.level_begin;
     auto const point_begin = own.topology.point_begin;
-    auto const shared = to_space<MemorySpace>(shared_keys, label + "shared_keys");
+    auto const shared = to_space(arrays, label + "shared_keys", shared_keys);
     Kokkos::parallel_for(
         label + "node_keys", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
           int level = 0;
@@ -388,14 +403,16 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
         });
   }
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::gathers");
   // The double sums of every rank's branch roots, for the shared cells above them.
   std::vector<RootMoments> roots;
   {
     std::vector<std::uint64_t> keys;
     for (TopCell const& cell : top)
       if (cell.owner == me) keys.push_back(heap_key(cell.level, cell.code()));
-    auto const wanted = to_space<MemorySpace>(keys, label + "root_keys");
-    Kokkos::View<RootMoments*, MemorySpace> found(alloc("roots"), keys.size());
+    auto const wanted = to_space(arrays, label + "root_keys", keys);
+    auto const found = make_array<Kokkos::View<RootMoments*, MemorySpace>>(arrays, label + "roots", keys.size());
     auto const moments = local.moments;
     auto const second = local.second_moments;
     Kokkos::parallel_for(
@@ -418,9 +435,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     for (TopCell const& cell : top)
       if (cell.owner < 0 && !cell.split)
         for (std::int64_t j = 0; j < cell.rank_counts[me]; ++j) from.push_back(cell.begin + static_cast<Index>(j));
-    auto const positions = to_space<MemorySpace>(from, label + "shared_positions");
-    Kokkos::View<SharedBody*, MemorySpace> found(alloc("shared_bodies"), from.size());
-    Kokkos::View<Index*, MemorySpace> index(alloc("shared_index"), from.size());
+    auto const positions = to_space(arrays, label + "shared_positions", from);
+    auto const found = make_array<Kokkos::View<SharedBody*, MemorySpace>>(arrays, label + "shared_bodies", from.size());
+    auto const index = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "shared_index", from.size());
     auto const sorted = own.points.points.coordinates;
     auto const original = own.points.original_index;
     auto const mass = own.body_mass;
@@ -441,6 +458,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   std::vector<std::size_t> shared_counts;
   std::vector<SharedBody> const all_shared = gathered(domain, shared, &shared_counts);
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::pack");
   // Where each rank's walks start: the cells of the top holding its bodies
   // (its branches, the shared leaves where it has bodies), each cube cut to
   // the rank's box. A group walk's group is a cell (or a run of small sibling
@@ -507,9 +526,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   std::vector<BodyRecord> bodies_out;
   std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
   if (p > 1) {
-    auto const boxes_here = to_space<MemorySpace>(reach, label + "reach");
-    auto const first_box = to_space<MemorySpace>(reach_begin, label + "reach_begin");
-    Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace> accepted(alloc("accepted"), nodes, p);
+    auto const boxes_here = to_space(arrays, label + "reach", reach);
+    auto const first_box = to_space(arrays, label + "reach_begin", reach_begin);
+    auto const accepted = make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "accepted", nodes, p);
     auto const size = own.cell_size;
     auto const center = own.cell_center;
     auto const com = own.center_of_mass;
@@ -524,7 +543,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             accepted(node, r) = whole ? 1 : 0;
           }
         });
-    Kokkos::View<Index*, MemorySpace> cell_at(alloc("cell_at"), nodes), body_at(alloc("body_at"), nodes);
+    auto const cell_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "cell_at", nodes);
+    auto const body_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "body_at", nodes);
     auto const topology = own.topology;
     auto const sorted = own.points.points.coordinates;
     auto const body_mass = own.body_mass;
@@ -537,8 +557,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
                                         PlaceFirst<MemorySpace>{cell_at});
       Index const body_count = laid_out("count_bodies", nodes, CountSentBodies<MemorySpace>{sent, topology},
                                         PlaceFirst<MemorySpace>{body_at});
-      Kokkos::View<CellRecord*, MemorySpace> cells(alloc("cells_out"), cell_count);
-      Kokkos::View<BodyRecord*, MemorySpace> sent_bodies(alloc("bodies_out"), body_count);
+      auto const cells = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_out", cell_count);
+      auto const sent_bodies = make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_out", body_count);
       Kokkos::parallel_for(
           label + "pack", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
             if (!sent(node)) return;
@@ -576,11 +596,15 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           sent_bodies);
     }
   }
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::exchange");
   std::vector<std::size_t> cells_received, bodies_received;
   std::vector<CellRecord> const cells_in = exchanged(domain, cells_out, cells_sent, cells_received);
   std::vector<BodyRecord> const bodies_in = exchanged(domain, bodies_out, bodies_sent, bodies_received);
   cells_out = {}, bodies_out = {};
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::assembly");
   // 5. The assembly. The bodies: this rank's octree's (positions 0..n-1, of
   // which those of shared leaves are not taken), the received ones, then
   // the shared leaves' bodies, each leaf's ordered as one process orders them.
@@ -629,16 +653,16 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Index const shared_bodies = static_cast<Index>(pool_shared.size());
   Index const pool_size = n + received_bodies + shared_bodies;
   Index const rows_total = n + received_bodies + imported_shared;
-  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> pool_x(alloc("pool_x"), pool_size, 3);
-  Kokkos::View<Coordinate*, MemorySpace> pool_mass(alloc("pool_mass"), pool_size);
-  Kokkos::View<Index*, MemorySpace> pool_row(alloc("pool_row"), pool_size);
+  auto const pool_x = make_array<Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "pool_x", pool_size, 3);
+  auto const pool_mass = make_array<Kokkos::View<Coordinate*, MemorySpace>>(arrays, label + "pool_mass", pool_size);
+  auto const pool_row = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "pool_row", pool_size);
   {
     auto const sorted = own.points.points.coordinates;
     auto const body_mass = own.body_mass;
     auto const original = own.points.original_index;
-    auto const in = to_space<MemorySpace>(bodies_in, label + "bodies_in");
-    auto const more = to_space<MemorySpace>(pool_shared, label + "shared_pool");
-    auto const more_row = to_space<MemorySpace>(pool_shared_row, label + "shared_rows");
+    auto const in = to_space(arrays, label + "bodies_in", bodies_in);
+    auto const more = to_space(arrays, label + "shared_pool", pool_shared);
+    auto const more_row = to_space(arrays, label + "shared_rows", pool_shared_row);
     Index const received = received_bodies;
     Kokkos::parallel_for(
         label + "pool", Policy(space, 0, pool_size), KOKKOS_LAMBDA(Index i) {
@@ -656,16 +680,16 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
 
   // The cells: this rank's branch cells, the received cells, the shared cells.
-  Kokkos::View<Index*, MemorySpace> own_at(alloc("own_at"), nodes);
+  auto const own_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "own_at", nodes);
   Index const own_cells =
       laid_out("count_own", nodes, CountFlagged<decltype(branch)>{branch}, PlaceFirst<MemorySpace>{own_at});
   Index const cell_count = own_cells + received_cells + static_cast<Index>(shared_cells.size());
-  Kokkos::View<std::uint64_t*, MemorySpace> entry_key(alloc("entry_key"), cell_count);
-  Kokkos::View<std::uint64_t*, MemorySpace> entry_code(alloc("entry_code"), cell_count);
-  Kokkos::View<std::int8_t*, MemorySpace> entry_level(alloc("entry_level"), cell_count);
-  Kokkos::View<Index*, MemorySpace> entry_bodies(alloc("entry_bodies"), cell_count);  // -1: internal
-  Kokkos::View<Index*, MemorySpace> entry_from(alloc("entry_from"), cell_count);      // in the pool
-  Kokkos::View<CellRecord*, MemorySpace> entry_moments(alloc("entry_moments"), cell_count);
+  auto const entry_key = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "entry_key", cell_count);
+  auto const entry_code = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "entry_code", cell_count);
+  auto const entry_level = make_array<Kokkos::View<std::int8_t*, MemorySpace>>(arrays, label + "entry_level", cell_count);
+  auto const entry_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_bodies", cell_count);  // -1: internal
+  auto const entry_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_from", cell_count);      // in the pool
+  auto const entry_moments = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "entry_moments", cell_count);
   {
     auto const topology = own.topology;
     auto const mass = own.mass;
@@ -689,9 +713,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             for (int k = 0; k < quadrupole_columns; ++k) record.quadrupole[k] = quadrupole(node, k);
           entry_moments(e) = record;
         });
-    auto const in = to_space<MemorySpace>(cells_in, label + "cells_in");
-    Kokkos::View<Index*, MemorySpace> body_from(alloc("received_from"), received_cells);
-    Kokkos::View<Index*, MemorySpace> in_bodies(alloc("received_bodies"), received_cells);
+    auto const in = to_space(arrays, label + "cells_in", cells_in);
+    auto const body_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_from", received_cells);
+    auto const in_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_bodies", received_cells);
     Kokkos::parallel_for(
         label + "received_counts", Policy(space, 0, received_cells),
         KOKKOS_LAMBDA(Index j) { in_bodies(j) = in(j).bodies; });
@@ -708,7 +732,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           entry_from(e) = n + body_from(j);
           entry_moments(e) = record;
         });
-    auto const top_cells = to_space<MemorySpace>(shared_cells, label + "shared_cells");
+    auto const top_cells = to_space(arrays, label + "shared_cells", shared_cells);
     Index const first = own_cells + received_cells;
     Index const shared_from = n + received_bodies;
     Kokkos::parallel_for(
@@ -725,15 +749,15 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
 
   // Breadth-first: by key. Leaves (taken-whole cells included) in depth-first order: by code.
-  Kokkos::View<std::uint64_t*, MemorySpace> keys(alloc("keys"), cell_count);
+  auto const keys = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "keys", cell_count);
   Kokkos::View<Index*, MemorySpace> const order =
-      treetrav::detail::sort_permutation(space, entry_key, 64, label + "cells", keys);
-  Kokkos::View<Index*, MemorySpace> leaf_at(alloc("leaf_at"), cell_count);
+      treetrav::detail::sort_permutation(space, entry_key, 64, label + "cells", keys, workspace);
+  auto const leaf_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "leaf_at", cell_count);
   Index const leaf_count =
       laid_out("count_leaves", cell_count, CountLeaves<decltype(entry_bodies), decltype(order)>{entry_bodies, order},
                PlaceFirst<MemorySpace>{leaf_at});
-  Kokkos::View<Index*, MemorySpace> leaves(alloc("leaves"), leaf_count);
-  Kokkos::View<std::uint64_t*, MemorySpace> leaf_code(alloc("leaf_code"), leaf_count);
+  auto const leaves = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "leaves", leaf_count);
+  auto const leaf_code = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "leaf_code", leaf_count);
   Kokkos::parallel_for(
       label + "leaves", Policy(space, 0, cell_count), KOKKOS_LAMBDA(Index i) {
         Index const e = order(i);
@@ -741,10 +765,11 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
         leaves(leaf_at(i)) = e;
         leaf_code(leaf_at(i)) = entry_code(e);
       });
-  Kokkos::View<std::uint64_t*, MemorySpace> leaf_codes(alloc("sorted_leaf_codes"), leaf_count);
+  auto const leaf_codes = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "sorted_leaf_codes", leaf_count);
   Kokkos::View<Index*, MemorySpace> const leaf_order =
-      treetrav::detail::sort_permutation(space, leaf_code, 3 * morton_levels, label + "leaves", leaf_codes);
-  Kokkos::View<Index*, MemorySpace> leaf_start(alloc("leaf_start"), leaf_count + 1);
+      treetrav::detail::sort_permutation(space, leaf_code, 3 * morton_levels, label + "leaves", leaf_codes,
+                                         workspace);
+  auto const leaf_start = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "leaf_start", leaf_count + 1);
   Index const tree_bodies =
       laid_out("count_tree_bodies", leaf_count,
                CountLeafBodiesInOrder<decltype(entry_bodies), decltype(leaves), decltype(leaf_order)>{
@@ -760,15 +785,15 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   result.imported_bodies = std::int64_t(received_bodies) + imported_shared;
   using Tree = Octree<MemorySpace>;
   Tree& tree = result.tree;
-  tree.topology.children = decltype(tree.topology.children)(alloc("children"), cell_count, 8);
-  tree.topology.parent = decltype(tree.topology.parent)(alloc("parent"), cell_count);
-  tree.topology.point_begin = decltype(tree.topology.parent)(alloc("point_begin"), cell_count);
-  tree.topology.point_end = decltype(tree.topology.parent)(alloc("point_end"), cell_count);
-  tree.mass = typename Tree::scalar_view(alloc("mass"), cell_count);
-  tree.center_of_mass = typename Tree::vector_view(alloc("center_of_mass"), cell_count, 3);
-  tree.cell_center = typename Tree::vector_view(alloc("cell_center"), cell_count, 3);
-  tree.cell_size = typename Tree::scalar_view(alloc("cell_size"), cell_count);
-  if (quadrupoles) tree.quadrupole = typename Tree::vector_view(alloc("quadrupole"), cell_count, quadrupole_columns);
+  tree.topology.children = make_array<decltype(tree.topology.children)>(arrays, label + "children", cell_count, 8);
+  tree.topology.parent = make_array<decltype(tree.topology.parent)>(arrays, label + "parent", cell_count);
+  tree.topology.point_begin = make_array<decltype(tree.topology.parent)>(arrays, label + "point_begin", cell_count);
+  tree.topology.point_end = make_array<decltype(tree.topology.parent)>(arrays, label + "point_end", cell_count);
+  tree.mass = make_array<typename Tree::scalar_view>(arrays, label + "mass", cell_count);
+  tree.center_of_mass = make_array<typename Tree::vector_view>(arrays, label + "center_of_mass", cell_count, 3);
+  tree.cell_center = make_array<typename Tree::vector_view>(arrays, label + "cell_center", cell_count, 3);
+  tree.cell_size = make_array<typename Tree::scalar_view>(arrays, label + "cell_size", cell_count);
+  if (quadrupoles) tree.quadrupole = make_array<typename Tree::vector_view>(arrays, label + "quadrupole", cell_count, quadrupole_columns);
   {
     auto const t = tree;
     Kokkos::parallel_for(
@@ -800,10 +825,11 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             for (int k = 0; k < quadrupole_columns; ++k) t.quadrupole(i, k) = moments.quadrupole[k];
         });
   }
-  tree.points.points = allocate_points<MemorySpace>(label + "tree_bodies", tree_bodies, 3);
-  tree.points.original_index = Kokkos::View<Index*, MemorySpace>(alloc("original_index"), tree_bodies);
-  tree.body_mass = typename Tree::scalar_view(alloc("body_mass"), tree_bodies);
-  result.bodies = allocate_points<MemorySpace>(label + "bodies", rows_total, 3);
+  using Coordinates = typename PointSet<MemorySpace>::coordinates_view;
+  tree.points.points = PointSet<MemorySpace>(make_array<Coordinates>(arrays, label + "tree_bodies", tree_bodies, 3));
+  tree.points.original_index = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "original_index", tree_bodies);
+  tree.body_mass = make_array<typename Tree::scalar_view>(arrays, label + "body_mass", tree_bodies);
+  result.bodies = PointSet<MemorySpace>(make_array<Coordinates>(arrays, label + "bodies", rows_total, 3));
   {
     auto const t = tree;
     auto const all = result.bodies.coordinates;
@@ -822,20 +848,22 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           }
         });
   }
-  result.local_order = Kokkos::View<Index*, MemorySpace>(alloc("local_order"), n);
+  result.local_order = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "local_order", n);
   Index const local_count = laid_out("count_local", tree_bodies, CountLocal<MemorySpace>{tree.points.original_index, n},
                                      PlaceLocal<MemorySpace>{tree.points.original_index, result.local_order, n});
   if (local_count != n)
     throw std::logic_error("essential tree: " + std::to_string(local_count) + " of " + std::to_string(n) +
                            " local bodies placed");
 
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::shared_moments");
   // The shared cells' moments, deepest first, by the octree's upward functors
   // (the same sums as one process's upward pass): from their bodies (a
   // leaf) or their children, every branch root's double sums set first.
   {
-    Kokkos::View<MassMoments*, MemorySpace> moments(alloc("moments"), cell_count);
-    Kokkos::View<SecondMoments*, MemorySpace> second(alloc("second_moments"), quadrupoles ? cell_count : 0);
-    auto const root_moments = to_space<MemorySpace>(roots, label + "root_moments");
+    auto const moments = make_array<Kokkos::View<MassMoments*, MemorySpace>>(arrays, label + "moments", cell_count);
+    auto const second = make_array<Kokkos::View<SecondMoments*, MemorySpace>>(arrays, label + "second_moments", quadrupoles ? cell_count : 0);
+    auto const root_moments = to_space(arrays, label + "root_moments", roots);
     Kokkos::parallel_for(
         label + "root_moments", Policy(space, 0, root_moments.extent(0)), KOKKOS_LAMBDA(Index j) {
           RootMoments const root = root_moments(j);
@@ -849,7 +877,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     std::sort(by_level.begin(), by_level.end());
     std::vector<std::uint64_t> level_keys;
     for (auto const& entry : by_level) level_keys.push_back(entry.second);
-    auto const shared_here = to_space<MemorySpace>(level_keys, label + "shared_by_level");
+    auto const shared_here = to_space(arrays, label + "shared_by_level", level_keys);
     treetrav::detail::OctreeMomentsNode<MemorySpace> const sum_moments{tree, moments};
     treetrav::detail::OctreeQuadrupoleNode<MemorySpace> const sum_second{tree, second};
     auto const topology = tree.topology;
@@ -868,6 +896,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
   space.fence();
   Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::popRegion();
   return result;
 }
 
@@ -875,7 +904,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   template EssentialTree<Space::memory_space> build_essential_tree<Space>(                               \
       Space const&, Domain const&, PointSet<Space::memory_space> const&,                                   \
       Kokkos::View<Coordinate const*, Space::memory_space>, Kokkos::View<std::int64_t const*, Kokkos::HostSpace>, \
-      BarnesHutOptions const&, int, bool, int);
+      BarnesHutOptions const&, int, bool, int, Workspace*);
 #ifdef TREETRAV_ENABLE_SERIAL
 TREETRAV_ESSENTIAL_TREE_ON(Kokkos::Serial)
 #endif

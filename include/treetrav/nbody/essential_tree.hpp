@@ -36,6 +36,7 @@
 // one-process forces bit for bit.
 #include <treetrav/apps/barnes_hut.hpp>
 #include <treetrav/core/point_set.hpp>
+#include <treetrav/core/workspace.hpp>
 #include <treetrav/nbody/domain.hpp>
 #include <treetrav/trees/detail/octree_type.hpp>
 
@@ -57,7 +58,10 @@ struct EssentialTree {
 // Collective over the ranks of `domain`: the essential tree of this rank's
 // `bodies` (n, 3) and `masses`, whose rows in the whole system are `rows`
 // (ascending); `options` say which cells a walk takes whole; leaf_size as the
-// octree's; group_size of group walks (0: per-body walks). Compiled for each
+// octree's; group_size of group walks (0: per-body walks). With a workspace,
+// every array (the tree's and the build's scratch) is the workspace's, named
+// after the tree's parts: a repeated build allocates nothing, and overwrites
+// the tree the last build with that workspace returned. Compiled for each
 // backend in the library (src/nbody/essential_tree.cpp).
 template <class ExecutionSpace>
 EssentialTree<typename ExecutionSpace::memory_space>
@@ -65,6 +69,6 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
                      PointSet<typename ExecutionSpace::memory_space> const& bodies,
                      Kokkos::View<Coordinate const*, typename ExecutionSpace::memory_space> masses,
                      Kokkos::View<std::int64_t const*, Kokkos::HostSpace> rows, BarnesHutOptions const& options,
-                     int leaf_size, bool quadrupoles, int group_size);
+                     int leaf_size, bool quadrupoles, int group_size, Workspace* workspace = nullptr);
 
 }  // namespace treetrav::nbody

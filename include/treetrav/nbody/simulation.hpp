@@ -483,7 +483,8 @@ template <class ExecutionSpace, class Strategy>
 EssentialTree<typename ExecutionSpace::memory_space>
 Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOptions const& options) {
   return build_essential_tree(space_, *domain_, bodies_, masses_, rows_, options, configuration_.leaf_size,
-                              options.multipole == Multipole::quadrupole, configuration_.group_size);
+                              options.multipole == Multipole::quadrupole, configuration_.group_size,
+                              workspace_.get());
 }
 
 template <class ExecutionSpace, class Strategy>
