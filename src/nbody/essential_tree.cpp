@@ -1,5 +1,6 @@
 // The locally essential tree (include/treetrav/nbody/essential_tree.hpp says
 // what it is and how it is built), compiled once for each backend.
+#include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/error.hpp>
@@ -39,6 +40,16 @@ KOKKOS_INLINE_FUNCTION std::uint64_t last_code(int level, std::uint64_t code) {
 // and in octant order, the children of a cell consecutive. Fits 64 bits.
 KOKKOS_INLINE_FUNCTION std::uint64_t heap_key(int level, std::uint64_t code) {
   return ((std::uint64_t(1) << 3 * level) - 1) / 7 + (code >> shift_of(level));
+}
+// The level and first code of the cell of a heap_key.
+KOKKOS_INLINE_FUNCTION int level_of(std::uint64_t key) {
+  int level = 0;
+  while (level < morton_levels && key >= ((std::uint64_t(1) << 3 * (level + 1)) - 1) / 7) ++level;
+  return level;
+}
+KOKKOS_INLINE_FUNCTION std::uint64_t code_of(std::uint64_t key) {
+  int const level = level_of(key);
+  return level == 0 ? 0 : (key - ((std::uint64_t(1) << 3 * level) - 1) / 7) << shift_of(level);
 }
 template <class Keys>
 KOKKOS_INLINE_FUNCTION bool contains(Keys const& sorted, std::uint64_t key) {
@@ -108,7 +119,7 @@ struct SharedBody {
 struct SharedCell {
   std::uint64_t code;
   std::int32_t level, bodies;  // -1: it splits
-  Index from;                  // a leaf's first body in the shared part of the pool
+  Index from;                  // a leaf's first body among the shared leaves' bodies
 };
 
 // A cell of the top of the octree over all bodies: shared (owner -1) or a
@@ -139,23 +150,6 @@ std::vector<T> gathered(Domain const& domain, std::vector<T> const& mine, std::v
   domain.all_gather(mine.data(), sizes, all.data());
   if (counts != nullptr) *counts = all_counts;
   return all;
-}
-
-// What every rank sent this one, in rank order (counts[r] values from rank r).
-template <class T>
-std::vector<T> exchanged(Domain const& domain, std::vector<T> const& send, std::vector<std::size_t> const& send_counts,
-                         std::vector<std::size_t>& counts) {
-  static_assert(std::is_trivially_copyable_v<T>, "exchanged sends raw bytes");
-  int const p = domain.ranks();
-  std::vector<std::size_t> sends(p);
-  for (int r = 0; r < p; ++r) sends[r] = send_counts[r] * sizeof(T);
-  std::vector<std::size_t> receives = domain.exchange_sizes(sends);
-  std::size_t total = 0;
-  counts.assign(p, 0);
-  for (int r = 0; r < p; ++r) counts[r] = receives[r] / sizeof(T), total += counts[r];
-  std::vector<T> received(total);
-  domain.all_to_all(send.data(), sends, received.data(), receives);
-  return received;
 }
 
 template <class View, class ExecutionSpace, class... Extents>
@@ -522,13 +516,39 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
 
   // 4. Every other rank's share of the branches, selected and packed here.
-  std::vector<CellRecord> cells_out;
-  std::vector<BodyRecord> bodies_out;
+  // The exchange's host side in page-locked memory (on a GPU) kept in the
+  // workspace: copies into fresh pageable memory fault its pages in one at a
+  // time, at a small fraction of the bus's speed (core/detail/host_staging.hpp).
+  using Staging = treetrav::detail::staging_space_t<MemorySpace>;
+  Workspace own_staging;
+  auto& staging = (workspace != nullptr ? *workspace : own_staging)
+                      .template get<treetrav::detail::NamedBuffers<Staging>>();
+  auto const stage = [&](auto const* type, char const* member, std::size_t count) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(type)>>;
+    return staging[label + member].template get<T>(space, count, true);
+  };
   std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
+  std::size_t cells_out_count = 0, bodies_out_count = 0;
+  auto const cell_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "cell_at", std::size_t(nodes) * p);
+  auto const body_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "body_at", std::size_t(nodes) * p);
+  auto const accepted =
+      make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "accepted", nodes, p);
   if (p > 1) {
-    auto const boxes_here = to_space(arrays, label + "reach", reach);
-    auto const first_box = to_space(arrays, label + "reach_begin", reach_begin);
-    auto const accepted = make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "accepted", nodes, p);
+    // A receiver's boxes, then their hull: a cell the hull takes whole every box takes whole.
+    std::vector<BodyBox> tests;
+    std::vector<int> first_test(p + 1, 0);
+    for (int r = 0; r < p; ++r) {
+      BodyBox hull{{infinity, infinity, infinity}, {-infinity, -infinity, -infinity}};
+      for (int b = reach_begin[r]; b < reach_begin[r + 1]; ++b) {
+        tests.push_back(reach[b]);
+        for (int k = 0; k < 3; ++k)
+          hull.lo[k] = std::min(hull.lo[k], reach[b].lo[k]), hull.hi[k] = std::max(hull.hi[k], reach[b].hi[k]);
+      }
+      tests.push_back(hull);
+      first_test[r + 1] = static_cast<int>(tests.size());
+    }
+    auto const boxes_here = to_space(arrays, label + "reach", tests);
+    auto const first_box = to_space(arrays, label + "reach_begin", first_test);
     auto const size = own.cell_size;
     auto const center = own.cell_center;
     auto const com = own.center_of_mass;
@@ -537,82 +557,101 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           Coordinate const c[3] = {center(node, 0), center(node, 1), center(node, 2)};
           Coordinate const g[3] = {com(node, 0), com(node, 1), com(node, 2)};
           for (int r = 0; r < p; ++r) {
+            int const hull = first_box(r + 1) - 1;
             bool whole = r != me && branch(node) != 0;
-            for (int b = first_box(r); whole && b < first_box(r + 1); ++b)
-              whole = taken_whole(size(node), c, g, boxes_here(b), options);
+            if (whole && !taken_whole(size(node), c, g, boxes_here(hull), options))
+              for (int b = first_box(r); whole && b < hull; ++b)
+                whole = taken_whole(size(node), c, g, boxes_here(b), options);
             accepted(node, r) = whole ? 1 : 0;
           }
         });
-    auto const cell_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "cell_at", nodes);
-    auto const body_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "body_at", nodes);
+    auto const topology = own.topology;
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      Sent<MemorySpace> const sent{topology.parent, branch, accepted, r};
+      Kokkos::View<Index*, MemorySpace> const cells_here(cell_at.data() + std::size_t(nodes) * r, nodes);
+      Kokkos::View<Index*, MemorySpace> const bodies_here(body_at.data() + std::size_t(nodes) * r, nodes);
+      cells_sent[r] = static_cast<std::size_t>(
+          laid_out("count_cells", nodes, CountSentCells<MemorySpace>{sent}, PlaceFirst<MemorySpace>{cells_here}));
+      bodies_sent[r] = static_cast<std::size_t>(laid_out(
+          "count_bodies", nodes, CountSentBodies<MemorySpace>{sent, topology}, PlaceFirst<MemorySpace>{bodies_here}));
+      cells_out_count += cells_sent[r];
+      bodies_out_count += bodies_sent[r];
+    }
+  }
+  // Every receiver's records in one array, in rank order: one pass, one copy.
+  auto const cells_out = stage(static_cast<CellRecord*>(nullptr), "cells_out", cells_out_count);
+  auto const bodies_out = stage(static_cast<BodyRecord*>(nullptr), "bodies_out", bodies_out_count);
+  if (p > 1) {
+    std::vector<Index> cell_first(p, 0), body_first(p, 0);
+    for (int r = 1; r < p; ++r)
+      cell_first[r] = cell_first[r - 1] + Index(cells_sent[r - 1]),
+      body_first[r] = body_first[r - 1] + Index(bodies_sent[r - 1]);
+    auto const cell_base = to_space(arrays, label + "cell_first", cell_first);
+    auto const body_base = to_space(arrays, label + "body_first", body_first);
+    auto const cells = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_out", cells_out_count);
+    auto const sent_bodies =
+        make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_out", bodies_out_count);
     auto const topology = own.topology;
     auto const sorted = own.points.points.coordinates;
     auto const body_mass = own.body_mass;
     auto const mass = own.mass;
+    auto const com = own.center_of_mass;
     auto const quadrupole = own.quadrupole;
-    for (int r = 0; r < p; ++r) {
-      if (r == me) continue;
-      Sent<MemorySpace> const sent{topology.parent, branch, accepted, r};
-      Index const cell_count = laid_out("count_cells", nodes, CountSentCells<MemorySpace>{sent},
-                                        PlaceFirst<MemorySpace>{cell_at});
-      Index const body_count = laid_out("count_bodies", nodes, CountSentBodies<MemorySpace>{sent, topology},
-                                        PlaceFirst<MemorySpace>{body_at});
-      auto const cells = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_out", cell_count);
-      auto const sent_bodies = make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_out", body_count);
-      Kokkos::parallel_for(
-          label + "pack", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
-            if (!sent(node)) return;
+    Kokkos::parallel_for(
+        label + "pack", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          for (int r = 0; r < p; ++r) {
+            if (r == me || !Sent<MemorySpace>{topology.parent, branch, accepted, r}(node)) continue;
             CellRecord record{};
             int const level = node_level(node);
             Index const begin = topology.point_begin(node), end = topology.point_end(node);
             record.code = first_code(level, codes(begin));
             record.level = level;
             bool const leaf = topology.child(node, 0) < 0;
-            record.bodies = accepted(node, sent.receiver) ? 0 : leaf ? end - begin : -1;
+            record.bodies = accepted(node, r) ? 0 : leaf ? end - begin : -1;
             record.mass = mass(node);
             for (int k = 0; k < 3; ++k) record.com[k] = com(node, k);
             if (quadrupole.extent(0) != 0)
               for (int k = 0; k < quadrupole_columns; ++k) record.quadrupole[k] = quadrupole(node, k);
-            cells(cell_at(node)) = record;
+            cells(cell_base(r) + cell_at(std::size_t(nodes) * r + node)) = record;
+            Index const at = body_base(r) + body_at(std::size_t(nodes) * r + node);
             for (Index i = begin; record.bodies > 0 && i < end; ++i) {
               BodyRecord body;
               for (int k = 0; k < 3; ++k) body.x[k] = sorted(i, k);
               body.mass = body_mass(i);
-              sent_bodies(body_at(node) + (i - begin)) = body;
+              sent_bodies(at + (i - begin)) = body;
             }
-          });
-      cells_sent[r] = static_cast<std::size_t>(cell_count);
-      bodies_sent[r] = static_cast<std::size_t>(body_count);
-      std::size_t const cells_before = cells_out.size(), bodies_before = bodies_out.size();
-      cells_out.resize(cells_before + cell_count);
-      bodies_out.resize(bodies_before + body_count);
-      Kokkos::deep_copy(
-          Kokkos::View<CellRecord*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(cells_out.data() + cells_before,
-                                                                               cell_count),
-          cells);
-      Kokkos::deep_copy(
-          Kokkos::View<BodyRecord*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bodies_out.data() + bodies_before,
-                                                                               body_count),
-          sent_bodies);
-    }
+          }
+        });
+    Kokkos::deep_copy(space, cells_out, cells);
+    Kokkos::deep_copy(space, bodies_out, sent_bodies);
+    space.fence();
   }
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::exchange");
-  std::vector<std::size_t> cells_received, bodies_received;
-  std::vector<CellRecord> const cells_in = exchanged(domain, cells_out, cells_sent, cells_received);
-  std::vector<BodyRecord> const bodies_in = exchanged(domain, bodies_out, bodies_sent, bodies_received);
-  cells_out = {}, bodies_out = {};
-
+  auto const exchange = [&](auto const& out, std::vector<std::size_t> const& counts, char const* member) {
+    using T = typename std::decay_t<decltype(out)>::non_const_value_type;
+    std::vector<std::size_t> sends(p);
+    for (int r = 0; r < p; ++r) sends[r] = counts[r] * sizeof(T);
+    std::vector<std::size_t> const receives = domain.exchange_sizes(sends);
+    std::size_t total = 0;
+    for (std::size_t bytes : receives) total += bytes / sizeof(T);
+    auto const in = stage(static_cast<T*>(nullptr), member, total);
+    domain.all_to_all(out.data(), sends, in.data(), receives);
+    return in;
+  };
+  auto const cells_in = exchange(cells_out, cells_sent, "cells_in");
+  auto const bodies_in = exchange(bodies_out, bodies_sent, "bodies_in");
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::assembly");
-  // 5. The assembly. The bodies: this rank's octree's (positions 0..n-1, of
-  // which those of shared leaves are not taken), the received ones, then
-  // the shared leaves' bodies, each leaf's ordered as one process orders them.
-  Index const received_cells = static_cast<Index>(cells_in.size());
-  Index const received_bodies = static_cast<Index>(bodies_in.size());
+  // 5. The assembly. The bodies: this rank's octree's (those of shared
+  // leaves are not taken from there), the received ones, then the shared
+  // leaves' bodies, each leaf's ordered as one process orders them.
+  Index const received_cells = static_cast<Index>(cells_in.extent(0));
+  Index const received_bodies = static_cast<Index>(bodies_in.extent(0));
   std::vector<SharedCell> shared_cells;
-  std::vector<BodyRecord> pool_shared;
-  std::vector<Index> pool_shared_row;
+  std::vector<BodyRecord> shared_pool;
+  std::vector<Index> shared_rows;
   Index imported_shared = 0;
   {
     std::vector<std::size_t> cursor(p, 0);
@@ -638,113 +677,73 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             members.push_back(Member{all_shared[cursor[r]].code, all_shared[cursor[r]].row, cursor[r]});
         std::sort(members.begin(), members.end());
         entry.bodies = static_cast<std::int32_t>(members.size());
-        entry.from = static_cast<Index>(pool_shared.size());
+        entry.from = static_cast<Index>(shared_pool.size());
         for (Member const& member : members) {
           SharedBody const& body = all_shared[member.at];
-          pool_shared.push_back(BodyRecord{{body.x[0], body.x[1], body.x[2]}, body.mass});
+          shared_pool.push_back(BodyRecord{{body.x[0], body.x[1], body.x[2]}, body.mass});
           bool const own_body = member.at >= mine_first && member.at < mine_first + shared_counts[me];
-          pool_shared_row.push_back(own_body ? mine_shared[member.at - mine_first] : next_row++);
+          shared_rows.push_back(own_body ? mine_shared[member.at - mine_first] : next_row++);
           imported_shared += own_body ? 0 : 1;
         }
       }
       shared_cells.push_back(entry);
     }
   }
-  Index const shared_bodies = static_cast<Index>(pool_shared.size());
-  Index const pool_size = n + received_bodies + shared_bodies;
   Index const rows_total = n + received_bodies + imported_shared;
-  auto const pool_x = make_array<Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "pool_x", pool_size, 3);
-  auto const pool_mass = make_array<Kokkos::View<Coordinate*, MemorySpace>>(arrays, label + "pool_mass", pool_size);
-  auto const pool_row = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "pool_row", pool_size);
-  {
-    auto const sorted = own.points.points.coordinates;
-    auto const body_mass = own.body_mass;
-    auto const original = own.points.original_index;
-    auto const in = to_space(arrays, label + "bodies_in", bodies_in);
-    auto const more = to_space(arrays, label + "shared_pool", pool_shared);
-    auto const more_row = to_space(arrays, label + "shared_rows", pool_shared_row);
-    Index const received = received_bodies;
-    Kokkos::parallel_for(
-        label + "pool", Policy(space, 0, pool_size), KOKKOS_LAMBDA(Index i) {
-          if (i < n) {
-            for (int k = 0; k < 3; ++k) pool_x(i, k) = sorted(i, k);
-            pool_mass(i) = body_mass(i);
-            pool_row(i) = original(i);
-            return;
-          }
-          BodyRecord const body = i < n + received ? in(i - n) : more(i - n - received);
-          for (int k = 0; k < 3; ++k) pool_x(i, k) = body.x[k];
-          pool_mass(i) = body.mass;
-          pool_row(i) = i < n + received ? i : more_row(i - n - received);
-        });
-  }
 
-  // The cells: this rank's branch cells, the received cells, the shared cells.
+  // The cells (entries): this rank's branch cells, the received cells, the
+  // shared cells. Each its key, its bodies (-1: it has children), where they
+  // start in its source's bodies, and the cell in its source.
   auto const own_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "own_at", nodes);
   Index const own_cells =
       laid_out("count_own", nodes, CountFlagged<decltype(branch)>{branch}, PlaceFirst<MemorySpace>{own_at});
-  Index const cell_count = own_cells + received_cells + static_cast<Index>(shared_cells.size());
+  Index const first_shared = own_cells + received_cells;
+  Index const cell_count = first_shared + static_cast<Index>(shared_cells.size());
   auto const entry_key = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "entry_key", cell_count);
-  auto const entry_code = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "entry_code", cell_count);
-  auto const entry_level = make_array<Kokkos::View<std::int8_t*, MemorySpace>>(arrays, label + "entry_level", cell_count);
-  auto const entry_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_bodies", cell_count);  // -1: internal
-  auto const entry_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_from", cell_count);      // in the pool
-  auto const entry_moments = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "entry_moments", cell_count);
+  auto const entry_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_bodies", cell_count);
+  auto const entry_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_from", cell_count);
+  auto const entry_source = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_source", cell_count);
+  auto const in = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_in", received_cells);
+  auto const in_bodies =
+      make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_in", received_bodies);
+  Kokkos::deep_copy(space, in, cells_in);
+  Kokkos::deep_copy(space, in_bodies, bodies_in);
+  auto const more = to_space(arrays, label + "shared_pool", shared_pool);
+  auto const more_rows = to_space(arrays, label + "shared_rows", shared_rows);
   {
     auto const topology = own.topology;
-    auto const mass = own.mass;
-    auto const com = own.center_of_mass;
-    auto const quadrupole = own.quadrupole;
     Kokkos::parallel_for(
         label + "own_cells", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
           if (!branch(node)) return;
           Index const e = own_at(node);
-          int const level = node_level(node);
-          Index const begin = topology.point_begin(node);
           entry_key(e) = node_key(node);
-          entry_code(e) = first_code(level, codes(begin));
-          entry_level(e) = static_cast<std::int8_t>(level);
-          entry_bodies(e) = topology.child(node, 0) < 0 ? topology.point_end(node) - begin : -1;
-          entry_from(e) = begin;
-          CellRecord record{};
-          record.mass = mass(node);
-          for (int k = 0; k < 3; ++k) record.com[k] = com(node, k);
-          if (quadrupole.extent(0) != 0)
-            for (int k = 0; k < quadrupole_columns; ++k) record.quadrupole[k] = quadrupole(node, k);
-          entry_moments(e) = record;
+          entry_bodies(e) = topology.child(node, 0) < 0 ? topology.point_end(node) - topology.point_begin(node) : -1;
+          entry_from(e) = topology.point_begin(node);
+          entry_source(e) = node;
         });
-    auto const in = to_space(arrays, label + "cells_in", cells_in);
     auto const body_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_from", received_cells);
-    auto const in_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_bodies", received_cells);
+    auto const counts = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_counts", received_cells);
     Kokkos::parallel_for(
         label + "received_counts", Policy(space, 0, received_cells),
-        KOKKOS_LAMBDA(Index j) { in_bodies(j) = in(j).bodies; });
-    laid_out("place_received", received_cells, CountLeafBodies<decltype(in_bodies)>{in_bodies},
+        KOKKOS_LAMBDA(Index j) { counts(j) = in(j).bodies; });
+    laid_out("place_received", received_cells, CountLeafBodies<decltype(counts)>{counts},
              PlaceFirst<MemorySpace>{body_from});
     Kokkos::parallel_for(
         label + "received_cells", Policy(space, 0, received_cells), KOKKOS_LAMBDA(Index j) {
           Index const e = own_cells + j;
-          CellRecord const record = in(j);
-          entry_key(e) = heap_key(record.level, record.code);
-          entry_code(e) = record.code;
-          entry_level(e) = static_cast<std::int8_t>(record.level);
-          entry_bodies(e) = record.bodies;
-          entry_from(e) = n + body_from(j);
-          entry_moments(e) = record;
+          entry_key(e) = heap_key(in(j).level, in(j).code);
+          entry_bodies(e) = in(j).bodies;
+          entry_from(e) = body_from(j);
+          entry_source(e) = j;
         });
     auto const top_cells = to_space(arrays, label + "shared_cells", shared_cells);
-    Index const first = own_cells + received_cells;
-    Index const shared_from = n + received_bodies;
     Kokkos::parallel_for(
         label + "shared_cells", Policy(space, 0, top_cells.extent(0)), KOKKOS_LAMBDA(Index j) {
-          Index const e = first + j;
-          SharedCell const cell = top_cells(j);
-          entry_key(e) = heap_key(cell.level, cell.code);
-          entry_code(e) = cell.code;
-          entry_level(e) = static_cast<std::int8_t>(cell.level);
-          entry_bodies(e) = cell.bodies;
-          entry_from(e) = shared_from + cell.from;
-          entry_moments(e) = CellRecord{};
+          Index const e = first_shared + j;
+          entry_key(e) = heap_key(top_cells(j).level, top_cells(j).code);
+          entry_bodies(e) = top_cells(j).bodies;
+          entry_from(e) = top_cells(j).from;
+          entry_source(e) = j;
         });
   }
 
@@ -760,15 +759,14 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto const leaf_code = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "leaf_code", leaf_count);
   Kokkos::parallel_for(
       label + "leaves", Policy(space, 0, cell_count), KOKKOS_LAMBDA(Index i) {
-        Index const e = order(i);
-        if (entry_bodies(e) < 0) return;
-        leaves(leaf_at(i)) = e;
-        leaf_code(leaf_at(i)) = entry_code(e);
+        if (entry_bodies(order(i)) < 0) return;
+        leaves(leaf_at(i)) = order(i);
+        leaf_code(leaf_at(i)) = code_of(keys(i));
       });
-  auto const leaf_codes = make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "sorted_leaf_codes", leaf_count);
-  Kokkos::View<Index*, MemorySpace> const leaf_order =
-      treetrav::detail::sort_permutation(space, leaf_code, 3 * morton_levels, label + "leaves", leaf_codes,
-                                         workspace);
+  auto const leaf_codes =
+      make_array<Kokkos::View<std::uint64_t*, MemorySpace>>(arrays, label + "sorted_leaf_codes", leaf_count);
+  Kokkos::View<Index*, MemorySpace> const leaf_order = treetrav::detail::sort_permutation(
+      space, leaf_code, 3 * morton_levels, label + "leaves", leaf_codes, workspace);
   auto const leaf_start = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "leaf_start", leaf_count + 1);
   Index const tree_bodies =
       laid_out("count_tree_bodies", leaf_count,
@@ -793,14 +791,19 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   tree.center_of_mass = make_array<typename Tree::vector_view>(arrays, label + "center_of_mass", cell_count, 3);
   tree.cell_center = make_array<typename Tree::vector_view>(arrays, label + "cell_center", cell_count, 3);
   tree.cell_size = make_array<typename Tree::scalar_view>(arrays, label + "cell_size", cell_count);
-  if (quadrupoles) tree.quadrupole = make_array<typename Tree::vector_view>(arrays, label + "quadrupole", cell_count, quadrupole_columns);
+  if (quadrupoles)
+    tree.quadrupole =
+        make_array<typename Tree::vector_view>(arrays, label + "quadrupole", cell_count, quadrupole_columns);
   {
     auto const t = tree;
+    auto const mass = own.mass;
+    auto const com = own.center_of_mass;
+    auto const quadrupole = own.quadrupole;
     Kokkos::parallel_for(
         label + "cells", Policy(space, 0, cell_count), KOKKOS_LAMBDA(Index i) {
           Index const e = order(i);
-          int const level = entry_level(e);
-          std::uint64_t const code = entry_code(e);
+          int const level = level_of(keys(i));
+          std::uint64_t const code = code_of(keys(i));
           t.topology.parent(i) = level == 0 ? Index(-1) : lower_bound(keys, 0, i, heap_key(level - 1, code));
           Index child = 0, children = 0;
           if (entry_bodies(e) < 0) {
@@ -818,33 +821,58 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             t.cell_center(i, k) = static_cast<Coordinate>(cube.corner[k] + (double(cell) + 0.5) * side);
           }
           t.cell_size(i) = static_cast<Coordinate>(side);
-          CellRecord const moments = entry_moments(e);
-          t.mass(i) = moments.mass;
-          for (int k = 0; k < 3; ++k) t.center_of_mass(i, k) = moments.com[k];
+          // The moments: an own cell's, a received one's; a shared cell's come last.
+          Index const source = entry_source(e);
+          bool const own_cell = e < own_cells, shared_cell = e >= first_shared;
+          t.mass(i) = shared_cell ? Coordinate(0) : own_cell ? mass(source) : in(source).mass;
+          for (int k = 0; k < 3; ++k)
+            t.center_of_mass(i, k) = shared_cell ? Coordinate(0) : own_cell ? com(source, k) : in(source).com[k];
           if (t.quadrupole.extent(0) != 0)
-            for (int k = 0; k < quadrupole_columns; ++k) t.quadrupole(i, k) = moments.quadrupole[k];
+            for (int k = 0; k < quadrupole_columns; ++k)
+              t.quadrupole(i, k) = shared_cell ? Coordinate(0)
+                                   : own_cell  ? quadrupole(source, k)
+                                               : in(source).quadrupole[k];
         });
   }
   using Coordinates = typename PointSet<MemorySpace>::coordinates_view;
   tree.points.points = PointSet<MemorySpace>(make_array<Coordinates>(arrays, label + "tree_bodies", tree_bodies, 3));
-  tree.points.original_index = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "original_index", tree_bodies);
+  tree.points.original_index =
+      make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "original_index", tree_bodies);
   tree.body_mass = make_array<typename Tree::scalar_view>(arrays, label + "body_mass", tree_bodies);
   result.bodies = PointSet<MemorySpace>(make_array<Coordinates>(arrays, label + "bodies", rows_total, 3));
   {
     auto const t = tree;
     auto const all = result.bodies.coordinates;
+    auto const sorted = own.points.points.coordinates;
+    auto const body_mass = own.body_mass;
+    auto const original = own.points.original_index;
+    // A leaf's bodies from its source: this rank's octree (rows: their own),
+    // the received bodies (rows n, n + 1, ...), the shared leaves' (rows as placed).
     Kokkos::parallel_for(
         label + "tree_bodies", Policy(space, 0, leaf_count), KOKKOS_LAMBDA(Index q) {
           Index const e = leaves(leaf_order(q));
           Index const start = leaf_start(q), from = entry_from(e);
           for (Index j = 0; j < entry_bodies(e); ++j) {
-            Index const i = from + j, row = pool_row(i);
-            for (int k = 0; k < 3; ++k) {
-              t.points.points.coordinates(start + j, k) = pool_x(i, k);
-              all(row, k) = pool_x(i, k);
+            Index const to = start + j, i = from + j;
+            BodyRecord body;
+            Index row;
+            if (e < own_cells) {
+              for (int k = 0; k < 3; ++k) body.x[k] = sorted(i, k);
+              body.mass = body_mass(i);
+              row = original(i);
+            } else if (e < first_shared) {
+              body = in_bodies(i);
+              row = n + i;
+            } else {
+              body = more(i);
+              row = more_rows(i);
             }
-            t.body_mass(start + j) = pool_mass(i);
-            t.points.original_index(start + j) = row;
+            for (int k = 0; k < 3; ++k) {
+              t.points.points.coordinates(to, k) = body.x[k];
+              all(row, k) = body.x[k];
+            }
+            t.body_mass(to) = body.mass;
+            t.points.original_index(to) = row;
           }
         });
   }
@@ -857,19 +885,56 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
 
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::shared_moments");
-  // The shared cells' moments, deepest first, by the octree's upward functors
-  // (the same sums as one process's upward pass): from their bodies (a
-  // leaf) or their children, every branch root's double sums set first.
+  // The shared cells' moments, deepest first, by the octree's upward
+  // functors (the same sums as one process's upward pass), on a small
+  // octree of the shared cells and the branch roots below them that shares
+  // the essential tree's bodies: from a leaf's bodies or a cell's children,
+  // every branch root's double sums set first.
   {
-    auto const moments = make_array<Kokkos::View<MassMoments*, MemorySpace>>(arrays, label + "moments", cell_count);
-    auto const second = make_array<Kokkos::View<SecondMoments*, MemorySpace>>(arrays, label + "second_moments", quadrupoles ? cell_count : 0);
+    std::vector<std::uint64_t> small_keys = shared_keys;
+    for (RootMoments const& root : roots) small_keys.push_back(root.key);
+    std::sort(small_keys.begin(), small_keys.end());
+    Index const cells = static_cast<Index>(small_keys.size());
+    auto const small_key = to_space(arrays, label + "small_keys", small_keys);
+    auto const shared_key = to_space(arrays, label + "small_shared", shared_keys);
+    Tree small;
+    small.topology.children = make_array<decltype(small.topology.children)>(arrays, label + "small_children", cells, 8);
+    small.topology.point_begin = make_array<decltype(small.topology.parent)>(arrays, label + "small_begin", cells);
+    small.topology.point_end = make_array<decltype(small.topology.parent)>(arrays, label + "small_end", cells);
+    small.points = tree.points;
+    small.body_mass = tree.body_mass;
+    small.mass = make_array<typename Tree::scalar_view>(arrays, label + "small_mass", cells);
+    small.center_of_mass = make_array<typename Tree::vector_view>(arrays, label + "small_com", cells, 3);
+    small.cell_center = make_array<typename Tree::vector_view>(arrays, label + "small_center", cells, 3);
+    if (quadrupoles)
+      small.quadrupole =
+          make_array<typename Tree::vector_view>(arrays, label + "small_quadrupole", cells, quadrupole_columns);
+    auto const moments = make_array<Kokkos::View<MassMoments*, MemorySpace>>(arrays, label + "small_moments", cells);
+    auto const second = make_array<Kokkos::View<SecondMoments*, MemorySpace>>(arrays, label + "small_second",
+                                                                              quadrupoles ? cells : 0);
+    auto const t = tree, s = small;
+    Kokkos::parallel_for(
+        label + "small_cells", Policy(space, 0, cells), KOKKOS_LAMBDA(Index c) {
+          Index const i = lower_bound(keys, 0, cell_count, small_key(c));
+          bool const shared = contains(shared_key, small_key(c));
+          for (int slot = 0; slot < 8; ++slot) {
+            Index const child = shared ? t.topology.children(i, slot) : Index(-1);
+            s.topology.children(c, slot) = child < 0 ? Index(-1) : lower_bound(small_key, 0, cells, keys(child));
+          }
+          s.topology.point_begin(c) = t.topology.point_begin(i);
+          s.topology.point_end(c) = t.topology.point_end(i);
+          s.mass(c) = t.mass(i);
+          for (int k = 0; k < 3; ++k) {
+            s.center_of_mass(c, k) = t.center_of_mass(i, k);
+            s.cell_center(c, k) = t.cell_center(i, k);
+          }
+        });
     auto const root_moments = to_space(arrays, label + "root_moments", roots);
     Kokkos::parallel_for(
         label + "root_moments", Policy(space, 0, root_moments.extent(0)), KOKKOS_LAMBDA(Index j) {
-          RootMoments const root = root_moments(j);
-          Index const i = lower_bound(keys, 0, cell_count, root.key);
-          for (int k = 0; k < 4; ++k) moments(i)[k] = root.moments[k];
-          if (second.extent(0) != 0) second(i) = root.second;
+          Index const c = lower_bound(small_key, 0, cells, root_moments(j).key);
+          for (int k = 0; k < 4; ++k) moments(c)[k] = root_moments(j).moments[k];
+          if (second.extent(0) != 0) second(c) = root_moments(j).second;
         });
     std::vector<std::pair<int, std::uint64_t>> by_level;  // deepest first
     for (TopCell const& cell : top)
@@ -878,21 +943,29 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     std::vector<std::uint64_t> level_keys;
     for (auto const& entry : by_level) level_keys.push_back(entry.second);
     auto const shared_here = to_space(arrays, label + "shared_by_level", level_keys);
-    treetrav::detail::OctreeMomentsNode<MemorySpace> const sum_moments{tree, moments};
-    treetrav::detail::OctreeQuadrupoleNode<MemorySpace> const sum_second{tree, second};
-    auto const topology = tree.topology;
+    treetrav::detail::OctreeMomentsNode<MemorySpace> const sum_moments{small, moments};
+    treetrav::detail::OctreeQuadrupoleNode<MemorySpace> const sum_second{small, second};
     for (std::size_t begin = 0; begin < by_level.size();) {
       std::size_t end = begin;
       while (end < by_level.size() && by_level[end].first == by_level[begin].first) ++end;
       Kokkos::parallel_for(
           label + "shared_moments", Policy(space, begin, end), KOKKOS_LAMBDA(Index j) {
-            Index const i = lower_bound(keys, 0, cell_count, shared_here(j));
-            auto const children = treetrav::detail::load_children(topology, i);
-            sum_moments(i, children);
-            if (second.extent(0) != 0) sum_second(i, children);
+            Index const c = lower_bound(small_key, 0, cells, shared_here(j));
+            auto const children = treetrav::detail::load_children(s.topology, c);
+            sum_moments(c, children);
+            if (second.extent(0) != 0) sum_second(c, children);
           });
       begin = end;
     }
+    Kokkos::parallel_for(
+        label + "shared_results", Policy(space, 0, shared_key.extent(0)), KOKKOS_LAMBDA(Index j) {
+          Index const c = lower_bound(small_key, 0, cells, shared_key(j));
+          Index const i = lower_bound(keys, 0, cell_count, shared_key(j));
+          t.mass(i) = s.mass(c);
+          for (int k = 0; k < 3; ++k) t.center_of_mass(i, k) = s.center_of_mass(c, k);
+          if (t.quadrupole.extent(0) != 0)
+            for (int k = 0; k < quadrupole_columns; ++k) t.quadrupole(i, k) = s.quadrupole(c, k);
+        });
   }
   space.fence();
   Kokkos::Profiling::popRegion();
