@@ -527,6 +527,14 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     using T = std::remove_const_t<std::remove_pointer_t<decltype(type)>>;
     return staging[label + member].template get<T>(space, count, true);
   };
+  // The kernels' array for a staged one: the staging itself where the host reaches MemorySpace.
+  auto const beside = [&](auto const& staged, char const* member) {
+    using T = typename std::decay_t<decltype(staged)>::non_const_value_type;
+    if constexpr (treetrav::detail::host_reachable_v<MemorySpace>)
+      return Kokkos::View<T*, MemorySpace>(staged);
+    else
+      return make_array<Kokkos::View<T*, MemorySpace>>(arrays, label + member, staged.extent(0));
+  };
   std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
   std::size_t cells_out_count = 0, bodies_out_count = 0;
   auto const cell_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "cell_at", std::size_t(nodes) * p);
@@ -589,9 +597,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
       body_first[r] = body_first[r - 1] + Index(bodies_sent[r - 1]);
     auto const cell_base = to_space(arrays, label + "cell_first", cell_first);
     auto const body_base = to_space(arrays, label + "body_first", body_first);
-    auto const cells = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_out", cells_out_count);
-    auto const sent_bodies =
-        make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_out", bodies_out_count);
+    // Packed into the staging itself where the host reaches this memory.
+    auto const cells = beside(cells_out, "cells_out");
+    auto const sent_bodies = beside(bodies_out, "bodies_out");
     auto const topology = own.topology;
     auto const sorted = own.points.points.coordinates;
     auto const body_mass = own.body_mass;
@@ -623,7 +631,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             }
           }
         });
-    Kokkos::deep_copy(space, cells_out, cells);
+    Kokkos::deep_copy(space, cells_out, cells);  // nothing to copy when they are one array
     Kokkos::deep_copy(space, bodies_out, sent_bodies);
     space.fence();
   }
@@ -703,9 +711,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto const entry_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_bodies", cell_count);
   auto const entry_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_from", cell_count);
   auto const entry_source = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_source", cell_count);
-  auto const in = make_array<Kokkos::View<CellRecord*, MemorySpace>>(arrays, label + "cells_in", received_cells);
-  auto const in_bodies =
-      make_array<Kokkos::View<BodyRecord*, MemorySpace>>(arrays, label + "bodies_in", received_bodies);
+  auto const in = beside(cells_in, "cells_in");
+  auto const in_bodies = beside(bodies_in, "bodies_in");
   Kokkos::deep_copy(space, in, cells_in);
   Kokkos::deep_copy(space, in_bodies, bodies_in);
   auto const more = to_space(arrays, label + "shared_pool", shared_pool);

@@ -312,6 +312,35 @@ for name in ("snapshot_000002.h5", "checkpoint_000002.h5"):
 check("two particle types, 3 ranks: snapshot attributes identical to one process",
       *same_attributes(typed[1] / "snapshot_000002.h5", typed[3] / "snapshot_000002.h5"))
 
+# ------------------------------------------------------- clumps, bodies on one spot, tiny leaves
+# A clustered box (a deep, unbalanced top) with every body three times at
+# one place: leaves at the finest level, shared by ranks, and cells shared
+# by ranks that split though few of their bodies lie on any one rank.
+subprocess.run([TREETRAV, "generate", "--dist", "clustered-box", "-n", "1500", "--seed", "4", "-o", work / "box.h5"],
+               check=True, capture_output=True, env=ENV)
+with h5py.File(work / "box.h5", "r") as a, h5py.File(work / "triple.h5", "w") as t:
+    for name in ("Header", "Units"):
+        a.copy(name, t)
+    for name in ("Coordinates", "Velocities", "Masses", "ParticleIDs"):
+        values = a[f"PartType1/{name}"][()]
+        if name == "ParticleIDs":
+            t[f"PartType1/{name}"] = np.concatenate([values, values + 10**6, values + 2 * 10**6])
+        else:
+            t[f"PartType1/{name}"] = np.concatenate([values, values, values])
+    t["Header"].attrs["NumPart_ThisFile"] = t["Header"].attrs["NumPart_Total"] = np.array([0, 4500, 0, 0, 0, 0],
+                                                                                          dtype=np.uint32)
+for leaf, extra in ((1, ["--opening", "com-offset", "--theta", 0.8]), (4, ["--multipole", "quadrupole"]),
+                    (4, ["--strategy", "group", "--group-size", 8])):
+    triple = {}
+    for ranks in (1, 3):
+        triple[ranks] = work / f"triple-{leaf}-{len(extra)}-{ranks}"
+        result = nbody(ranks, "--ics", work / "triple.h5", "--dt", 0.001, "--steps", 2, "--softening", 0.01,
+                       "--leaf-size", leaf, *extra, "--quiet", "--threads", 1, "-o", triple[ranks])
+        check(f"clumps, bodies three to a spot, leaves of {leaf}, {' '.join(map(str, extra))} on {ranks} rank(s): runs",
+              result.returncode == 0, result.stderr)
+    check(f"clumps, bodies three to a spot, leaves of {leaf}, {' '.join(map(str, extra))}: 3 ranks identical to one",
+          *identical(triple[1] / "snapshot_000002.h5", triple[3] / "snapshot_000002.h5"))
+
 # A bad value or a repeated id in one rank's rows: every rank stops, one message names it.
 for name, change, words in [
         ("nan", lambda t: t["PartType4/Coordinates"].__setitem__((250, 1), np.nan),
