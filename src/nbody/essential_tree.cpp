@@ -277,9 +277,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::sort");
   // 1. The cube around every rank's box; the bodies sorted by their codes in it.
   Coordinate bounds[6];
-  Kokkos::parallel_reduce(label + "box", Policy(space, 0, n),
-                          treetrav::detail::BoxReduction<MemorySpace>{6, x},
-                          Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
+  treetrav::detail::bounding_box(space, x, bounds, workspace);
   BodyBox const mine{{bounds[0], bounds[1], bounds[2]}, {bounds[3], bounds[4], bounds[5]}};
   std::vector<BodyBox> const boxes = gathered(domain, std::vector<BodyBox>{mine});
   Coordinate lo[3], hi[3];

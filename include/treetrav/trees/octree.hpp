@@ -139,14 +139,14 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_code(RootCube const& cube, Coordinat
   return code;
 }
 
-// The cube around the bodies: their box in one pass (minima and maxima are
-// exact, so every backend finds the same cube), then one read back. On a GPU
-// morton_sort's box kernel: Kokkos' reduction over a runtime-sized array was
-// the build's slowest part in a profile (perf/results/nbody/issue35/).
+// The bodies' box, bounds[0, 3) the minima and bounds[3, 6) the maxima, in
+// one pass (minima and maxima are exact, so every backend finds the same
+// box), then one read back. On a GPU morton_sort's box kernel: Kokkos'
+// reduction over a runtime-sized array was the build's slowest part in a
+// profile (perf/results/nbody/issue35/).
 template <class ExecutionSpace, class MemorySpace>
-RootCube root_cube(ExecutionSpace const& space, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x,
-                   Workspace* workspace = nullptr) {
-  Coordinate bounds[6];
+void bounding_box(ExecutionSpace const& space, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x,
+                  Coordinate (&bounds)[6], Workspace* workspace = nullptr) {
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     using Launch = MortonBoxLaunch<MemorySpace>;
@@ -166,6 +166,14 @@ RootCube root_cube(ExecutionSpace const& space, Kokkos::View<Coordinate**, Kokko
                             BoxReduction<MemorySpace>{6, x},
                             Kokkos::View<Coordinate*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bounds, 6));
   }
+}
+
+// The cube around the bodies' box.
+template <class ExecutionSpace, class MemorySpace>
+RootCube root_cube(ExecutionSpace const& space, Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> const& x,
+                   Workspace* workspace = nullptr) {
+  Coordinate bounds[6];
+  bounding_box(space, x, bounds, workspace);
   Coordinate const lo[3] = {bounds[0], bounds[1], bounds[2]}, hi[3] = {bounds[3], bounds[4], bounds[5]};
   return cube_around(lo, hi);
 }
