@@ -282,7 +282,10 @@ struct ReferenceOctree {
   std::vector<std::array<Index, 8>> children;
 };
 
-ReferenceOctree reference_octree(test::HostPoints const& bodies, int leaf_capacity) {
+// The octree level by level; a cell of `forced` (level, code >> 3 (21 - level))
+// splits whatever its count.
+ReferenceOctree reference_octree(test::HostPoints const& bodies, int leaf_capacity,
+                                 std::set<std::pair<Index, std::uint64_t>> const& forced = {}) {
   Index const n = bodies.size();
   auto const cube = detail::root_cube(Kokkos::Serial{}, bodies.coordinates);
   std::vector<std::pair<std::uint64_t, Index>> keyed(n);
@@ -303,7 +306,9 @@ ReferenceOctree reference_octree(test::HostPoints const& bodies, int leaf_capaci
   add(-1, 0, n, 0);
   for (std::size_t node = 0; node < tree.parent.size(); ++node) { // the queue grows as it goes
     Index const first = tree.point_begin[node], last = tree.point_end[node], level = tree.level[node];
-    if (last - first <= leaf_capacity || level == detail::morton_levels) continue;
+    bool const splits = last - first > leaf_capacity ||
+                        forced.count({level, keyed[first].first >> 3 * (detail::morton_levels - level)}) > 0;
+    if (!splits || level == detail::morton_levels) continue;
     int const shift = 3 * (detail::morton_levels - int(level) - 1);
     int slot = 0;
     for (Index begin = first; begin < last;) {
@@ -318,13 +323,10 @@ ReferenceOctree reference_octree(test::HostPoints const& bodies, int leaf_capaci
   return tree;
 }
 
-// The octree built from the sorted codes at once (every backend) equals the
-// level-by-level definition node for node: uniform, clustered, deep (bodies
-// halving their distance to a corner), duplicated (more coincident bodies
-// than a leaf holds: a finest-level leaf over capacity) and tiny sets.
-TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
-  TypeParam space;
-  using Memory = typename TypeParam::memory_space;
+// Uniform, clustered, deep (bodies halving their distance to a corner),
+// duplicated (more coincident bodies than a leaf holds: a finest-level leaf
+// over capacity) and tiny sets.
+std::vector<std::pair<std::string, test::HostPoints>> octree_sets() {
   std::vector<std::pair<std::string, test::HostPoints>> sets;
   sets.emplace_back("plummer", test::plummer_positions(3000, 7));
   test::HostPoints deep = allocate_points<Kokkos::HostSpace>("deep", 400, 3);
@@ -337,6 +339,42 @@ TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
     for (int k = 0; k < 3; ++k) duplicated.coordinates(i, k) = i < 100 ? 0.25f : float((i * (k + 5)) % 89) / 89;
   sets.emplace_back("duplicated", duplicated);
   sets.emplace_back("tiny", test::plummer_positions(5, 3));
+  return sets;
+}
+
+// `built` is `expected` node for node: bodies' order, links, bodies' ranges, levels.
+template <class Memory>
+void expect_octree(LevelledOctree<Memory> const& built, ReferenceOctree const& expected, std::string const& what) {
+  Index const n = built.tree.points.size();
+  auto const& t = built.tree.topology;
+  auto const parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.parent);
+  auto const begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_begin);
+  auto const end = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_end);
+  auto const children = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.children);
+  auto const order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.points.original_index);
+  ASSERT_EQ(Index(parent.extent(0)), Index(expected.parent.size())) << what;
+  for (Index i = 0; i < n; ++i) ASSERT_EQ(order(i), expected.order[i]) << what << " body " << i;
+  for (Index node = 0; node < Index(expected.parent.size()); ++node) {
+    ASSERT_EQ(parent(node), expected.parent[node]) << what << " node " << node;
+    ASSERT_EQ(begin(node), expected.point_begin[node]) << what << " node " << node;
+    ASSERT_EQ(end(node), expected.point_end[node]) << what << " node " << node;
+    for (int slot = 0; slot < 8; ++slot)
+      ASSERT_EQ(children(node, slot), expected.children[node][slot]) << what << " node " << node;
+  }
+  // The levels: level L's nodes are [level_begin[L], level_begin[L + 1]).
+  auto const level_begin = octree_levels(built);
+  ASSERT_EQ(level_begin.back(), Index(expected.level.size())) << what;
+  for (std::size_t level = 0; level + 1 < level_begin.size(); ++level)
+    for (Index node = level_begin[level]; node < level_begin[level + 1]; ++node)
+      ASSERT_EQ(expected.level[node], Index(level)) << what << " node " << node;
+}
+
+// The octree built from the sorted codes at once (every backend) equals the
+// level-by-level definition node for node, on octree_sets().
+TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  auto const sets = octree_sets();
   for (auto const& [name, bodies] : sets)
     for (int capacity : {1, 8}) {
       std::string const what = name + ", leaf capacity " + std::to_string(capacity);
@@ -346,28 +384,50 @@ TYPED_TEST(TreeBuilds, MortonOctreeIsTheLevelByLevelOctree) {
       Kokkos::deep_copy(masses, 1.0f);
       auto built = build_morton_octree_cells(space, copy_points(space, bodies, "test::bodies"),
                                              Kokkos::View<Coordinate const*, Memory>(masses), capacity);
-      auto const& t = built.tree.topology;
-      auto const parent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.parent);
-      auto const begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_begin);
-      auto const end = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.point_end);
-      auto const children = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t.children);
-      auto const order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.points.original_index);
-      ASSERT_EQ(Index(parent.extent(0)), Index(expected.parent.size())) << what;
-      for (Index i = 0; i < n; ++i) ASSERT_EQ(order(i), expected.order[i]) << what << " body " << i;
-      for (Index node = 0; node < Index(expected.parent.size()); ++node) {
-        ASSERT_EQ(parent(node), expected.parent[node]) << what << " node " << node;
-        ASSERT_EQ(begin(node), expected.point_begin[node]) << what << " node " << node;
-        ASSERT_EQ(end(node), expected.point_end[node]) << what << " node " << node;
-        for (int slot = 0; slot < 8; ++slot)
-          ASSERT_EQ(children(node, slot), expected.children[node][slot]) << what << " node " << node;
-      }
-      // The levels: level L's nodes are [level_begin[L], level_begin[L + 1]).
-      auto const level_begin = octree_levels(built);
-      ASSERT_EQ(level_begin.back(), Index(expected.level.size())) << what;
-      for (std::size_t level = 0; level + 1 < level_begin.size(); ++level)
-        for (Index node = level_begin[level]; node < level_begin[level + 1]; ++node)
-          ASSERT_EQ(expected.level[node], Index(level)) << what << " node " << node;
+      expect_octree(built, expected, what);
     }
+}
+
+// Forced splits (a distributed run's cells shared by ranks): the cells on
+// the paths of three bodies down to levels 4, 9 and 20 split whatever their
+// count, the others as ever; node for node the level-by-level octree with
+// those cells split, on every backend, leaves of 1 to 64.
+TYPED_TEST(TreeBuilds, ForcedSplitsSplitTheirCellsWhateverTheirCount) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  for (auto const& [name, bodies] : octree_sets()) {
+    Index const n = bodies.size();
+    auto const cube = detail::root_cube(Kokkos::Serial{}, bodies.coordinates);
+    auto const code = [&](Index i) {
+      return detail::morton_code(cube, bodies.coordinates(i, 0), bodies.coordinates(i, 1), bodies.coordinates(i, 2));
+    };
+    std::set<std::pair<Index, std::uint64_t>> forced;
+    for (auto [body, depth] : {std::pair<Index, Index>{0, 4}, {n / 2, 9}, {n - 1, 20}})
+      for (Index level = 0; level < depth; ++level)
+        forced.insert({level, code(body) >> 3 * (detail::morton_levels - level)});
+    for (int capacity : {1, 8, 64}) {
+      std::string const what = name + ", leaf capacity " + std::to_string(capacity) + ", forced splits";
+      ReferenceOctree const expected = reference_octree(bodies, capacity, forced);
+      // Each body's forced level, in tree order: below the deepest forced cell holding it.
+      Kokkos::View<std::int8_t*, Kokkos::HostSpace> levels("forced", n);
+      for (Index i = 0; i < n; ++i) {
+        Index level = 0;
+        while (level < detail::morton_levels &&
+               forced.count({level, code(expected.order[i]) >> 3 * (detail::morton_levels - level)}) > 0)
+          ++level;
+        levels(i) = static_cast<std::int8_t>(level);
+      }
+      Kokkos::View<Coordinate*, Memory> masses("masses", n);
+      Kokkos::deep_copy(masses, 1.0f);
+      LevelledOctree<Memory> built;
+      auto const codes = detail::sort_octree_bodies(space, built, copy_points(space, bodies, "test::bodies"),
+                                                    Kokkos::View<Coordinate const*, Memory>(masses), cube);
+      detail::build_octree_nodes(space, built, Kokkos::View<std::uint64_t const*, Memory>(codes), capacity, cube,
+                                 Kokkos::View<std::int8_t const*, Memory>(
+                                     Kokkos::create_mirror_view_and_copy(space, levels)));
+      expect_octree(built, expected, what);
+    }
+  }
 }
 
 TYPED_TEST(Trees, RelayoutKeepsTheTreeAndItsAnswers) {
