@@ -256,7 +256,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
                      PointSet<typename ExecutionSpace::memory_space> const& bodies,
                      Kokkos::View<Coordinate const*, typename ExecutionSpace::memory_space> masses,
                      Kokkos::View<std::int64_t const*, Kokkos::HostSpace> rows, BarnesHutOptions const& options,
-                     int leaf_size, bool quadrupoles, int group_size, Workspace* workspace) {
+                     int leaf_size, bool quadrupoles, int group_size, Workspace* caller_workspace) {
   using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   using treetrav::detail::PlaceFirst;
@@ -266,8 +266,11 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Index const n = bodies.size();
   auto const x = bodies.coordinates;
   std::string const label = "treetrav::nbody::EssentialTree::";
-  // Every array in the caller's workspace (named after the tree's parts): a
-  // GPU allocation and its release cost more than most of these kernels.
+  // On a GPU every array in the caller's workspace (named after the tree's
+  // parts): an allocation and its release cost more than most of these
+  // kernels. On the host they cost little, and kept arrays would stay beside
+  // everything a run allocates later (the snapshots' copies: peak memory).
+  Workspace* const workspace = treetrav::detail::host_reachable_v<MemorySpace> ? nullptr : caller_workspace;
   WorkspaceArrays<ExecutionSpace> const arrays(space, workspace);
 
   auto const laid_out = [&](char const* what, Index count, auto const& input, auto const& output) {
@@ -514,9 +517,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   }
 
   // 4. Every other rank's share of the branches, selected and packed here.
-  // The exchange's host side in page-locked memory (on a GPU) kept in the
-  // workspace: copies into fresh pageable memory fault its pages in one at a
-  // time, at a small fraction of the bus's speed (core/detail/host_staging.hpp).
+  // The exchange's host side: on a GPU page-locked memory kept in the
+  // workspace (copies into fresh pageable memory fault its pages in one at a
+  // time, at a small fraction of the bus's speed: core/detail/host_staging.hpp).
   using Staging = treetrav::detail::staging_space_t<MemorySpace>;
   Workspace own_staging;
   auto& staging = (workspace != nullptr ? *workspace : own_staging)

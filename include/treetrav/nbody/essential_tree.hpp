@@ -58,11 +58,12 @@ struct EssentialTree {
 // Collective over the ranks of `domain`: the essential tree of this rank's
 // `bodies` (n, 3) and `masses`, whose rows in the whole system are `rows`
 // (ascending); `options` say which cells a walk takes whole; leaf_size as the
-// octree's; group_size of group walks (0: per-body walks). With a workspace,
-// every array (the tree's and the build's scratch) is the workspace's, named
-// after the tree's parts: a repeated build allocates nothing, and overwrites
-// the tree the last build with that workspace returned. Compiled for each
-// backend in the library (src/nbody/essential_tree.cpp).
+// octree's; group_size of group walks (0: per-body walks). With a workspace
+// on a GPU, every array (the tree's and the build's scratch) is the
+// workspace's, named after the tree's parts: a repeated build allocates
+// nothing, and overwrites the tree the last build with that workspace
+// returned (host backends allocate afresh). Compiled for each backend in the
+// library (src/nbody/essential_tree.cpp).
 template <class ExecutionSpace>
 EssentialTree<typename ExecutionSpace::memory_space>
 build_essential_tree(ExecutionSpace const& space, Domain const& domain,
