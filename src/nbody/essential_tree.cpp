@@ -191,21 +191,23 @@ struct Sent {
     return true;
   }
 };
+// What a cell is to a receiver (Sends): not sent, sent with what follows it, sent taken whole.
+enum SendState : std::uint8_t { not_sent = 0, sent_open = 1, sent_whole = 2 };
 template <class MemorySpace>
 struct CountSentCells {
-  Sent<MemorySpace> sent;
-  KOKKOS_FUNCTION Index operator()(Index node) const { return sent(node) ? 1 : 0; }
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace> sends;
+  int receiver;
+  KOKKOS_FUNCTION Index operator()(Index node) const { return sends(node, receiver) != not_sent ? 1 : 0; }
 };
 // The bodies a cell sends: a leaf's, unless it is taken whole.
 template <class MemorySpace>
 struct CountSentBodies {
-  Sent<MemorySpace> sent;
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace> sends;
+  int receiver;
   TreeTopology<8, MemorySpace> topology;
   KOKKOS_FUNCTION Index operator()(Index node) const {
     bool const leaf = topology.child(node, 0) < 0;
-    return sent(node) && leaf && !sent.accepted(node, sent.receiver)
-               ? topology.point_end(node) - topology.point_begin(node)
-               : 0;
+    return sends(node, receiver) == sent_open && leaf ? topology.point_end(node) - topology.point_begin(node) : 0;
   }
 };
 template <class Flags>
@@ -213,11 +215,11 @@ struct CountFlagged {
   Flags flags;
   KOKKOS_FUNCTION Index operator()(Index i) const { return flags(i) ? 1 : 0; }
 };
-// A leaf's bodies (bodies >= 0); an internal cell none.
-template <class Bodies>
-struct CountLeafBodies {
-  Bodies bodies;
-  KOKKOS_FUNCTION Index operator()(Index i) const { return bodies(i) > 0 ? bodies(i) : 0; }
+// A received leaf's bodies; an internal cell (bodies -1) none.
+template <class Records>
+struct CountRecordBodies {
+  Records records;
+  KOKKOS_FUNCTION Index operator()(Index j) const { return records(j).bodies > 0 ? records(j).bodies : 0; }
 };
 template <class Bodies, class Entries>
 struct CountLeaves {
@@ -524,10 +526,6 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Workspace own_staging;
   auto& staging = (workspace != nullptr ? *workspace : own_staging)
                       .template get<treetrav::detail::NamedBuffers<Staging>>();
-  auto const stage = [&](auto const* type, char const* member, std::size_t count) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(type)>>;
-    return staging[label + member].template get<T>(space, count, true);
-  };
   // The kernels' array for a staged one: the staging itself where the host reaches MemorySpace.
   auto const beside = [&](auto const& staged, char const* member) {
     using T = typename std::decay_t<decltype(staged)>::non_const_value_type;
@@ -542,6 +540,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto const body_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "body_at", std::size_t(nodes) * p);
   auto const accepted =
       make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "accepted", nodes, p);
+  auto const sends =
+      make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "sends", nodes, p);
   if (p > 1) {
     // A receiver's boxes, then their hull: a cell the hull takes whole every box takes whole.
     std::vector<BodyBox> tests;
@@ -575,22 +575,29 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           }
         });
     auto const topology = own.topology;
+    // Each cell's state for each receiver, once for the counts and the packing.
+    Kokkos::parallel_for(
+        label + "sends", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          for (int r = 0; r < p; ++r)
+            sends(node, r) = r == me || !Sent<MemorySpace>{topology.parent, branch, accepted, r}(node) ? not_sent
+                             : accepted(node, r)                                                        ? sent_whole
+                                                                                                         : sent_open;
+        });
     for (int r = 0; r < p; ++r) {
       if (r == me) continue;
-      Sent<MemorySpace> const sent{topology.parent, branch, accepted, r};
       Kokkos::View<Index*, MemorySpace> const cells_here(cell_at.data() + std::size_t(nodes) * r, nodes);
       Kokkos::View<Index*, MemorySpace> const bodies_here(body_at.data() + std::size_t(nodes) * r, nodes);
       cells_sent[r] = static_cast<std::size_t>(
-          laid_out("count_cells", nodes, CountSentCells<MemorySpace>{sent}, PlaceFirst<MemorySpace>{cells_here}));
+          laid_out("count_cells", nodes, CountSentCells<MemorySpace>{sends, r}, PlaceFirst<MemorySpace>{cells_here}));
       bodies_sent[r] = static_cast<std::size_t>(laid_out(
-          "count_bodies", nodes, CountSentBodies<MemorySpace>{sent, topology}, PlaceFirst<MemorySpace>{bodies_here}));
+          "count_bodies", nodes, CountSentBodies<MemorySpace>{sends, r, topology}, PlaceFirst<MemorySpace>{bodies_here}));
       cells_out_count += cells_sent[r];
       bodies_out_count += bodies_sent[r];
     }
   }
   // Every receiver's records in one array, in rank order: one pass, one copy.
-  auto const cells_out = stage(static_cast<CellRecord*>(nullptr), "cells_out", cells_out_count);
-  auto const bodies_out = stage(static_cast<BodyRecord*>(nullptr), "bodies_out", bodies_out_count);
+  auto const cells_out = staging[label + "cells_out"].template get<CellRecord>(space, cells_out_count, true);
+  auto const bodies_out = staging[label + "bodies_out"].template get<BodyRecord>(space, bodies_out_count, true);
   if (p > 1) {
     std::vector<Index> cell_first(p, 0), body_first(p, 0);
     for (int r = 1; r < p; ++r)
@@ -610,14 +617,14 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     Kokkos::parallel_for(
         label + "pack", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
           for (int r = 0; r < p; ++r) {
-            if (r == me || !Sent<MemorySpace>{topology.parent, branch, accepted, r}(node)) continue;
+            if (sends(node, r) == not_sent) continue;
             CellRecord record{};
             int const level = node_level(node);
             Index const begin = topology.point_begin(node), end = topology.point_end(node);
             record.code = first_code(level, codes(begin));
             record.level = level;
             bool const leaf = topology.child(node, 0) < 0;
-            record.bodies = accepted(node, r) ? 0 : leaf ? end - begin : -1;
+            record.bodies = sends(node, r) == sent_whole ? 0 : leaf ? end - begin : -1;
             record.mass = mass(node);
             for (int k = 0; k < 3; ++k) record.com[k] = com(node, k);
             if (quadrupole.extent(0) != 0)
@@ -645,7 +652,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     std::vector<std::size_t> const receives = domain.exchange_sizes(sends);
     std::size_t total = 0;
     for (std::size_t bytes : receives) total += bytes / sizeof(T);
-    auto const in = stage(static_cast<T*>(nullptr), member, total);
+    auto const in = staging[label + member].template get<T>(space, total, true);
     domain.all_to_all(out.data(), sends, in.data(), receives);
     return in;
   };
@@ -730,11 +737,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           entry_source(e) = node;
         });
     auto const body_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_from", received_cells);
-    auto const counts = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "received_counts", received_cells);
-    Kokkos::parallel_for(
-        label + "received_counts", Policy(space, 0, received_cells),
-        KOKKOS_LAMBDA(Index j) { counts(j) = in(j).bodies; });
-    laid_out("place_received", received_cells, CountLeafBodies<decltype(counts)>{counts},
+    laid_out("place_received", received_cells, CountRecordBodies<decltype(in)>{in},
              PlaceFirst<MemorySpace>{body_from});
     Kokkos::parallel_for(
         label + "received_cells", Policy(space, 0, received_cells), KOKKOS_LAMBDA(Index j) {
