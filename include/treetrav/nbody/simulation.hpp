@@ -498,8 +498,10 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
   // The work items: this rank's active bodies in tree order (per-body walks),
   // or every tree position with this rank's active bodies marked (group walks).
   Index const rows = essential.bodies.size();
-  Kokkos::View<std::uint8_t*, memory_space> marked(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_active"), rows);
+  // Per-evaluation arrays in the run's workspace: on a GPU an allocation and its release each wait for the device.
+  treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space_, workspace_.get());
+  auto const marked =
+      arrays.template make<Kokkos::View<std::uint8_t*, memory_space>>("treetrav::nbody::Simulation::essential_active", rows);
   Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
                        detail::MarkWalked<decltype(marked), decltype(active_)>{marked, active_, size(), all});
   Kokkos::View<Index const*, memory_space> order = essential.local_order;
@@ -513,11 +515,9 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
                           listed);
     order = Kokkos::subview(active_list_, std::make_pair(Index(0), listed));
   }
-  Accelerations accelerations(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_accelerations"),
-      rows, 3);
-  Kokkos::View<Index*, memory_space> costs(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::essential_costs"), rows);
+  auto const accelerations =
+      arrays.template make<Accelerations>("treetrav::nbody::Simulation::essential_accelerations", rows, 3);
+  auto const costs = arrays.template make<Kokkos::View<Index*, memory_space>>("treetrav::nbody::Simulation::essential_costs", rows);
   compute_barnes_hut_accelerations_and_costs(space_, essential.tree, essential.bodies, configuration_.forces, strategy_,
                                              accelerations, costs, order,
                                              Kokkos::View<std::uint8_t const*, memory_space>(marked));
