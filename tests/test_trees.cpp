@@ -430,6 +430,33 @@ TYPED_TEST(TreeBuilds, ForcedSplitsSplitTheirCellsWhateverTheirCount) {
   }
 }
 
+// Each cell's box (octree_boxes, a distributed run's reach): the least box
+// holding its bodies, on every set and backend, leaves of 1 and 8.
+TYPED_TEST(TreeBuilds, BoxesAreTheirBodiesBoxes) {
+  TypeParam space;
+  using Memory = typename TypeParam::memory_space;
+  for (auto const& [name, bodies] : octree_sets())
+    for (int capacity : {1, 8}) {
+      Kokkos::View<Coordinate*, Memory> masses("masses", bodies.size());
+      Kokkos::deep_copy(masses, 1.0f);
+      auto built = build_morton_octree_cells(space, copy_points(space, bodies, "test::bodies"),
+                                             Kokkos::View<Coordinate const*, Memory>(masses), capacity);
+      Kokkos::View<detail::OctreeBox*, Memory> boxes("boxes", built.tree.topology.size());
+      detail::octree_boxes(space, built, boxes);
+      auto const box = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
+      auto const begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.topology.point_begin);
+      auto const end = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.topology.point_end);
+      auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, built.tree.points.points.coordinates);
+      for (Index node = 0; node < built.tree.topology.size(); ++node)
+        for (int k = 0; k < 3; ++k) {
+          Coordinate low = x(begin(node), k), high = low;
+          for (Index i = begin(node); i < end(node); ++i) low = std::min(low, x(i, k)), high = std::max(high, x(i, k));
+          ASSERT_EQ(box(node).low[k], low) << name << ", capacity " << capacity << ", node " << node;
+          ASSERT_EQ(box(node).high[k], high) << name << ", capacity " << capacity << ", node " << node;
+        }
+    }
+}
+
 TYPED_TEST(Trees, RelayoutKeepsTheTreeAndItsAnswers) {
   TypeParam space;
   Index const n = 3000;

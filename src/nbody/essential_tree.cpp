@@ -92,6 +92,41 @@ KOKKOS_INLINE_FUNCTION bool taken_whole(Coordinate size, Coordinate const* cente
   return double(size) * size * (1 + margin) < theta2 * gap2 * (1 - margin);
 }
 
+// A piece of a rank's reach: a box, and the first code of the cell it lies in (its place on the curve).
+struct Region {
+  std::uint64_t code;
+  BodyBox box;
+};
+
+// What a cell of a rank's branches adds to the rank's reach: the box of its
+// bodies where the cut along the octree stops (a cell of at most `most`
+// bodies, a leaf; below no such cell); above the cut, for group walks, the
+// hull of its children of at most group_size bodies, which the walk packs
+// into groups (MarkGroups) that only that hull holds whole.
+enum ReachPart : std::uint8_t { no_part = 0, cut_cell = 1, small_children = 2 };
+template <class MemorySpace>
+struct ReachParts {
+  TreeTopology<8, MemorySpace> topology;
+  Kokkos::View<std::uint8_t*, MemorySpace> branch;
+  Index most;
+  int group_size;
+  KOKKOS_FUNCTION bool stops(Index node) const {
+    return topology.point_end(node) - topology.point_begin(node) <= most || topology.child(node, 0) < 0;
+  }
+  KOKKOS_FUNCTION bool small(Index child) const {
+    return topology.point_end(child) - topology.point_begin(child) <= group_size;
+  }
+  KOKKOS_FUNCTION std::uint8_t operator()(Index node) const {
+    if (!branch(node)) return no_part;
+    for (Index above = topology.parent(node); above >= 0 && branch(above); above = topology.parent(above))
+      if (stops(above)) return no_part;
+    if (stops(node)) return cut_cell;
+    for (int slot = 0; group_size > 0 && slot < 8 && topology.child(node, slot) >= 0; ++slot)
+      if (small(topology.child(node, slot))) return small_children;
+    return no_part;
+  }
+};
+
 // What a rank sends of a cell: its key, its float moments, and what follows
 // it: its children (bodies -1), or, a leaf, `bodies` bodies (0: a cell the
 // receiver takes whole).
@@ -457,65 +492,101 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
 
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::pack");
-  // Where each rank's walks start: the cells of the top holding its bodies
-  // (its branches, the shared leaves where it has bodies), each cube cut to
-  // the rank's box. A group walk's group is a cell (or a run of small sibling
-  // cells, or part of a leaf) whose box spans all its bodies, other ranks'
-  // included: it adds, whole, every shared cell where such a group may hold
-  // the rank's bodies. In Morton order, hulls of runs of them: at most
-  // reach_boxes a rank. A cell far enough from each box is far enough from
-  // every body and group, however the set is cut; the set is far tighter
-  // than the rank's one box, whose pieces of the curve may lie apart.
-  constexpr std::size_t reach_boxes = 64;
-  std::vector<BodyBox> reach;
-  std::vector<int> reach_begin(p + 1, 0);
+  // Where each rank's walks start, as boxes (its reach): a cell far enough
+  // from every box is far enough from every body and group of the rank. Each
+  // rank finds its own and sends them to every rank:
+  //  - its branches, cut along its octree into cells of at most 1/reach_cuts
+  //    of its bodies (or leaves), each as the box of its bodies; for group
+  //    walks also, above the cut, the box of each cell's children of at most
+  //    group_size bodies (ReachParts);
+  //  - the box of its bodies in each shared leaf; for group walks, in each
+  //    shared cell, the box of its bodies in the children with at most
+  //    group_size of them, which a group may pack together with other
+  //    ranks' bodies (a group's box spans only its rank's bodies:
+  //    BarnesHutWalk::group).
+  // Boxes of the bodies, not the cubes of the top's cells: in a cube, as in
+  // the rank's whole box, the empty corners count as near.
+  auto const grown = [](BodyBox hull, BodyBox const& box) {
+    for (int k = 0; k < 3; ++k) hull.lo[k] = std::min(hull.lo[k], box.lo[k]), hull.hi[k] = std::max(hull.hi[k], box.hi[k]);
+    return hull;
+  };
+  BodyBox const empty{{infinity, infinity, infinity}, {-infinity, -infinity, -infinity}};
+  constexpr Index reach_cuts = 1024;
+  std::vector<std::size_t> reach_counts;
+  std::vector<Region> reach;
   {
-    struct Region {
-      std::uint64_t code;
-      BodyBox box;
-    };
-    std::vector<std::vector<Region>> regions(p);
-    auto const cube_of = [&](TopCell const& cell, BodyBox const* within) {
-      double const side = cube.side / double(std::uint64_t(1) << cell.level);
-      std::uint64_t const code = cell.code();
-      BodyBox box;
-      for (int k = 0; k < 3; ++k) {
-        auto const at = treetrav::detail::compact_by_3(code >> k) >> (morton_levels - cell.level);
-        double const low = cube.corner[k] + double(at) * side, slack = 1e-6 * side;
-        box.lo[k] = static_cast<Coordinate>(low - slack);
-        box.hi[k] = static_cast<Coordinate>(low + side + slack);
-        if (within != nullptr)
-          box.lo[k] = std::max(box.lo[k], within->lo[k]), box.hi[k] = std::min(box.hi[k], within->hi[k]);
-      }
-      return Region{code, box};
-    };
+    auto const node_box =
+        make_array<Kokkos::View<treetrav::detail::OctreeBox*, MemorySpace>>(arrays, label + "node_box", nodes);
+    treetrav::detail::octree_boxes(space, local, node_box);
+    ReachParts<MemorySpace> const parts{own.topology, branch, std::max<Index>(1, n / reach_cuts), group_size};
+    auto const part = make_array<Kokkos::View<std::uint8_t*, MemorySpace>>(arrays, label + "reach_part", nodes);
+    Kokkos::parallel_for(
+        label + "reach_parts", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) { part(node) = parts(node); });
+    auto const part_at = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "reach_at", nodes);
+    Index const count =
+        laid_out("count_reach", nodes, CountFlagged<decltype(part)>{part}, PlaceFirst<MemorySpace>{part_at});
+    auto const found = make_array<Kokkos::View<Region*, MemorySpace>>(arrays, label + "reach_cells", count);
+    auto const topology = own.topology;
+    Kokkos::parallel_for(
+        label + "reach_cells", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
+          if (part(node) == no_part) return;
+          treetrav::detail::OctreeBox box{};
+          bool first = true;
+          for (int slot = 0; slot < 8; ++slot) {
+            Index const child = part(node) == cut_cell ? (slot == 0 ? node : -1) : topology.child(node, slot);
+            if (child < 0) break;
+            if (part(node) == small_children && !parts.small(child)) continue;
+            treetrav::detail::OctreeBox const more = node_box(child);
+            for (int k = 0; k < 3; ++k) {
+              box.low[k] = first || more.low[k] < box.low[k] ? more.low[k] : box.low[k];
+              box.high[k] = first || more.high[k] > box.high[k] ? more.high[k] : box.high[k];
+            }
+            first = false;
+          }
+          Region region;
+          region.code = first_code(node_level(node), codes(topology.point_begin(node)));
+          for (int k = 0; k < 3; ++k) region.box.lo[k] = box.low[k], region.box.hi[k] = box.high[k];
+          found(part_at(node)) = region;
+        });
+    std::vector<Region> mine_reach = to_vector<Region>(found);
+    // The shared cells' pieces: runs of the rank's bodies (first, count) in
+    // tree order, each piece's box their hull.
+    std::vector<Index> pieces;  // first, count, piece
     for (TopCell const& cell : top) {
-      if (cell.owner >= 0) {
-        regions[cell.owner].push_back(cube_of(cell, &boxes[cell.owner]));
-        continue;
-      }
-      for (int r = 0; r < p; ++r) {
-        bool mixes = !cell.split && cell.rank_counts[r] > 0;
-        if (mixes) regions[r].push_back(cube_of(cell, &boxes[r]));
-        if (group_size <= 0) continue;
-        for (int child : cell.children)
-          mixes = mixes || (top[child].rank_counts[r] > 0 && top[child].rank_counts[r] <= group_size);
-        if (mixes) regions[r].push_back(cube_of(cell, nullptr));
-      }
+      if (cell.owner >= 0) continue;
+      int const piece = static_cast<int>(mine_reach.size());
+      std::size_t const before = pieces.size();
+      if (!cell.split && cell.rank_counts[me] > 0)
+        pieces.insert(pieces.end(), {cell.begin, Index(cell.rank_counts[me]), piece});
+      for (int child : cell.children)
+        if (group_size > 0 && top[child].rank_counts[me] > 0 && top[child].rank_counts[me] <= group_size)
+          pieces.insert(pieces.end(), {top[child].begin, Index(top[child].rank_counts[me]), piece});
+      if (pieces.size() > before) mine_reach.push_back(Region{cell.code(), empty});
     }
-    for (int r = 0; r < p; ++r) {
-      auto& of = regions[r];
-      std::stable_sort(of.begin(), of.end(), [](Region const& a, Region const& b) { return a.code < b.code; });
-      std::size_t const runs = std::min(reach_boxes, of.size());
-      for (std::size_t run = 0; run < runs; ++run) {
-        BodyBox hull = of[run * of.size() / runs].box;
-        for (std::size_t i = run * of.size() / runs; i < (run + 1) * of.size() / runs; ++i)
-          for (int k = 0; k < 3; ++k)
-            hull.lo[k] = std::min(hull.lo[k], of[i].box.lo[k]), hull.hi[k] = std::max(hull.hi[k], of[i].box.hi[k]);
-        reach.push_back(hull);
-      }
-      reach_begin[r + 1] = static_cast<int>(reach.size());
+    auto const runs = to_space(arrays, label + "reach_pieces", pieces);
+    auto const run_boxes = make_array<Kokkos::View<BodyBox*, MemorySpace>>(arrays, label + "reach_piece_boxes",
+                                                                           pieces.size() / 3);
+    auto const sorted = own.points.points.coordinates;
+    Kokkos::parallel_for(
+        label + "reach_pieces", Policy(space, 0, pieces.size() / 3), KOKKOS_LAMBDA(Index j) {
+          Index const first = runs(3 * j), count = runs(3 * j + 1);
+          BodyBox box;
+          for (int k = 0; k < 3; ++k) box.lo[k] = box.hi[k] = sorted(first, k);
+          for (Index i = first + 1; i < first + count; ++i)
+            for (int k = 0; k < 3; ++k) {
+              Coordinate const x = sorted(i, k);
+              box.lo[k] = x < box.lo[k] ? x : box.lo[k];
+              box.hi[k] = x > box.hi[k] ? x : box.hi[k];
+            }
+          run_boxes(j) = box;
+        });
+    std::vector<BodyBox> const piece_boxes = to_vector<BodyBox>(run_boxes);
+    for (std::size_t j = 0; j < piece_boxes.size(); ++j) {
+      BodyBox& box = mine_reach[pieces[3 * j + 2]].box;
+      box = grown(box, piece_boxes[j]);
     }
+    std::sort(mine_reach.begin(), mine_reach.end(), [](Region const& a, Region const& b) { return a.code < b.code; });
+    reach = gathered(domain, mine_reach, &reach_counts);
   }
 
   // 4. Every other rank's share of the branches, selected and packed here.
@@ -543,21 +614,32 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto const sends =
       make_array<Kokkos::View<std::uint8_t**, Kokkos::LayoutLeft, MemorySpace>>(arrays, label + "sends", nodes, p);
   if (p > 1) {
-    // A receiver's boxes, then their hull: a cell the hull takes whole every box takes whole.
-    std::vector<BodyBox> tests;
-    std::vector<int> first_test(p + 1, 0);
+    // A receiver's boxes in Morton order, in runs of about equal count, each
+    // with its hull, and the hull of all: a cell a hull takes whole, the
+    // boxes in it take whole.
+    constexpr std::size_t reach_runs = 64;
+    std::vector<BodyBox> boxes_of(reach.size()), hulls;
+    std::vector<int> run_first{0}, first_run(p + 1, 0);
+    std::size_t at = 0;
+    std::vector<BodyBox> all_of(p, empty);
     for (int r = 0; r < p; ++r) {
-      BodyBox hull{{infinity, infinity, infinity}, {-infinity, -infinity, -infinity}};
-      for (int b = reach_begin[r]; b < reach_begin[r + 1]; ++b) {
-        tests.push_back(reach[b]);
-        for (int k = 0; k < 3; ++k)
-          hull.lo[k] = std::min(hull.lo[k], reach[b].lo[k]), hull.hi[k] = std::max(hull.hi[k], reach[b].hi[k]);
+      std::size_t const count = reach_counts[r], runs = std::min(reach_runs, count);
+      for (std::size_t run = 0; run < runs; ++run) {
+        BodyBox hull = empty;
+        for (std::size_t i = at + run * count / runs; i < at + (run + 1) * count / runs; ++i)
+          boxes_of[i] = reach[i].box, hull = grown(hull, reach[i].box);
+        hulls.push_back(hull);
+        run_first.push_back(static_cast<int>(at + (run + 1) * count / runs));
+        all_of[r] = grown(all_of[r], hull);
       }
-      tests.push_back(hull);
-      first_test[r + 1] = static_cast<int>(tests.size());
+      first_run[r + 1] = static_cast<int>(hulls.size());
+      at += count;
     }
-    auto const boxes_here = to_space(arrays, label + "reach", tests);
-    auto const first_box = to_space(arrays, label + "reach_begin", first_test);
+    auto const boxes_here = to_space(arrays, label + "reach", boxes_of);
+    auto const run_hulls = to_space(arrays, label + "reach_runs", hulls);
+    auto const run_begin = to_space(arrays, label + "reach_run_first", run_first);
+    auto const receiver_runs = to_space(arrays, label + "reach_first_run", first_run);
+    auto const receiver_hull = to_space(arrays, label + "reach_hulls", all_of);
     auto const size = own.cell_size;
     auto const center = own.cell_center;
     auto const com = own.center_of_mass;
@@ -566,11 +648,12 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           Coordinate const c[3] = {center(node, 0), center(node, 1), center(node, 2)};
           Coordinate const g[3] = {com(node, 0), com(node, 1), com(node, 2)};
           for (int r = 0; r < p; ++r) {
-            int const hull = first_box(r + 1) - 1;
             bool whole = r != me && branch(node) != 0;
-            if (whole && !taken_whole(size(node), c, g, boxes_here(hull), options))
-              for (int b = first_box(r); whole && b < hull; ++b)
-                whole = taken_whole(size(node), c, g, boxes_here(b), options);
+            if (whole && !taken_whole(size(node), c, g, receiver_hull(r), options))
+              for (int run = receiver_runs(r); whole && run < receiver_runs(r + 1); ++run)
+                if (!taken_whole(size(node), c, g, run_hulls(run), options))
+                  for (int b = run_begin(run); whole && b < run_begin(run + 1); ++b)
+                    whole = taken_whole(size(node), c, g, boxes_here(b), options);
             accepted(node, r) = whole ? 1 : 0;
           }
         });

@@ -107,6 +107,11 @@ inline BarnesHutOptions relative_estimate_options(BarnesHutOptions options) {
   return options;
 }
 
+// What active_bodies says of a body: it walks (its force is evaluated); it
+// is foreign (never walks, and lies outside its group walk's box: a
+// distributed run's imported body). Neither: it rests.
+inline constexpr std::uint8_t walking_body = 1, foreign_body = 2;
+
 namespace detail {
 
 // What a walk reads of a cell to decide on it, in one 32-byte record.
@@ -299,21 +304,37 @@ struct BarnesHutWalk {
 
   // The group interface.
   KOKKOS_FUNCTION bool active(Index body) const {
-    return active_bodies.extent(0) == 0 || active_bodies(body) != 0;
+    return active_bodies.extent(0) == 0 || (active_bodies(body) & walking_body) != 0;
   }
 
+  // A group's box and tolerance span its bodies, resting ones too (a
+  // body's force is the same whichever others walk with it), but not
+  // foreign ones (active_bodies' foreign_body: a distributed run's imported
+  // bodies, which never walk): a box reaching out to them would open cells
+  // for none of its bodies, and the essential tree holds only the cells its
+  // rank's own bodies need.
   KOKKOS_FUNCTION GroupBox group(Index first, Index last) const {
-    GroupBox box = bounds(first, last);
-    if (opening == Opening::relative) {
+    auto const& y = tree.points.points.coordinates;
+    GroupBox box;
+    bool empty = true;
+    Coordinate smallest = 0;
+    for (Index i = first; i < last; ++i) {
+      Index const body = tree.points.original_index(i);
+      if (active_bodies.extent(0) != 0 && (active_bodies(body) & foreign_body) != 0) continue;
+      for (int k = 0; k < 3; ++k) {
+        Coordinate const v = y(i, k);
+        box.low[k] = empty || v < box.low[k] ? v : box.low[k];
+        box.high[k] = empty || v > box.high[k] ? v : box.high[k];
+      }
       // The group's weakest pull decides for all its bodies: none is taken
       // whole by a cell that would be too coarse for it alone.
-      Coordinate smallest = previous_magnitude2(tree.points.original_index(first));
-      for (Index i = first + 1; i < last; ++i) {
-        Coordinate const a2 = previous_magnitude2(tree.points.original_index(i));
-        smallest = a2 < smallest ? a2 : smallest;
+      if (opening == Opening::relative) {
+        Coordinate const a2 = previous_magnitude2(body);
+        smallest = empty || a2 < smallest ? a2 : smallest;
       }
-      box.tolerance = alpha * math::sqrt(smallest);
+      empty = false;
     }
+    box.tolerance = opening == Opening::relative ? alpha * math::sqrt(smallest) : 0;
     return box;
   }
 
@@ -666,7 +687,7 @@ inline constexpr bool compiled_barnes_hut_v =
 
 // Writes the accelerations (bodies, 3) of the bodies the octree was built
 // over, given in the caller's order in `bodies`, into `accelerations`: of
-// every body, or of those `active_bodies` marks (bodies; empty: all), whose
+// every body, or of those `active_bodies` marks walking (bodies; empty: all), whose
 // work items `order` lists (per-body strategies) or whose tree positions it
 // maps (GroupWalk; see traverse()). Other rows are left as they are. Under
 // the relative criterion a body's row must hold its previous acceleration

@@ -23,10 +23,12 @@
 //      and packed on the device, exchanged by Domain::all_to_all): a cell
 //      that every box of the receiver's reach takes whole, by the walk's
 //      criterion with a margin for float rounding, as its moments; else its
-//      children or, for a leaf, its bodies. The reach: the top's cells
-//      holding the receiver's bodies, each cut to its box, as at most 64
-//      hulls of runs of them along the curve; for group walks also the shared
-//      cells where a group may mix the receiver's bodies with others'.
+//      children or, for a leaf, its bodies. The reach, which each rank finds
+//      from its own octree and sends to all: the boxes of its bodies in
+//      cells of its branches cut to about 1/1024 of its bodies, and in the
+//      shared leaves; for group walks also the boxes of the small children
+//      that a group may pack together (a group's box spans only its rank's
+//      bodies: BarnesHutWalk::group, the imported ones foreign).
 //   5. The assembly: own branch cells, received cells and the shared cells,
 //      numbered breadth-first by sorting their keys; bodies in depth-first
 //      order; the shared cells' moments from their children (every branch

@@ -48,13 +48,15 @@ using PotentialVisitor = treetrav::detail::BarnesHutWalk<MemorySpace, Potential<
 
 // Potentials (bodies) in the caller's order of `bodies`, the octree's own bodies.
 // `order` as in traverse(): which work item serves which body (GroupWalk:
-// which body sits at each tree position).
+// which body sits at each tree position); `active_bodies` as in
+// compute_barnes_hut_accelerations (empty: every body walks).
 template <class ExecutionSpace, class MemorySpace, class Strategy>
 Kokkos::View<double*, MemorySpace> gravitational_potentials(ExecutionSpace const& space,
                                                             Octree<MemorySpace> const& tree,
                                                             PointSet<MemorySpace> const& bodies,
                                                             BarnesHutOptions const& options, Strategy strategy,
-                                                            Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {}) {
+                                                            Kokkos::View<Index const*, typename Octree<MemorySpace>::memory_space> order = {},
+                                                            Kokkos::View<std::uint8_t const*, MemorySpace> active_bodies = {}) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: a Kokkos execution space");
   treetrav::detail::check_barnes_hut_arguments("potential", tree, bodies, options);
   Kokkos::View<double*, MemorySpace> potentials(
@@ -64,10 +66,10 @@ Kokkos::View<double*, MemorySpace> gravitational_potentials(ExecutionSpace const
   auto const run = [&](auto walk) { traverse(space, tree.topology, walk, strategy, order); };
   if (options.multipole == Multipole::quadrupole)
     run(treetrav::detail::make_barnes_hut_walk<Multipole::quadrupole>(space, tree, bodies.coordinates, options,
-                                                                      interaction, {}));
+                                                                      interaction, active_bodies));
   else
     run(treetrav::detail::make_barnes_hut_walk<Multipole::monopole>(space, tree, bodies.coordinates, options,
-                                                                    interaction, {}));
+                                                                    interaction, active_bodies));
   return potentials;
 }
 

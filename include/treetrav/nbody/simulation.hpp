@@ -225,14 +225,17 @@ struct SumInteractions {
   }
 };
 
-// The essential tree's rows to walk: this rank's (rows 0..local-1), all or its active ones.
+// The essential tree's rows to walk: this rank's (rows 0..local-1), all or
+// its active ones; the other ranks' bodies are foreign.
 template <class Marked, class Active>
 struct MarkWalked {
   Marked marked;
   Active active;
   Index local;
   bool all;
-  KOKKOS_FUNCTION void operator()(Index i) const { marked(i) = i < local && (all || active(i)) ? 1 : 0; }
+  KOKKOS_FUNCTION void operator()(Index i) const {
+    marked(i) = i >= local ? foreign_body : all || active(i) ? walking_body : 0;
+  }
 };
 
 // The forces (and costs) of the walked bodies, rows 0..n-1 of the essential tree's.
@@ -242,7 +245,7 @@ struct KeepForces {
   Costs costs_from, costs_into;
   Marked walked;
   KOKKOS_FUNCTION void operator()(Index i) const {
-    if (!walked(i)) return;
+    if ((walked(i) & walking_body) == 0) return;
     for (int k = 0; k < 3; ++k) into(i, k) = from(i, k);
     costs_into(i) = costs_from(i);
   }
@@ -771,8 +774,15 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
       EssentialTree<memory_space> const essential = essential_tree(configuration_.potential_options());
       Kokkos::View<Index const*, memory_space> const order =
           Strategy::group_walk ? essential.tree.points.original_index : essential.local_order;
+      // Group walks: this rank's bodies walk, the imported ones are foreign (outside the groups' boxes).
+      Index const rows = essential.bodies.size();
+      Kokkos::View<std::uint8_t*, memory_space> walked(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::potential_walked"), rows);
+      Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
+                           detail::MarkWalked<decltype(walked), decltype(active_)>{walked, active_, size(), true});
       potentials = Kokkos::subview(gravitational_potentials(space_, essential.tree, essential.bodies,
-                                                            configuration_.potential_options(), strategy_, order),
+                                                            configuration_.potential_options(), strategy_, order,
+                                                            Kokkos::View<std::uint8_t const*, memory_space>(walked)),
                                    std::make_pair(Index(0), size()));
     } else {
       potentials = gravitational_potentials(space_, octree_.tree, bodies_, configuration_.potential_options(), strategy_,

@@ -614,6 +614,46 @@ struct OctreeQuadrupoleNode {
   }
 };
 
+// A node's box of its bodies (tree order): a leaf's from its bodies, a
+// parent's the hull of its children's.
+template <class MemorySpace>
+struct OctreeBoxNode {
+  Kokkos::View<Coordinate**, Kokkos::LayoutLeft, MemorySpace> sorted;
+  TreeTopology<8, MemorySpace> topology;
+  Kokkos::View<OctreeBox*, MemorySpace> boxes;
+
+  KOKKOS_FUNCTION static OctreeBox of_children(Kokkos::View<OctreeBox*, MemorySpace> const& boxes,
+                                               OctreeChildren const& children) {
+    OctreeBox box = boxes(children.index[0]);
+    for (int slot = 1; slot < 8; ++slot)
+      if (slot < children.count) {
+        OctreeBox const child = boxes(children.index[slot]);
+        for (int k = 0; k < 3; ++k) {
+          box.low[k] = child.low[k] < box.low[k] ? child.low[k] : box.low[k];
+          box.high[k] = child.high[k] > box.high[k] ? child.high[k] : box.high[k];
+        }
+      }
+    return box;
+  }
+
+  KOKKOS_FUNCTION void operator()(Index node, OctreeChildren const& children) const {
+    if (children.count > 0) {
+      boxes(node) = of_children(boxes, children);
+      return;
+    }
+    OctreeBox box;
+    Index const begin = topology.point_begin(node);
+    for (int k = 0; k < 3; ++k) box.low[k] = box.high[k] = sorted(begin, k);
+    for (Index i = begin + 1; i < topology.point_end(node); ++i)
+      for (int k = 0; k < 3; ++k) {
+        Coordinate const x = sorted(i, k);
+        box.low[k] = x < box.low[k] ? x : box.low[k];
+        box.high[k] = x > box.high[k] ? x : box.high[k];
+      }
+    boxes(node) = box;
+  }
+};
+
 // A refit at one node: a leaf gathers its bodies' new positions into tree
 // order; its box is theirs (a parent's, its children's). Its cube follows the
 // box: the built side, unless the bodies spread wider, about the centre
@@ -644,15 +684,7 @@ struct OctreeRefitNode {
         }
       }
     } else {
-      box = boxes(children.index[0]);
-      for (int slot = 1; slot < 8; ++slot)
-        if (slot < children.count) {
-          OctreeBox const child = boxes(children.index[slot]);
-          for (int k = 0; k < 3; ++k) {
-            box.low[k] = child.low[k] < box.low[k] ? child.low[k] : box.low[k];
-            box.high[k] = child.high[k] > box.high[k] ? child.high[k] : box.high[k];
-          }
-        }
+      box = OctreeBoxNode<MemorySpace>::of_children(boxes, children);
     }
     boxes(node) = box;
     double const built = built_size(node);
@@ -805,6 +837,23 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
   Kokkos::parallel_for("treetrav::MortonOctree::upward",
                        as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
                        OctreeUpward<MemorySpace, decltype(work)>{tree.topology, work, built.arrivals});
+}
+
+// Each node's box of its bodies, into `boxes` (nodes), in one upward pass.
+template <class ExecutionSpace, class MemorySpace>
+void octree_boxes(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
+                  Kokkos::View<OctreeBox*, MemorySpace> const& boxes) {
+  auto const& tree = built.tree;
+  Index const nodes = tree.topology.size();
+  if (nodes == 0) return;
+  if (built.arrivals.extent(0) != std::size_t(nodes)) {
+    built.arrivals = allocate_octree_array<decltype(built.arrivals)>(space, built.workspace, "arrivals", nodes);
+    Kokkos::deep_copy(space, built.arrivals, 0);
+  }
+  Kokkos::parallel_for("treetrav::MortonOctree::boxes",
+                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
+                       OctreeUpward<MemorySpace, OctreeBoxNode<MemorySpace>>{
+                           tree.topology, {tree.points.points.coordinates, tree.topology, boxes}, built.arrivals});
 }
 
 }  // namespace detail
