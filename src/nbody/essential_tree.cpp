@@ -333,20 +333,27 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
 
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::top");
-  // 2. The shared cells and the branches, level by level, top_levels levels
-  // a round: each round counts its first level's candidates and all their
-  // descendants down its last level at once (one gather a round, not a
-  // level), then finds which are shared level by level; the shared cells of
-  // its last level that split give the next round's candidates.
-  constexpr int top_levels = 3;
+  // 2. The shared cells and the branches, level by level, up to three
+  // levels a round: each round counts its first level's candidates and all
+  // their descendants down its last level at once (one gather a round, not
+  // a level), then finds which are shared level by level; the shared cells
+  // of its last level that split give the next round's candidates. Deep
+  // levels, where the ranks' bodies have drifted among each other since the
+  // last cut and shared cells number in the thousands, go one a round: the
+  // descendants of all candidates would outweigh the gathers saved.
+  constexpr int most_levels = 3;
+  constexpr std::size_t batched_slots = 4096;
   std::vector<TopCell> top;
   {
     std::vector<TopCell> candidates(1);
     std::vector<int> parents{-1};
     while (!candidates.empty()) {
       std::size_t const m = candidates.size();
+      int top_levels = 1;
+      while (top_levels < most_levels && m * ((std::size_t(1) << 3 * (top_levels + 1)) - 1) / 7 <= batched_slots)
+        ++top_levels;
       // Depth d below candidate c, descendant j (of 8^d): slot first[d] + c 8^d + j.
-      std::size_t first[top_levels + 1] = {0};
+      std::size_t first[most_levels + 1] = {0};
       for (int d = 0; d < top_levels; ++d) first[d + 1] = first[d] + m * (std::size_t(1) << 3 * d);
       std::size_t const slots = first[top_levels];
       std::vector<std::uint64_t> ranges(2 * slots);
