@@ -536,10 +536,9 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   //    walks also, above the cut, the box of each cell's children of at most
   //    group_size bodies (ReachParts);
   //  - the box of its bodies in each shared leaf; for group walks, in each
-  //    shared cell, the box of its bodies in the children with at most
-  //    group_size of them, which a group may pack together with other
-  //    ranks' bodies (a group's box spans only its rank's bodies:
-  //    BarnesHutWalk::group).
+  //    child of a shared cell with at most group_size of them, each child
+  //    apart (a group's box spans only its rank's bodies, BarnesHutWalk::group,
+  //    and packs no children of a shared cell, Octree::unpacked).
   // Boxes of the bodies, not the cubes of the top's cells: in a cube, as in
   // the rank's whole box, the empty corners count as near.
   auto const grown = [](BodyBox hull, BodyBox const& box) {
@@ -587,19 +586,23 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
         });
     std::vector<Region> mine_reach = to_vector<Region>(found);
     // The shared cells' pieces: runs of the rank's bodies (first, count) in
-    // tree order, each piece's box their hull.
+    // tree order, each piece's box their hull. A group walk packs no
+    // children of a shared cell together (Octree::unpacked): each small
+    // child is a piece of its own; all the rank's bodies one piece when they
+    // are few enough to be the root's one group.
     std::vector<Index> pieces;  // first, count, piece
+    auto const add_piece = [&](TopCell const& cell) {
+      pieces.insert(pieces.end(), {cell.begin, Index(cell.rank_counts[me]), Index(mine_reach.size())});
+      mine_reach.push_back(Region{cell.code(), empty});
+    };
     for (TopCell const& cell : top) {
       if (cell.owner >= 0) continue;
-      int const piece = static_cast<int>(mine_reach.size());
-      std::size_t const before = pieces.size();
-      if (!cell.split && cell.rank_counts[me] > 0)
-        pieces.insert(pieces.end(), {cell.begin, Index(cell.rank_counts[me]), piece});
+      if (!cell.split && cell.rank_counts[me] > 0) add_piece(cell);
       for (int child : cell.children)
         if (group_size > 0 && top[child].rank_counts[me] > 0 && top[child].rank_counts[me] <= group_size)
-          pieces.insert(pieces.end(), {top[child].begin, Index(top[child].rank_counts[me]), piece});
-      if (pieces.size() > before) mine_reach.push_back(Region{cell.code(), empty});
+          add_piece(top[child]);
     }
+    if (group_size > 0 && n > 0 && n <= group_size && top.front().owner < 0) add_piece(top.front());
     auto const runs = to_space(arrays, label + "reach_pieces", pieces);
     auto const run_boxes = make_array<Kokkos::View<BodyBox*, MemorySpace>>(arrays, label + "reach_piece_boxes",
                                                                            pieces.size() / 3);
@@ -926,6 +929,8 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   if (quadrupoles)
     tree.quadrupole =
         make_array<typename Tree::vector_view>(arrays, label + "quadrupole", cell_count, quadrupole_columns);
+  if (group_size > 0)
+    tree.unpacked = make_array<Kokkos::View<std::uint8_t*, MemorySpace>>(arrays, label + "unpacked", cell_count);
   {
     auto const t = tree;
     auto const mass = own.mass;
@@ -956,6 +961,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           // The moments: an own cell's, a received one's; a shared cell's come last.
           Index const source = entry_source(e);
           bool const own_cell = e < own_cells, shared_cell = e >= first_shared;
+          if (t.unpacked.extent(0) != 0) t.unpacked(i) = shared_cell ? 1 : 0;
           t.mass(i) = shared_cell ? Coordinate(0) : own_cell ? mass(source) : in(source).mass;
           for (int k = 0; k < 3; ++k)
             t.center_of_mass(i, k) = shared_cell ? Coordinate(0) : own_cell ? com(source, k) : in(source).com[k];

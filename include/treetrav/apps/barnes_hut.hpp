@@ -360,6 +360,8 @@ struct BarnesHutWalk {
   // halo) touches every cell of that sibling down to its leaves, and its
   // whole group would sum their bodies one by one.
   KOKKOS_FUNCTION bool packs(Index first, Index last, Index parent) const {
+    if (tree.unpacked.extent(0) != 0 && tree.unpacked(parent) != 0)
+      return false;
     GroupBox const box = bounds(first, last);
     for (int slot = 0; slot < decltype(tree.topology)::arity; ++slot) {
       Index const child = tree.topology.child(parent, slot);

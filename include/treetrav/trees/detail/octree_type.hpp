@@ -5,6 +5,8 @@
 #include <treetrav/core/fixed_vector.hpp>
 #include <treetrav/trees/topology.hpp>
 
+#include <cstdint>
+
 namespace treetrav {
 
 // An octree cell's mass and mass-weighted position, (m, m x, m y, m z).
@@ -39,6 +41,11 @@ struct Octree {
   // trace sum m |d|^2 (a softened expansion needs it beside the traceless
   // part); empty unless computed (compute_octree_quadrupoles).
   vector_view quadrupole;
+  // (nodes), or empty: 1 for a cell whose children a group walk never packs
+  // into one group (a distributed run's cells shared by ranks: their
+  // children's bodies lie on several ranks, and each rank's reach holds its
+  // bodies in each child apart, not their hull: nbody/essential_tree.hpp).
+  Kokkos::View<std::uint8_t*, MemorySpace> unpacked;
 
   Octree() = default;
   // Builds on `space` (bodies and masses copied there when they live
@@ -55,6 +62,7 @@ struct Octree {
     f(cell_center);
     f(cell_size);
     if (quadrupole.extent(0) != 0) f(quadrupole);
+    if (unpacked.extent(0) != 0) f(unpacked);
   }
 };
 
@@ -69,6 +77,7 @@ Octree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& sp
   dst.cell_center = detail::copy_view(space, src.cell_center);
   dst.cell_size = detail::copy_view(space, src.cell_size);
   dst.quadrupole = detail::copy_view(space, src.quadrupole);
+  dst.unpacked = detail::copy_view(space, src.unpacked);
   return dst;
 }
 
