@@ -155,6 +155,7 @@ struct SharedCell {
   std::uint64_t code;
   std::int32_t level, bodies;  // -1: it splits
   Index from;                  // a leaf's first body among the shared leaves' bodies
+  std::uint8_t grouping;       // Octree::grouping
 };
 
 // A cell of the top of the octree over all bodies: shared (owner -1) or a
@@ -535,10 +536,11 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   //    of its bodies (or leaves), each as the box of its bodies; for group
   //    walks also, above the cut, the box of each cell's children of at most
   //    group_size bodies (ReachParts);
-  //  - the box of its bodies in each shared leaf; for group walks, in each
-  //    child of a shared cell with at most group_size of them, each child
-  //    apart (a group's box spans only its rank's bodies, BarnesHutWalk::group,
-  //    and packs no children of a shared cell, Octree::unpacked).
+  //  - the box of its bodies in each shared leaf, and for group walks in
+  //    each shared cell of at most group_size bodies (a group's box spans
+  //    only its rank's bodies, BarnesHutWalk::group; in the essential tree a
+  //    shared cell is one group only when that small, and never packs its
+  //    children together: Octree::grouping).
   // Boxes of the bodies, not the cubes of the top's cells: in a cube, as in
   // the rank's whole box, the empty corners count as near.
   auto const grown = [](BodyBox hull, BodyBox const& box) {
@@ -586,23 +588,16 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
         });
     std::vector<Region> mine_reach = to_vector<Region>(found);
     // The shared cells' pieces: runs of the rank's bodies (first, count) in
-    // tree order, each piece's box their hull. A group walk packs no
-    // children of a shared cell together (Octree::unpacked): each small
-    // child is a piece of its own; all the rank's bodies one piece when they
-    // are few enough to be the root's one group.
+    // tree order, each piece's box their hull: in each shared leaf; for
+    // group walks in each shared cell of at most group_size bodies (all
+    // ranks'), the only shared cells a group may be (SharedCell::grouping).
     std::vector<Index> pieces;  // first, count, piece
-    auto const add_piece = [&](TopCell const& cell) {
-      pieces.insert(pieces.end(), {cell.begin, Index(cell.rank_counts[me]), Index(mine_reach.size())});
-      mine_reach.push_back(Region{cell.code(), empty});
-    };
-    for (TopCell const& cell : top) {
-      if (cell.owner >= 0) continue;
-      if (!cell.split && cell.rank_counts[me] > 0) add_piece(cell);
-      for (int child : cell.children)
-        if (group_size > 0 && top[child].rank_counts[me] > 0 && top[child].rank_counts[me] <= group_size)
-          add_piece(top[child]);
-    }
-    if (group_size > 0 && n > 0 && n <= group_size && top.front().owner < 0) add_piece(top.front());
+    for (TopCell const& cell : top)
+      if (cell.owner < 0 && cell.rank_counts[me] > 0 &&
+          (!cell.split || (group_size > 0 && cell.count <= group_size))) {
+        pieces.insert(pieces.end(), {cell.begin, Index(cell.rank_counts[me]), Index(mine_reach.size())});
+        mine_reach.push_back(Region{cell.code(), empty});
+      }
     auto const runs = to_space(arrays, label + "reach_pieces", pieces);
     auto const run_boxes = make_array<Kokkos::View<BodyBox*, MemorySpace>>(arrays, label + "reach_piece_boxes",
                                                                            pieces.size() / 3);
@@ -809,7 +804,14 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     std::vector<Member> members;
     for (TopCell const& cell : top) {
       if (cell.owner >= 0) continue;
-      SharedCell entry{cell.code(), cell.level, -1, 0};
+      // A group walk packs none of its children together, and takes it as
+      // one group only when all ranks' bodies in it are few enough (the
+      // reach holds each rank's bodies in such a cell, not in its children).
+      std::uint8_t const grouping =
+          group_size <= 0 ? 0
+                          : Octree<MemorySpace>::children_apart |
+                                (cell.count > group_size ? Octree<MemorySpace>::never_one_group : 0);
+      SharedCell entry{cell.code(), cell.level, -1, 0, grouping};
       if (!cell.split) {
         members.clear();
         for (int r = 0; r < p; ++r)
@@ -848,6 +850,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Kokkos::deep_copy(space, in, cells_in);
   Kokkos::deep_copy(space, in_bodies, bodies_in);
   auto const more = to_space(arrays, label + "shared_pool", shared_pool);
+  auto const top_cells = to_space(arrays, label + "shared_cells", shared_cells);
   auto const more_rows = to_space(arrays, label + "shared_rows", shared_rows);
   {
     auto const topology = own.topology;
@@ -871,7 +874,6 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           entry_from(e) = body_from(j);
           entry_source(e) = j;
         });
-    auto const top_cells = to_space(arrays, label + "shared_cells", shared_cells);
     Kokkos::parallel_for(
         label + "shared_cells", Policy(space, 0, top_cells.extent(0)), KOKKOS_LAMBDA(Index j) {
           Index const e = first_shared + j;
@@ -930,7 +932,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     tree.quadrupole =
         make_array<typename Tree::vector_view>(arrays, label + "quadrupole", cell_count, quadrupole_columns);
   if (group_size > 0)
-    tree.unpacked = make_array<Kokkos::View<std::uint8_t*, MemorySpace>>(arrays, label + "unpacked", cell_count);
+    tree.grouping = make_array<Kokkos::View<std::uint8_t*, MemorySpace>>(arrays, label + "grouping", cell_count);
   {
     auto const t = tree;
     auto const mass = own.mass;
@@ -961,7 +963,7 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
           // The moments: an own cell's, a received one's; a shared cell's come last.
           Index const source = entry_source(e);
           bool const own_cell = e < own_cells, shared_cell = e >= first_shared;
-          if (t.unpacked.extent(0) != 0) t.unpacked(i) = shared_cell ? 1 : 0;
+          if (t.grouping.extent(0) != 0) t.grouping(i) = shared_cell ? top_cells(source).grouping : 0;
           t.mass(i) = shared_cell ? Coordinate(0) : own_cell ? mass(source) : in(source).mass;
           for (int k = 0; k < 3; ++k)
             t.center_of_mass(i, k) = shared_cell ? Coordinate(0) : own_cell ? com(source, k) : in(source).com[k];

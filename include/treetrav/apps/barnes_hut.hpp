@@ -338,6 +338,11 @@ struct BarnesHutWalk {
     return box;
   }
 
+  // A cell the tree says is never one group (Octree::grouping).
+  KOKKOS_FUNCTION bool splits(Index node) const {
+    return tree.grouping.extent(0) != 0 && (tree.grouping(node) & Octree<MemorySpace>::never_one_group) != 0;
+  }
+
   // The bounding box of the bodies [first, last) in tree order (tolerance 0).
   KOKKOS_FUNCTION GroupBox bounds(Index first, Index last) const {
     auto const& y = tree.points.points.coordinates;
@@ -360,7 +365,7 @@ struct BarnesHutWalk {
   // halo) touches every cell of that sibling down to its leaves, and its
   // whole group would sum their bodies one by one.
   KOKKOS_FUNCTION bool packs(Index first, Index last, Index parent) const {
-    if (tree.unpacked.extent(0) != 0 && tree.unpacked(parent) != 0)
+    if (tree.grouping.extent(0) != 0 && (tree.grouping(parent) & Octree<MemorySpace>::children_apart) != 0)
       return false;
     GroupBox const box = bounds(first, last);
     for (int slot = 0; slot < decltype(tree.topology)::arity; ++slot) {

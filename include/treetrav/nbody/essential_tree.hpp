@@ -26,10 +26,11 @@
 //      children or, for a leaf, its bodies. The reach, which each rank finds
 //      from its own octree and sends to all: the boxes of its bodies in
 //      cells of its branches cut to about 1/1024 of its bodies, and in the
-//      shared leaves; for group walks also the boxes of small children (a
-//      group's box spans only its rank's bodies, BarnesHutWalk::group, the
-//      imported ones foreign; a group packs children of a branch's cell
-//      together, never a shared cell's: the tree's `unpacked` cells).
+//      shared leaves; for group walks also the boxes of small children of
+//      its cells and of small shared cells (a group's box spans only its
+//      rank's bodies, BarnesHutWalk::group, the imported ones foreign; a
+//      shared cell is one group only when all ranks' bodies in it are few,
+//      and never packs its children together: the tree's `grouping`).
 //   5. The assembly: own branch cells, received cells and the shared cells,
 //      numbered breadth-first by sorting their keys; bodies in depth-first
 //      order; the shared cells' moments from their children (every branch

@@ -180,13 +180,21 @@ template <class Visitor>
 struct has_group_pack_check<Visitor, std::void_t<decltype(std::declval<Visitor const&>().packs(
                                          std::declval<Index>(), std::declval<Index>(), std::declval<Index>()))>>
     : std::true_type {};
+// Whether the visitor names nodes that are never one group, whatever their
+// points (its optional splits(node): their children are grouped instead).
+template <class Visitor, class = void>
+struct has_group_split_check : std::false_type {};
+template <class Visitor>
+struct has_group_split_check<Visitor, std::void_t<decltype(std::declval<Visitor const&>().splits(std::declval<Index>()))>>
+    : std::true_type {};
 
 // Marks the groups at their first point with their end. A group is the
 // points of a node with at most group_size of them whose parent has more (the
 // root when it has few enough), or of a run of such consecutive siblings
 // holding at most group_size together (pack_siblings, where the visitor's
 // packs() agrees), or group_size consecutive points of a larger leaf. Only
-// groups with an active query.
+// groups with an active query. A node the visitor splits (splits(node))
+// counts as one of more than group_size points.
 template <class Topology, class Visitor>
 struct MarkGroups {
   Topology topology;
@@ -203,6 +211,13 @@ struct MarkGroups {
     if (active) group_end(first) = last;
   }
 
+  KOKKOS_FUNCTION bool small(Index node, Index points) const {
+    if constexpr (has_group_split_check<Visitor>::value)
+      if (visitor.splits(node))
+        return false;
+    return points <= group_size;
+  }
+
   KOKKOS_FUNCTION void operator()(Index node) const {
     // A radix tree keeps the nodes below its leaves; no walk reaches them,
     // and their leaf groups their points.
@@ -210,7 +225,7 @@ struct MarkGroups {
     if (parent >= 0 && topology.is_leaf(parent))
       return;
     Index const begin = topology.point_begin(node), end = topology.point_end(node);
-    if (end - begin <= group_size) {
+    if (small(node, end - begin)) {
       if (parent < 0 && end > begin) mark(begin, end);  // a small tree: one group
       return;  // else its parent groups it
     }
@@ -225,7 +240,7 @@ struct MarkGroups {
       Index const child = topology.child(node, slot);
       if (child < 0) break;
       Index const first = topology.point_begin(child), last = topology.point_end(child);
-      if (last - first > group_size || first == last) continue;  // its own parent of groups (or empty)
+      if (!small(child, last - first) || first == last) continue;  // its own parent of groups (or empty)
       bool packs = pack_siblings && run_first >= 0 && run_last == first && last - run_first <= group_size;
       if constexpr (has_group_pack_check<Visitor>::value)
         packs = packs && visitor.packs(run_first, last, node);

@@ -41,11 +41,14 @@ struct Octree {
   // trace sum m |d|^2 (a softened expansion needs it beside the traceless
   // part); empty unless computed (compute_octree_quadrupoles).
   vector_view quadrupole;
-  // (nodes), or empty: 1 for a cell whose children a group walk never packs
-  // into one group (a distributed run's cells shared by ranks: their
-  // children's bodies lie on several ranks, and each rank's reach holds its
-  // bodies in each child apart, not their hull: nbody/essential_tree.hpp).
-  Kokkos::View<std::uint8_t*, MemorySpace> unpacked;
+  // (nodes), or empty: how a group walk may group a cell's bodies, beside
+  // their count. children_apart: no group packs its children together;
+  // never_one_group: it is never one group, its children are grouped. A
+  // distributed run's essential tree sets them where cells hold several
+  // ranks' bodies, so that a rank's groups are boxes its reach holds
+  // (nbody/essential_tree.hpp).
+  Kokkos::View<std::uint8_t*, MemorySpace> grouping;
+  static constexpr std::uint8_t children_apart = 1, never_one_group = 2;
 
   Octree() = default;
   // Builds on `space` (bodies and masses copied there when they live
@@ -62,7 +65,7 @@ struct Octree {
     f(cell_center);
     f(cell_size);
     if (quadrupole.extent(0) != 0) f(quadrupole);
-    if (unpacked.extent(0) != 0) f(unpacked);
+    if (grouping.extent(0) != 0) f(grouping);
   }
 };
 
@@ -77,7 +80,7 @@ Octree<typename ExecutionSpace::memory_space> copy_tree(ExecutionSpace const& sp
   dst.cell_center = detail::copy_view(space, src.cell_center);
   dst.cell_size = detail::copy_view(space, src.cell_size);
   dst.quadrupole = detail::copy_view(space, src.quadrupole);
-  dst.unpacked = detail::copy_view(space, src.unpacked);
+  dst.grouping = detail::copy_view(space, src.grouping);
   return dst;
 }
 
