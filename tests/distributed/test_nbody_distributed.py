@@ -34,6 +34,9 @@ bodies re-cut by their measured costs every 4 steps:
   of the checkpoint it restarts from (the rows read per rank in --timings),
   and the ranks partition the bodies among themselves; a bad value or a
   repeated particle id in one rank's rows stops every rank with one message;
+- group walks on a 40k clustered box on 3 ranks, first evaluation: the
+  accelerations of the 50 bodies farthest from one process's and of 400 others
+  no farther from a direct sum than one process's (largest error within 1.5x);
 - only rank 0 prints the summary; mistakes under mpirun exit 2.
 Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on failure.
 """
@@ -378,6 +381,43 @@ for leaf, extra in ((1, ["--opening", "com-offset", "--theta", 0.8]), (4, ["--mu
               result.returncode == 0, result.stderr)
     check(f"clumps, bodies three to a spot, leaves of {leaf}, {' '.join(map(str, extra))}: 3 ranks identical to one",
           *identical(triple[1] / "snapshot_000002.h5", triple[3] / "snapshot_000002.h5"))
+
+# ------------------------------------------------------- group walks' forces on a clustered box
+# A 40k clustered box on 3 ranks, group walks, the first force evaluation:
+# clumps whose cells hold few bodies of one rank and many of another, where a
+# group of one rank's bodies may only be a cell the essential tree holds for
+# it. Accelerations of the 50 bodies that differ most from one process's and
+# of 400 others against a direct sum over all bodies: no worse than one
+# process's (the largest error within 1.5x).
+subprocess.run([TREETRAV, "generate", "--dist", "clustered-box", "-n", "40000", "--seed", "3", "-o",
+                work / "clumps.h5"], check=True, capture_output=True, env=ENV)
+
+
+def accelerations_of(run):
+    x = datasets(Path(run) / "checkpoint_000000.h5")
+    return (x["Checkpoint/Coordinates"].astype(np.float64), x["Checkpoint/Masses"].astype(np.float64),
+            x["Checkpoint/Accelerations"].astype(np.float64))
+
+
+clumps = {}
+for ranks in (1, 3):
+    clumps[ranks] = work / f"clumps-{ranks}"
+    result = nbody(ranks, "--ics", work / "clumps.h5", "--dt", 0.0005, "--steps", 0, "--softening", 0.01,
+                   "--strategy", "group", "--multipole", "quadrupole", "--theta", 0.6, "--quiet", "--threads", 1,
+                   "-o", clumps[ranks])
+    check(f"clustered box, group walks on {ranks} rank(s): runs", result.returncode == 0, result.stderr)
+(r, m, one), (_, _, three) = accelerations_of(clumps[1]), accelerations_of(clumps[3])
+apart = np.linalg.norm(three - one, axis=1) / np.linalg.norm(one, axis=1)
+rows = np.unique(np.concatenate([np.argsort(apart)[-50:], np.random.default_rng(0).choice(len(r), 400, replace=False)]))
+d = r[None, :, :] - r[rows, None, :]
+d2 = (d**2).sum(axis=2) + 0.01**2
+d2[np.arange(len(rows)), rows] = np.inf
+exact = (m[None, :, None] * d / d2[:, :, None] ** 1.5).sum(axis=1)
+errors = [float((np.linalg.norm(a[rows] - exact, axis=1) / np.linalg.norm(exact, axis=1)).max()) for a in (one, three)]
+print(f"clustered box, group walks' accelerations against a direct sum (largest of {len(rows)}), 1 and 3 ranks: "
+      f"{errors[0]:.3g}, {errors[1]:.3g}")
+check("clustered box, group walks on 3 ranks: forces no farther from a direct sum than one process's (within 1.5x)",
+      errors[1] <= 1.5 * errors[0], errors)
 
 # A bad value or a repeated id in one rank's rows: every rank stops, one message names it.
 for name, change, words in [
