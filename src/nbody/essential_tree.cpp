@@ -334,95 +334,59 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
 
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::top");
-  // 2. The shared cells and the branches, level by level, up to three
-  // levels a round: each round counts its first level's candidates and all
-  // their descendants down its last level at once (one gather a round, not
-  // a level), then finds which are shared level by level; the shared cells
-  // of its last level that split give the next round's candidates. Deep
-  // levels, where the ranks' bodies have drifted among each other since the
-  // last cut and shared cells number in the thousands, go one a round: the
-  // descendants of all candidates would outweigh the gathers saved.
-  constexpr int most_levels = 3;
-  constexpr std::size_t batched_slots = 4096;
+  // 2. The shared cells and the branches, level by level.
   std::vector<TopCell> top;
   {
     std::vector<TopCell> candidates(1);
     std::vector<int> parents{-1};
     while (!candidates.empty()) {
-      std::size_t const m = candidates.size();
-      int top_levels = 1;
-      while (top_levels < most_levels && m * ((std::size_t(1) << 3 * (top_levels + 1)) - 1) / 7 <= batched_slots)
-        ++top_levels;
-      // Depth d below candidate c, descendant j (of 8^d): slot first[d] + c 8^d + j.
-      std::size_t first[most_levels + 1] = {0};
-      for (int d = 0; d < top_levels; ++d) first[d + 1] = first[d] + m * (std::size_t(1) << 3 * d);
-      std::size_t const slots = first[top_levels];
-      std::vector<std::uint64_t> ranges(2 * slots);
-      for (int d = 0; d < top_levels; ++d)
-        for (std::size_t c = 0; c < m; ++c)
-          for (std::size_t j = 0; j < (std::size_t(1) << 3 * d); ++j) {
-            TopCell cell;
-            cell.level = candidates[c].level + d;
-            cell.prefix = (candidates[c].prefix << 3 * d) + j;
-            std::size_t const at = first[d] + c * (std::size_t(1) << 3 * d) + j;
-            bool const valid = cell.level <= morton_levels;
-            ranges[2 * at] = valid ? cell.code() : 1;  // past the deepest level: no bodies
-            ranges[2 * at + 1] = valid ? last_code(cell.level, cell.code()) : 0;
-          }
+      int const m = static_cast<int>(candidates.size());
+      std::vector<std::uint64_t> ranges(2 * std::size_t(m));
+      for (int c = 0; c < m; ++c)
+        ranges[2 * c] = candidates[c].code(), ranges[2 * c + 1] = last_code(candidates[c].level, candidates[c].code());
       auto const range = to_space(arrays, label + "top_ranges", ranges);
-      auto const found = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "top_found", 2 * slots);
+      auto const found = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "top_found", 2 * std::size_t(m));
       Kokkos::parallel_for(
-          label + "top_counts", Policy(space, 0, slots), KOKKOS_LAMBDA(Index c) {
+          label + "top_counts", Policy(space, 0, m), KOKKOS_LAMBDA(Index c) {
             Index const begin = lower_bound(codes, 0, n, range(2 * c));
             found(2 * c) = begin;
-            found(2 * c + 1) = range(2 * c) > range(2 * c + 1)
-                                   ? 0
-                                   : lower_bound(codes, begin, n, range(2 * c + 1) + 1) - begin;
+            found(2 * c + 1) = lower_bound(codes, begin, n, range(2 * c + 1) + 1) - begin;
           });
       std::vector<Index> const here = to_vector<Index>(found);
-      std::vector<std::int64_t> counts(slots), all(slots * p);
-      for (std::size_t c = 0; c < slots; ++c) counts[c] = here[2 * c + 1];
-      domain.all_gather(counts.data(), std::vector<std::size_t>(p, slots * sizeof(std::int64_t)), all.data());
-      // Level by level: each cell with its slot in this round.
-      std::vector<std::size_t> at(m);
-      for (std::size_t c = 0; c < m; ++c) at[c] = c;
-      for (int d = 0; d < top_levels && !candidates.empty(); ++d) {
-        std::vector<TopCell> next;
-        std::vector<int> next_parents;
-        std::vector<std::size_t> next_at;
-        for (std::size_t c = 0; c < candidates.size(); ++c) {
-          std::size_t const slot = first[d] + at[c];
-          TopCell cell = candidates[c];
-          cell.begin = here[2 * slot];
-          int owners = 0;
-          for (int r = 0; r < p; ++r) {
-            std::int64_t const count = all[std::size_t(r) * slots + slot];
-            cell.rank_counts.push_back(count);
-            cell.count += count;
-            if (count > 0) ++owners, cell.owner = r;
-          }
-          if (cell.count == 0) continue;
-          int const id = static_cast<int>(top.size());
-          if (parents[c] >= 0) top[parents[c]].children.push_back(id);
-          if (owners > 1) {
-            cell.owner = -1;
-            cell.split = cell.count > leaf_size && cell.level < morton_levels;
-            if (cell.split)
-              for (int octant = 0; octant < 8; ++octant) {
-                TopCell child;
-                child.level = cell.level + 1;
-                child.prefix = cell.prefix * 8 + octant;
-                next.push_back(child);
-                next_parents.push_back(id);
-                next_at.push_back(at[c] * 8 + octant);  // its slot at depth d + 1 (in the next round: its own)
-              }
-          }
-          top.push_back(std::move(cell));
+      std::vector<std::int64_t> counts(m), all(std::size_t(m) * p);
+      for (int c = 0; c < m; ++c) counts[c] = here[2 * c + 1];
+      domain.all_gather(counts.data(), std::vector<std::size_t>(p, m * sizeof(std::int64_t)), all.data());
+      std::vector<TopCell> next;
+      std::vector<int> next_parents;
+      for (int c = 0; c < m; ++c) {
+        TopCell cell = candidates[c];
+        cell.begin = here[2 * c];
+        int owners = 0;
+        for (int r = 0; r < p; ++r) {
+          std::int64_t const count = all[std::size_t(r) * m + c];
+          cell.rank_counts.push_back(count);
+          cell.count += count;
+          if (count > 0) ++owners, cell.owner = r;
         }
-        candidates = std::move(next);
-        parents = std::move(next_parents);
-        at = std::move(next_at);
+        if (cell.count == 0) continue;
+        int const id = static_cast<int>(top.size());
+        if (parents[c] >= 0) top[parents[c]].children.push_back(id);
+        if (owners > 1) {
+          cell.owner = -1;
+          cell.split = cell.count > leaf_size && cell.level < morton_levels;
+          if (cell.split)
+            for (int d = 0; d < 8; ++d) {
+              TopCell child;
+              child.level = cell.level + 1;
+              child.prefix = cell.prefix * 8 + d;
+              next.push_back(child);
+              next_parents.push_back(id);
+            }
+        }
+        top.push_back(std::move(cell));
       }
+      candidates = std::move(next);
+      parents = std::move(next_parents);
     }
   }
   std::vector<std::uint64_t> shared_keys, split_keys;
@@ -568,18 +532,20 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     Kokkos::parallel_for(
         label + "reach_cells", Policy(space, 0, nodes), KOKKOS_LAMBDA(Index node) {
           if (part(node) == no_part) return;
-          treetrav::detail::OctreeBox box{};
-          bool first = true;
-          for (int slot = 0; slot < 8; ++slot) {
-            Index const child = part(node) == cut_cell ? (slot == 0 ? node : -1) : topology.child(node, slot);
-            if (child < 0) break;
-            if (part(node) == small_children && !parts.small(child)) continue;
-            treetrav::detail::OctreeBox const more = node_box(child);
-            for (int k = 0; k < 3; ++k) {
-              box.low[k] = first || more.low[k] < box.low[k] ? more.low[k] : box.low[k];
-              box.high[k] = first || more.high[k] > box.high[k] ? more.high[k] : box.high[k];
+          // A cut cell's box, or the hull of the small children's.
+          treetrav::detail::OctreeBox box = node_box(node);
+          if (part(node) == small_children) {
+            bool first = true;
+            for (int slot = 0; slot < 8 && topology.child(node, slot) >= 0; ++slot) {
+              Index const child = topology.child(node, slot);
+              if (!parts.small(child)) continue;
+              treetrav::detail::OctreeBox const more = node_box(child);
+              for (int k = 0; k < 3; ++k) {
+                box.low[k] = first || more.low[k] < box.low[k] ? more.low[k] : box.low[k];
+                box.high[k] = first || more.high[k] > box.high[k] ? more.high[k] : box.high[k];
+              }
+              first = false;
             }
-            first = false;
           }
           Region region;
           region.code = first_code(node_level(node), codes(topology.point_begin(node)));

@@ -314,28 +314,24 @@ struct BarnesHutWalk {
   // for none of its bodies, and the essential tree holds only the cells its
   // rank's own bodies need.
   KOKKOS_FUNCTION GroupBox group(Index first, Index last) const {
-    auto const& y = tree.points.points.coordinates;
-    GroupBox box;
-    bool empty = true;
-    Coordinate smallest = 0;
-    for (Index i = first; i < last; ++i) {
-      Index const body = tree.points.original_index(i);
-      if (active_bodies.extent(0) != 0 && (active_bodies(body) & foreign_body) != 0) continue;
-      for (int k = 0; k < 3; ++k) {
-        Coordinate const v = y(i, k);
-        box.low[k] = empty || v < box.low[k] ? v : box.low[k];
-        box.high[k] = empty || v > box.high[k] ? v : box.high[k];
-      }
+    GroupBox box = bounds(first, last, true);
+    if (opening == Opening::relative) {
       // The group's weakest pull decides for all its bodies: none is taken
       // whole by a cell that would be too coarse for it alone.
-      if (opening == Opening::relative) {
+      Coordinate smallest = -1;
+      for (Index i = first; i < last; ++i) {
+        Index const body = tree.points.original_index(i);
+        if (foreign(body)) continue;
         Coordinate const a2 = previous_magnitude2(body);
-        smallest = empty || a2 < smallest ? a2 : smallest;
+        smallest = smallest < 0 || a2 < smallest ? a2 : smallest;
       }
-      empty = false;
+      box.tolerance = alpha * math::sqrt(smallest);
     }
-    box.tolerance = opening == Opening::relative ? alpha * math::sqrt(smallest) : 0;
     return box;
+  }
+
+  KOKKOS_FUNCTION bool foreign(Index body) const {
+    return active_bodies.extent(0) != 0 && (active_bodies(body) & foreign_body) != 0;
   }
 
   // A cell the tree says is never one group (Octree::grouping).
@@ -343,18 +339,21 @@ struct BarnesHutWalk {
     return tree.grouping.extent(0) != 0 && (tree.grouping(node) & Octree<MemorySpace>::never_one_group) != 0;
   }
 
-  // The bounding box of the bodies [first, last) in tree order (tolerance 0).
-  KOKKOS_FUNCTION GroupBox bounds(Index first, Index last) const {
+  // The bounding box of the bodies [first, last) in tree order, foreign
+  // ones left out when asked (tolerance 0; a group holds one body not foreign).
+  KOKKOS_FUNCTION GroupBox bounds(Index first, Index last, bool skip_foreign = false) const {
     auto const& y = tree.points.points.coordinates;
     GroupBox box;
-    for (int k = 0; k < 3; ++k)
-      box.low[k] = box.high[k] = y(first, k);
-    for (Index i = first + 1; i < last; ++i)
+    bool empty = true;
+    for (Index i = first; i < last; ++i) {
+      if (skip_foreign && foreign(tree.points.original_index(i))) continue;
       for (int k = 0; k < 3; ++k) {
         Coordinate const v = y(i, k);
-        box.low[k] = v < box.low[k] ? v : box.low[k];
-        box.high[k] = v > box.high[k] ? v : box.high[k];
+        box.low[k] = empty || v < box.low[k] ? v : box.low[k];
+        box.high[k] = empty || v > box.high[k] ? v : box.high[k];
       }
+      empty = false;
+    }
     box.tolerance = 0;
     return box;
   }

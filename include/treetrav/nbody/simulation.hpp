@@ -354,6 +354,10 @@ class Simulation {
   void evaluate_distributed_forces(bool all);
   // The essential tree of this rank's float bodies for `options`.
   EssentialTree<memory_space> essential_tree(BarnesHutOptions const& options);
+  // The essential tree's rows (`rows` of them) as walks read them
+  // (MarkWalked): this rank's all or its active ones walking, the other
+  // ranks' foreign; in the run's workspace.
+  Kokkos::View<std::uint8_t const*, memory_space> walked_rows(Index rows, bool all);
   // Summed over the ranks of a distributed run.
   std::int64_t total(std::int64_t value) const { return domain_ ? domain_->sum(value) : value; }
   // One sub-step from tick `now` to the next step end; returns its tick.
@@ -491,6 +495,17 @@ Simulation<ExecutionSpace, Strategy>::essential_tree(BarnesHutOptions const& opt
 }
 
 template <class ExecutionSpace, class Strategy>
+Kokkos::View<std::uint8_t const*, typename ExecutionSpace::memory_space>
+Simulation<ExecutionSpace, Strategy>::walked_rows(Index rows, bool all) {
+  auto const marked = treetrav::detail::WorkspaceArrays<ExecutionSpace>(space_, workspace_.get())
+                          .template make<Kokkos::View<std::uint8_t*, memory_space>>(
+                              "treetrav::nbody::Simulation::essential_active", rows);
+  Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
+                       detail::MarkWalked<decltype(marked), decltype(active_)>{marked, active_, size(), all});
+  return marked;
+}
+
+template <class ExecutionSpace, class Strategy>
 void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all) {
   Kokkos::Timer timer;
   EssentialTree<memory_space> const essential = essential_tree(configuration_.forces);
@@ -503,10 +518,7 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
   Index const rows = essential.bodies.size();
   // Per-evaluation arrays in the run's workspace: on a GPU an allocation and its release each wait for the device.
   treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space_, workspace_.get());
-  auto const marked =
-      arrays.template make<Kokkos::View<std::uint8_t*, memory_space>>("treetrav::nbody::Simulation::essential_active", rows);
-  Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
-                       detail::MarkWalked<decltype(marked), decltype(active_)>{marked, active_, size(), all});
+  auto const marked = walked_rows(rows, all);
   Kokkos::View<Index const*, memory_space> order = essential.local_order;
   if constexpr (Strategy::group_walk) {
     order = essential.tree.points.original_index;
@@ -523,7 +535,7 @@ void Simulation<ExecutionSpace, Strategy>::evaluate_distributed_forces(bool all)
   auto const costs = arrays.template make<Kokkos::View<Index*, memory_space>>("treetrav::nbody::Simulation::essential_costs", rows);
   compute_barnes_hut_accelerations_and_costs(space_, essential.tree, essential.bodies, configuration_.forces, strategy_,
                                              accelerations, costs, order,
-                                             Kokkos::View<std::uint8_t const*, memory_space>(marked));
+                                             marked);
   // Rows 0..n-1 of the essential tree's bodies are this rank's.
   Kokkos::parallel_for("treetrav::nbody::Simulation::keep_forces",
                        Kokkos::RangePolicy<ExecutionSpace>(space_, 0, size()),
@@ -775,14 +787,9 @@ io::Snapshot Simulation<ExecutionSpace, Strategy>::state(bool with_potentials) {
       Kokkos::View<Index const*, memory_space> const order =
           Strategy::group_walk ? essential.tree.points.original_index : essential.local_order;
       // Group walks: this rank's bodies walk, the imported ones are foreign (outside the groups' boxes).
-      Index const rows = essential.bodies.size();
-      Kokkos::View<std::uint8_t*, memory_space> walked(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "treetrav::nbody::Simulation::potential_walked"), rows);
-      Kokkos::parallel_for("treetrav::nbody::Simulation::mark_walked", Kokkos::RangePolicy<ExecutionSpace>(space_, 0, rows),
-                           detail::MarkWalked<decltype(walked), decltype(active_)>{walked, active_, size(), true});
       potentials = Kokkos::subview(gravitational_potentials(space_, essential.tree, essential.bodies,
                                                             configuration_.potential_options(), strategy_, order,
-                                                            Kokkos::View<std::uint8_t const*, memory_space>(walked)),
+                                                            walked_rows(essential.bodies.size(), true)),
                                    std::make_pair(Index(0), size()));
     } else {
       potentials = gravitational_potentials(space_, octree_.tree, bodies_, configuration_.potential_options(), strategy_,

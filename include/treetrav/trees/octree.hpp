@@ -789,6 +789,22 @@ struct OctreeUpward {
   }
 };
 
+// Launches an upward pass of `work` over the built octree (its arrivals
+// allocated and zeroed on first use).
+template <class ExecutionSpace, class MemorySpace, class NodeWork>
+void launch_octree_upward(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built, NodeWork const& work) {
+  Index const nodes = built.tree.topology.size();
+  if (built.arrivals.extent(0) != std::size_t(nodes)) {
+    built.arrivals = allocate_octree_array<decltype(built.arrivals)>(space, built.workspace, "arrivals", nodes);
+    Kokkos::deep_copy(space, built.arrivals, 0);
+  }
+  // A for, not a reduction: Kokkos' reductions hand a thread several nodes
+  // in turn, and each climb would wait for the last.
+  Kokkos::parallel_for("treetrav::MortonOctree::upward",
+                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
+                       OctreeUpward<MemorySpace, NodeWork>{built.tree.topology, work, built.arrivals});
+}
+
 // Runs the pass.
 template <bool Moments, bool Quadrupoles, bool Refit, class ExecutionSpace, class MemorySpace>
 void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
@@ -803,10 +819,6 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
     using View = std::remove_reference_t<decltype(view)>;
     if (view.extent(0) != std::size_t(nodes)) view = allocate_octree_array<View>(space, built.workspace, member, nodes);
   };
-  if (built.arrivals.extent(0) != std::size_t(nodes)) {
-    allocate(built.arrivals, "arrivals");
-    Kokkos::deep_copy(space, built.arrivals, 0);
-  }
   // The tree's views allocated before the parts take their copies of it.
   if (Quadrupoles && tree.quadrupole.extent(0) != std::size_t(nodes))
     tree.quadrupole = allocate_octree_array<typename Octree<MemorySpace>::vector_view>(
@@ -832,11 +844,7 @@ void octree_upward_pass(ExecutionSpace const& space, LevelledOctree<MemorySpace>
     allocate(built.second_moments, "second_moments");
     work.quadrupoles = {tree, built.second_moments};
   }
-  // A for, not a reduction: Kokkos' reductions hand a thread several nodes
-  // in turn, and each climb would wait for the last.
-  Kokkos::parallel_for("treetrav::MortonOctree::upward",
-                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
-                       OctreeUpward<MemorySpace, decltype(work)>{tree.topology, work, built.arrivals});
+  launch_octree_upward(space, built, work);
 }
 
 // Each node's box of its bodies, into `boxes` (nodes), in one upward pass.
@@ -844,16 +852,8 @@ template <class ExecutionSpace, class MemorySpace>
 void octree_boxes(ExecutionSpace const& space, LevelledOctree<MemorySpace>& built,
                   Kokkos::View<OctreeBox*, MemorySpace> const& boxes) {
   auto const& tree = built.tree;
-  Index const nodes = tree.topology.size();
-  if (nodes == 0) return;
-  if (built.arrivals.extent(0) != std::size_t(nodes)) {
-    built.arrivals = allocate_octree_array<decltype(built.arrivals)>(space, built.workspace, "arrivals", nodes);
-    Kokkos::deep_copy(space, built.arrivals, 0);
-  }
-  Kokkos::parallel_for("treetrav::MortonOctree::boxes",
-                       as_kernel_argument(Kokkos::RangePolicy<ExecutionSpace>(space, 0, nodes)),
-                       OctreeUpward<MemorySpace, OctreeBoxNode<MemorySpace>>{
-                           tree.topology, {tree.points.points.coordinates, tree.topology, boxes}, built.arrivals});
+  if (tree.topology.size() == 0) return;
+  launch_octree_upward(space, built, OctreeBoxNode<MemorySpace>{tree.points.points.coordinates, tree.topology, boxes});
 }
 
 }  // namespace detail
