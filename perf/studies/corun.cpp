@@ -30,8 +30,9 @@ struct CorunOptions {
 template <class Space>
 void run_corun(Space const& space, CorunOptions const& options) {
   if constexpr (!placement_runs_on_v<SmCentric, Space>) {
-    throw InputError("corun partitions a parallel backend's SMs or threads; --backend serial "
-                     "runs one thread");
+    throw InputError(fmt::format("corun partitions SMs between two placed kernels; a placement "
+                                 "on --backend {} {}",
+                                 Space::name(), placement_refusal<Space>()));
   } else {
     auto const size = [&](std::string const& app) {
       return app == "bh" ? options.bodies : options.n;

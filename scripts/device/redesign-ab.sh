@@ -11,7 +11,8 @@
 #   scripts/device/redesign-ab.sh build [SECONDS]  configure, start the builds, wait up to SECONDS
 #     (TREETRAV_AB_OLD_PHASES=1: the old tree's two longest CLI units by nvcc-phases.sh, its
 #     benchmarks only; the new tree's CLI, benchmarks and tests with TREETRAV_AB_JOBS jobs;
-#     TREETRAV_AB_CLI_ONLY=1: the new tree's CLI alone)
+#     TREETRAV_AB_CLI_ONLY=1: the new tree's CLI alone; TREETRAV_AB_TESTS: these tests
+#     only, no distributed one; TREETRAV_AB_OLD_TARGETS: the old tree's targets, no CLI)
 #   scripts/device/redesign-ab.sh wait [SECONDS]   wait for them
 #   scripts/device/redesign-ab.sh phases [SECONDS] the old CLI's two longest units by nvcc-phases.sh
 #   scripts/device/redesign-ab.sh tests            every GoogleTest case on Cuda
@@ -176,18 +177,26 @@ build)
     configure "$root" "$build/new-cpu" cpu
     configure "$root/.device/old" "$build/old-cpu" cpu
   fi
-  tests=$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')
+  tests=${TREETRAV_AB_TESTS:-$(grep -o 'treetrav_add_test(test_[a-z_]*' tests/CMakeLists.txt | sed 's/.*(//' | tr '\n' ' ')}
+  distributed=
+  [[ -z ${TREETRAV_AB_TESTS:-} ]] && grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" 2>/dev/null &&
+    distributed=test_distributed
   if [[ -n ${TREETRAV_AB_OLD_PHASES:-} ]]; then
     # The old CLI's two longest units (over half an hour each, more than one
     # sitting) phase by phase beside the rest (nvcc-phases.sh); the old tree
     # builds only its benchmarks.
     start_old_phases
-    start "$build/new" ${TREETRAV_AB_JOBS:-10} bench_search bench_nbody "$(grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" && echo test_distributed)" "$tests"
+    start "$build/new" ${TREETRAV_AB_JOBS:-10} bench_search bench_nbody $distributed "$tests"
     start_targets "$build/old" 2 bench_search bench_nbody
   elif [[ -z ${TREETRAV_AB_CPU_ONLY:-} ]]; then
     # The two CLIs side by side, as many jobs each: the same machine and load.
-    start "$build/new" 8 bench_search bench_nbody "$(grep -q 'TREETRAV_ENABLE_MPI:BOOL=ON' "$build/new/CMakeCache.txt" && echo test_distributed)" "$tests"
-    start "$build/old" 8 bench_search bench_nbody
+    start "$build/new" ${TREETRAV_AB_JOBS:-8} bench_search bench_nbody $distributed "$tests"
+    if [[ -n ${TREETRAV_AB_OLD_TARGETS:-} ]]; then
+      # The old tree's benchmarks alone (no CLI first).
+      start_targets "$build/old" ${TREETRAV_AB_OLD_JOBS:-8} $TREETRAV_AB_OLD_TARGETS
+    else
+      start "$build/old" 8 bench_search bench_nbody
+    fi
   else
     rm -rf "$build/new" "$build/old"
   fi

@@ -111,9 +111,10 @@ io::QueryResults run_stages(Application const& application, Space const& space, 
         fmt::format("--placement {} does not apply to --strategy {} (use --placement hardware)",
                     Placement::name, Strategy::name));
   } else if constexpr (!placement_runs_on_v<Placement, Space>) {
-    throw InputError(fmt::format("--placement {} needs a parallel backend, not --backend {} (one "
-                                 "thread; use --placement hardware)",
-                                 Placement::name, to_string(record.backend)));
+    throw InputError(fmt::format("--placement {} does not run on --backend {}: it {} (use "
+                                 "--placement hardware)",
+                                 Placement::name, to_string(record.backend),
+                                 placement_refusal<Space>()));
   } else if constexpr (runs_on_v<Strategy, Space>) {
     record.tree = Strategy::walks_tree ? Application::tree_name : "none";
     if constexpr (!Strategy::walks_tree)

@@ -202,3 +202,18 @@ std::vector<Index> guided_schedule(HostSpace const& space, SchedulingMatrix cons
 }
 
 } // namespace treetrav
+
+namespace treetrav::detail {
+
+template <class MemorySpace>
+SchedulingMatrix TopTreeProfile<MemorySpace>::to_host() const {
+  return {columns, Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reached),
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sequence)};
+}
+
+template struct TopTreeProfile<Kokkos::HostSpace>;
+#if defined(KOKKOS_ENABLE_CUDA)
+template struct TopTreeProfile<Kokkos::CudaSpace>;
+#endif
+
+} // namespace treetrav::detail

@@ -1,5 +1,6 @@
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/placement.hpp>
+#include <treetrav/schedule/detail/sm_centric_launch.hpp>
 
 #include <algorithm>
 #include <numeric>
@@ -235,3 +236,42 @@ int hill_climb_workers(int start, std::function<double(int)> const& time,
 }
 
 } // namespace treetrav
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace treetrav::detail {
+
+namespace {
+struct MarkSm {
+  Kokkos::View<int*, Kokkos::CudaSpace> seen;
+  KOKKOS_FUNCTION void operator()(Index) const {
+    int const id = hardware_sm_id();
+    if (id < static_cast<int>(seen.extent(0)))
+      seen(id) = 1;
+  }
+};
+} // namespace
+
+CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space, ::treetrav::Workspace& workspace) {
+  auto& table = workspace.get<CudaSmTable>();
+  if (table.ready)
+    return table;
+  check_cuda(cudaGetDeviceProperties(&table.properties, space.cuda_device()),
+             "cudaGetDeviceProperties");
+  constexpr int id_limit = 1024;
+  Kokkos::View<int*, Kokkos::CudaSpace> seen("treetrav::CudaSmTable::seen", id_limit);
+  Index const threads =
+      2 * table.properties.multiProcessorCount * table.properties.maxThreadsPerMultiProcessor;
+  Kokkos::parallel_for("treetrav::sm_centric::probe",
+                       Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, threads), MarkSm{seen});
+  auto host_seen = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, seen);
+  Kokkos::View<int*, Kokkos::HostSpace> dense("treetrav::CudaSmTable::sm_of_id", id_limit);
+  table.sms = 0;
+  for (int id = 0; id < id_limit; ++id)
+    dense(id) = host_seen(id) ? table.sms++ : -1;
+  table.sm_of_id = Kokkos::create_mirror_view_and_copy(space, dense);
+  table.ready = true;
+  return table;
+}
+
+} // namespace treetrav::detail
+#endif

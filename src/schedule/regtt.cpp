@@ -1,9 +1,19 @@
 #include <treetrav/core/error.hpp>
+#include <treetrav/schedule/detail/regtt_kernels.hpp>
 #include <treetrav/schedule/regtt.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cub/device/device_radix_sort.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/sort.h>
+#endif
 
 namespace treetrav {
 
@@ -181,3 +191,112 @@ RegttMode parse_regtt_mode(std::string const& name) {
 }
 
 } // namespace treetrav
+
+namespace treetrav::detail {
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace {
+void check_regtt_sort(cudaError_t status, char const* what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("treetrav::regtt ") + what + ": " +
+                             cudaGetErrorString(status));
+}
+} // namespace
+#endif
+
+template <class ExecutionSpace>
+void RegttSorter<ExecutionSpace>::sort(ExecutionSpace const& space,
+                                       RegttKeys<memory_space> const& keys, Index items,
+                                       std::int64_t bits,
+                                       Kokkos::View<Index*, memory_space> const& sorted) {
+  int const words = static_cast<int>(keys.extent(1));
+  RegttKeyLess const less{keys.data(), keys.stride(1), words};
+  Kokkos::parallel_for("treetrav::regtt::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, items),
+                       RegttIota<memory_space>{sorted});
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (words <= radix_word_limit)
+      radix_passes(space, keys, items, bits, sorted);
+    else
+      thrust::stable_sort(thrust::cuda::par.on(space.cuda_stream()), sorted.data(),
+                          sorted.data() + items, less);
+    check_regtt_sort(cudaGetLastError(), "sort");
+#endif
+  } else {
+    static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible,
+                  "REGTT sorts on host spaces with std::stable_sort");
+    (void)bits;
+    space.fence();
+    std::stable_sort(sorted.data(), sorted.data() + items, less);
+  }
+}
+
+template <class ExecutionSpace>
+void RegttSorter<ExecutionSpace>::radix_passes(ExecutionSpace const& space,
+                                               RegttKeys<memory_space> const& keys, Index items,
+                                               std::int64_t bits,
+                                               Kokkos::View<Index*, memory_space> const& sorted) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (is_cuda_space_v<ExecutionSpace>) {
+    int const words = static_cast<int>(keys.extent(1));
+    grow(space, items);
+    Kokkos::View<Index*, memory_space> in = sorted, out = order_buffer_;
+    for (int word = words - 1; word >= 0; --word) {
+      RegttWord const* word_keys = keys.data() + word * keys.stride(1);
+      if (words > 1) {
+        // The keys of this pass in the current order.
+        Kokkos::parallel_for("treetrav::regtt::gather_word",
+                             Kokkos::RangePolicy<ExecutionSpace>(space, 0, items),
+                             RegttGatherWord<memory_space>{keys, in, key_in_, word});
+        word_keys = key_in_.data();
+      }
+      // The last word holds bits - 64 (words - 1) bits, at its top.
+      int const begin_bit = word == words - 1 ? static_cast<int>(64 * words - bits) : 0;
+      auto const radix = [&](void* storage, std::size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(storage, bytes, word_keys, key_out_.data(),
+                                               in.data(), out.data(), items, begin_bit, 64,
+                                               space.cuda_stream());
+      };
+      std::size_t bytes = 0;
+      check_regtt_sort(radix(nullptr, bytes), "radix sort size");
+      if (bytes > storage_.extent(0))
+        storage_ = Kokkos::View<unsigned char*, memory_space>(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                               "treetrav::RegttSorter::storage"),
+            bytes);
+      check_regtt_sort(radix(storage_.data(), bytes), "radix sort");
+      std::swap(in, out);
+    }
+    if (in.data() != sorted.data())
+      Kokkos::deep_copy(space, Kokkos::subview(sorted, std::make_pair(0, items)),
+                        Kokkos::subview(in, std::make_pair(0, items)));
+    return;
+  }
+#endif
+  (void)space, (void)keys, (void)items, (void)bits, (void)sorted;
+  throw std::logic_error("REGTT's radix passes run on CUDA only");
+}
+
+template <class ExecutionSpace>
+void RegttSorter<ExecutionSpace>::grow(ExecutionSpace const& space, Index items) {
+  if (key_out_.extent(0) >= static_cast<std::size_t>(items))
+    return;
+  auto alloc = [&](char const* label) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
+  };
+  key_in_ = Kokkos::View<RegttWord*, memory_space>(alloc("treetrav::RegttSorter::key_in"), items);
+  key_out_ = Kokkos::View<RegttWord*, memory_space>(alloc("treetrav::RegttSorter::key_out"), items);
+  order_buffer_ = Kokkos::View<Index*, memory_space>(alloc("treetrav::RegttSorter::order"), items);
+}
+
+#ifdef KOKKOS_ENABLE_SERIAL
+template class RegttSorter<Kokkos::Serial>;
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+template class RegttSorter<Kokkos::OpenMP>;
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+template class RegttSorter<Kokkos::Cuda>;
+#endif
+
+} // namespace treetrav::detail

@@ -204,11 +204,14 @@ struct TopTreeProfile {
   Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemorySpace> reached;
   Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemorySpace> sequence;
 
-  SchedulingMatrix to_host() const {
-    return {columns, Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reached),
-            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sequence)};
-  }
+  // Compiled once per memory space, in the library (src/schedule/hybrid.cpp):
+  // its copies' kernels were compiled again by every unit that profiles.
+  SchedulingMatrix to_host() const;
 };
+extern template struct TopTreeProfile<Kokkos::HostSpace>;
+#if defined(KOKKOS_ENABLE_CUDA)
+extern template struct TopTreeProfile<Kokkos::CudaSpace>;
+#endif
 
 // Every query of `visitor` walks the top tree of depth `depth` (the hybrid
 // schedule's and the affinity placement's profile, §4.3), recording the

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <treetrav/core/backends.hpp>
 #include <treetrav/core/config.hpp>
 #include <treetrav/core/error.hpp>
 
@@ -144,15 +145,36 @@ template <class Strategy, class Placement>
 inline constexpr bool placement_applies_v =
     std::is_same_v<Placement, Hardware> || Strategy::placeable;
 
-// Whether Placement runs on ExecutionSpace. A software placement spreads a
-// kernel's work items over SMs (on the host: over threads); the serial
-// backend has one thread, so there it is refused, and not compiled.
-template <class Placement, class ExecutionSpace>
-inline constexpr bool placement_runs_on_v = std::is_same_v<Placement, Hardware>
-#ifdef KOKKOS_ENABLE_SERIAL
-                                            || !std::is_same_v<ExecutionSpace, Kokkos::Serial>
+// Whether software placements run on ExecutionSpace. They spread a kernel's
+// work items over SMs; on a host backend an "SM" is a partition of its
+// threads, a simulation that lets the same logic run, and be tested, where
+// no GPU is built. A GPU build places on the GPU's SMs only: its host
+// searches compile no simulated SMs (they were a third of its host
+// searches' code). The serial backend has one thread: never.
+template <class ExecutionSpace>
+inline constexpr bool places_on_v =
+#if defined(KOKKOS_ENABLE_CUDA)
+    is_cuda_space_v<ExecutionSpace>;
+#elif defined(KOKKOS_ENABLE_SERIAL)
+    !std::is_same_v<ExecutionSpace, Kokkos::Serial>;
+#else
+    true;
 #endif
-    ;
+
+// Why software placements do not run on ExecutionSpace (places_on_v false).
+template <class ExecutionSpace>
+char const* placement_refusal() {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  if constexpr (std::is_same_v<ExecutionSpace, Kokkos::Serial>)
+    return "needs a parallel backend (the serial one runs one thread)";
+#endif
+  return "runs on the GPU in a GPU build (host backends simulate SMs in host-only builds)";
+}
+
+// Whether Placement runs on ExecutionSpace.
+template <class Placement, class ExecutionSpace>
+inline constexpr bool placement_runs_on_v =
+    std::is_same_v<Placement, Hardware> || places_on_v<ExecutionSpace>;
 
 // f(placement) with its own type where it runs on ExecutionSpace; else an
 // InputError naming the placement.
@@ -164,9 +186,8 @@ void with_placement_on(AnyPlacement const& placement, F const& f) {
         if constexpr (placement_runs_on_v<Placement, ExecutionSpace>)
           f(p);
         else
-          throw InputError("placement", std::string(" ") + Placement::name +
-                                            " needs a parallel backend (the serial one runs "
-                                            "one thread)");
+          throw InputError("placement", std::string(" ") + Placement::name + " " +
+                                            placement_refusal<ExecutionSpace>());
       },
       placement);
 }

@@ -52,7 +52,8 @@ void traverse(ExecutionSpace const& space, Topology const& topology, Visitor con
   static_assert(placement_applies_v<Tag, Placement>,
                 "this strategy runs under the hardware placement only");
   static_assert(placement_runs_on_v<Placement, ExecutionSpace>,
-                "software placements need a parallel backend");
+                "software placements run on parallel backends, on the GPU in GPU builds "
+                "(placement_refusal)");
   auto const& tag = strategy_of(strategy);
   Workspace own;
   Workspace& workspace = tag.workspace != nullptr ? *tag.workspace : own;

@@ -12,11 +12,6 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_segmented_sort.cuh>
-#endif
-
 namespace treetrav::detail {
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -50,18 +45,31 @@ private:
   Kokkos::View<unsigned char*, MemorySpace> memory_;
 };
 
-// CUB's stable radix sort of (key, index) pairs over key bits [0, key_bits),
-// on `stream`; with temp == nullptr, the temporary storage it needs.
-template <class Key>
-std::size_t sort_pairs_on_cuda(void* temp, std::size_t temp_bytes, Key const* keys, Key* sorted_keys,
-                               Index const* values, Index* sorted_values, Index n, int key_bits,
-                               cudaStream_t stream) {
-  check_cuda(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, values,
-                                             sorted_values, n, 0, std::max(key_bits, 1), stream),
-             temp ? "cub::DeviceRadixSort::SortPairs"
-                  : "cub::DeviceRadixSort::SortPairs (size query)");
-  return temp_bytes;
-}
+// CUB's sorts, on `stream`; with temp == nullptr, the temporary storage they
+// need (returned). Compiled once, in the library (src/core/sort.cpp), for
+// the keys the engine sorts: CUB's sort kernels and its headers had been
+// compiled again by every unit that builds a tree or orders queries.
+//   sort_pairs_on_cuda: stable radix sort of (key, index) pairs over key bits
+//     [0, key_bits);
+//   sort_keys_on_cuda: the keys alone;
+//   sort_segments_on_cuda: the keys ascending within each of `segments`
+//     segments [begins(s), ends(s)).
+std::size_t sort_pairs_on_cuda(void* temp, std::size_t temp_bytes, std::uint32_t const* keys,
+                               std::uint32_t* sorted_keys, Index const* values,
+                               Index* sorted_values, Index n, int key_bits, cudaStream_t stream);
+std::size_t sort_pairs_on_cuda(void* temp, std::size_t temp_bytes, std::uint64_t const* keys,
+                               std::uint64_t* sorted_keys, Index const* values,
+                               Index* sorted_values, Index n, int key_bits, cudaStream_t stream);
+std::size_t sort_keys_on_cuda(void* temp, std::size_t temp_bytes, std::uint32_t const* keys,
+                              std::uint32_t* sorted_keys, Index n, int key_bits,
+                              cudaStream_t stream);
+std::size_t sort_keys_on_cuda(void* temp, std::size_t temp_bytes, std::uint64_t const* keys,
+                              std::uint64_t* sorted_keys, Index n, int key_bits,
+                              cudaStream_t stream);
+std::size_t sort_segments_on_cuda(void* temp, std::size_t temp_bytes, std::uint64_t const* keys,
+                                  std::uint64_t* sorted_keys, std::int64_t items,
+                                  std::int64_t segments, std::int64_t const* begins,
+                                  std::int64_t const* ends, cudaStream_t stream);
 #endif
 
 // The first position of sorted keys [first, last) whose key is >= key.
@@ -169,8 +177,8 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
   if constexpr (is_cuda_space_v<ExecutionSpace>) {
 #if defined(KOKKOS_ENABLE_CUDA)
     cudaStream_t const stream = space.cuda_stream();
-    std::size_t const temp_bytes = sort_pairs_on_cuda<Key>(
-        nullptr, 0, nullptr, nullptr, nullptr, nullptr, n, key_bits, stream);
+    std::size_t const temp_bytes = sort_pairs_on_cuda(
+        nullptr, 0, static_cast<Key const*>(nullptr), nullptr, nullptr, nullptr, n, key_bits, stream);
     // The identity (CUB's values in), the sorted keys unless the caller keeps
     // them, and CUB's temporary storage.
     bool const keep_keys = sorted_keys.extent(0) == std::size_t(n);
@@ -180,7 +188,7 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
         static_cast<Index*>(scratch.part(0)), n);
     Kokkos::parallel_for(label + "::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                          Iota<MemorySpace>{identity});
-    sort_pairs_on_cuda<Key>(scratch.part(2), temp_bytes, keys.data(),
+    sort_pairs_on_cuda(scratch.part(2), temp_bytes, keys.data(),
                             keep_keys ? sorted_keys.data() : static_cast<Key*>(scratch.part(1)),
                             identity.data(), permutation.data(), n, key_bits, stream);
 #endif
@@ -205,16 +213,11 @@ void sort_keys(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> keys
 #if defined(KOKKOS_ENABLE_CUDA)
     Index const n = static_cast<Index>(keys.extent(0));
     cudaStream_t const stream = space.cuda_stream();
-    auto const sort = [&](void* temp, std::size_t& bytes) {
-      check_cuda(cub::DeviceRadixSort::SortKeys(temp, bytes, keys.data(), sorted_keys.data(), n, 0,
-                                                std::max(key_bits, 1), stream),
-                 temp ? "cub::DeviceRadixSort::SortKeys" : "cub::DeviceRadixSort::SortKeys (size query)");
-    };
-    std::size_t bytes = 0;
-    sort(nullptr, bytes);
+    std::size_t const bytes =
+        sort_keys_on_cuda(nullptr, 0, keys.data(), sorted_keys.data(), n, key_bits, stream);
     Scratch<MemorySpace, 1> scratch(WorkspaceArrays<ExecutionSpace>(space, workspace), label + "::sort_scratch",
                                     {bytes});
-    sort(scratch.part(0), bytes);
+    sort_keys_on_cuda(scratch.part(0), bytes, keys.data(), sorted_keys.data(), n, key_bits, stream);
 #endif
   } else {
     sort_permutation(space, keys, key_bits, label, sorted_keys, workspace);
@@ -248,17 +251,13 @@ sort_segments(ExecutionSpace const& space, Kokkos::View<std::uint64_t*, MemorySp
 #if defined(KOKKOS_ENABLE_CUDA)
     Kokkos::View<std::uint64_t*, MemorySpace> sorted(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::sorted"), items);
-    std::size_t temp_bytes = 0;
-    check_cuda(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_bytes, keys.data(), sorted.data(),
-                                                  items, segments, begins.data(), ends.data(),
-                                                  space.cuda_stream()),
-               "cub::DeviceSegmentedSort::SortKeys (size query)");
+    std::size_t const temp_bytes =
+        sort_segments_on_cuda(nullptr, 0, keys.data(), sorted.data(), items, segments,
+                              begins.data(), ends.data(), space.cuda_stream());
     Kokkos::View<char*, MemorySpace> temp(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::temp"), temp_bytes);
-    check_cuda(cub::DeviceSegmentedSort::SortKeys(temp.data(), temp_bytes, keys.data(),
-                                                  sorted.data(), items, segments, begins.data(),
-                                                  ends.data(), space.cuda_stream()),
-               "cub::DeviceSegmentedSort::SortKeys");
+    sort_segments_on_cuda(temp.data(), temp_bytes, keys.data(), sorted.data(), items, segments,
+                          begins.data(), ends.data(), space.cuda_stream());
     return sorted;
 #endif
   } else {

@@ -29,9 +29,9 @@ chunk_node_sets(ExecutionSpace const& space, Topology const& topology, Visitor c
     depth = automatic_profile_depth(Topology::arity);
   auto const profile = profile_top_tree(space, topology, visitor, depth, workspace);
   int const columns = profile.columns;
-  auto const host_reached = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, profile.reached);
-  auto const host_sequence =
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, profile.sequence);
+  auto const host_profile = profile.to_host();
+  auto const& host_reached = host_profile.reached;
+  auto const& host_sequence = host_profile.sequence;
   auto const host_order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, order);
   Index const slots = work_count(visitor, host_order);
   int const words = (columns + 31) / 32;

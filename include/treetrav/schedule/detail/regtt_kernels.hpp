@@ -15,12 +15,6 @@
 #include <string>
 #include <type_traits>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cub/device/device_radix_sort.cuh>
-#include <thrust/execution_policy.h>
-#include <thrust/sort.h>
-#endif
-
 namespace treetrav::detail {
 
 // Levels of the top tree a kernel may see: regtt_max_depth() + 1 for binary trees.
@@ -460,7 +454,10 @@ struct RegttGatherWord {
 // keys, a Thrust merge sort comparing rows word by word (an order of
 // magnitude slower than the radix passes, so only where they would be many).
 // Host spaces: std::stable_sort with the same comparison. Its scratch memory
-// grows to the largest request and is kept.
+// grows to the largest request and is kept. It depends on the execution
+// space alone: compiled once per backend, in the library
+// (src/schedule/regtt.cpp), so no search unit compiles CUB's and Thrust's
+// sorts (or parses their headers) again.
 template <class ExecutionSpace>
 class RegttSorter {
 public:
@@ -468,90 +465,26 @@ public:
   static constexpr int radix_word_limit = 16;
 
   void sort(ExecutionSpace const& space, RegttKeys<memory_space> const& keys, Index items,
-            std::int64_t bits, Kokkos::View<Index*, memory_space> const& sorted) {
-    int const words = static_cast<int>(keys.extent(1));
-    RegttKeyLess const less{keys.data(), keys.stride(1), words};
-    Kokkos::parallel_for("treetrav::regtt::iota",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, items),
-                         RegttIota<memory_space>{sorted});
-    if constexpr (is_cuda_space_v<ExecutionSpace>) {
-#if defined(KOKKOS_ENABLE_CUDA)
-      if (words <= radix_word_limit)
-        radix_passes(space, keys, items, bits, sorted);
-      else
-        thrust::stable_sort(thrust::cuda::par.on(space.cuda_stream()), sorted.data(),
-                            sorted.data() + items, less);
-      check(cudaGetLastError(), "sort");
-#endif
-    } else {
-      static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible,
-                    "REGTT sorts on host spaces with std::stable_sort");
-      space.fence();
-      std::stable_sort(sorted.data(), sorted.data() + items, less);
-    }
-  }
+            std::int64_t bits, Kokkos::View<Index*, memory_space> const& sorted);
 
 private:
-#if defined(KOKKOS_ENABLE_CUDA)
-  static void check(cudaError_t status, char const* what) {
-    if (status != cudaSuccess)
-      throw std::runtime_error(std::string("treetrav::regtt ") + what + ": " +
-                               cudaGetErrorString(status));
-  }
-
   void radix_passes(ExecutionSpace const& space, RegttKeys<memory_space> const& keys, Index items,
-                    std::int64_t bits, Kokkos::View<Index*, memory_space> const& sorted) {
-    int const words = static_cast<int>(keys.extent(1));
-    grow(space, items);
-    Kokkos::View<Index*, memory_space> in = sorted, out = order_buffer_;
-    for (int word = words - 1; word >= 0; --word) {
-      RegttWord const* word_keys = keys.data() + word * keys.stride(1);
-      if (words > 1) {
-        // The keys of this pass in the current order.
-        Kokkos::parallel_for("treetrav::regtt::gather_word",
-                             Kokkos::RangePolicy<ExecutionSpace>(space, 0, items),
-                             RegttGatherWord<memory_space>{keys, in, key_in_, word});
-        word_keys = key_in_.data();
-      }
-      // The last word holds bits - 64 (words - 1) bits, at its top.
-      int const begin_bit = word == words - 1 ? static_cast<int>(64 * words - bits) : 0;
-      auto const radix = [&](void* storage, std::size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(storage, bytes, word_keys, key_out_.data(),
-                                               in.data(), out.data(), items, begin_bit, 64,
-                                               space.cuda_stream());
-      };
-      std::size_t bytes = 0;
-      check(radix(nullptr, bytes), "radix sort size");
-      if (bytes > storage_.extent(0))
-        storage_ = Kokkos::View<unsigned char*, memory_space>(
-            Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                               "treetrav::RegttSorter::storage"),
-            bytes);
-      check(radix(storage_.data(), bytes), "radix sort");
-      std::swap(in, out);
-    }
-    if (in.data() != sorted.data())
-      Kokkos::deep_copy(space, Kokkos::subview(sorted, std::make_pair(0, items)),
-                        Kokkos::subview(in, std::make_pair(0, items)));
-  }
-
-  void grow(ExecutionSpace const& space, Index items) {
-    if (key_out_.extent(0) >= static_cast<std::size_t>(items))
-      return;
-    auto alloc = [&](char const* label) {
-      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
-    };
-    key_in_ = Kokkos::View<RegttWord*, memory_space>(alloc("treetrav::RegttSorter::key_in"), items);
-    key_out_ =
-        Kokkos::View<RegttWord*, memory_space>(alloc("treetrav::RegttSorter::key_out"), items);
-    order_buffer_ =
-        Kokkos::View<Index*, memory_space>(alloc("treetrav::RegttSorter::order"), items);
-  }
+                    std::int64_t bits, Kokkos::View<Index*, memory_space> const& sorted);
+  void grow(ExecutionSpace const& space, Index items);
 
   Kokkos::View<RegttWord*, memory_space> key_in_, key_out_;
   Kokkos::View<Index*, memory_space> order_buffer_;
   Kokkos::View<unsigned char*, memory_space> storage_;
-#endif
 };
+
+#ifdef KOKKOS_ENABLE_SERIAL
+extern template class RegttSorter<Kokkos::Serial>;
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+extern template class RegttSorter<Kokkos::OpenMP>;
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+extern template class RegttSorter<Kokkos::Cuda>;
+#endif
 
 } // namespace treetrav::detail

@@ -288,15 +288,6 @@ struct CudaWorkers {
   }
 };
 
-struct MarkSm {
-  Kokkos::View<int*, Kokkos::CudaSpace> seen;
-  KOKKOS_FUNCTION void operator()(Index) const {
-    int const id = hardware_sm_id();
-    if (id < static_cast<int>(seen.extent(0)))
-      seen(id) = 1;
-  }
-};
-
 // %smid values need not be 0..SMs-1 (PTX does not promise it): a probe
 // launch over every SM records the ids that occur; SM s of a placement is the
 // s-th of them. Computed once per Workspace (the caller's, or the call's own).
@@ -307,28 +298,10 @@ struct CudaSmTable {
   bool ready = false;
 };
 
-inline CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space,
-                                        ::treetrav::Workspace& workspace) {
-  auto& table = workspace.get<CudaSmTable>();
-  if (table.ready)
-    return table;
-  check_cuda(cudaGetDeviceProperties(&table.properties, space.cuda_device()),
-             "cudaGetDeviceProperties");
-  constexpr int id_limit = 1024;
-  Kokkos::View<int*, Kokkos::CudaSpace> seen("treetrav::CudaSmTable::seen", id_limit);
-  Index const threads =
-      2 * table.properties.multiProcessorCount * table.properties.maxThreadsPerMultiProcessor;
-  Kokkos::parallel_for("treetrav::sm_centric::probe",
-                       Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, threads), MarkSm{seen});
-  auto host_seen = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, seen);
-  Kokkos::View<int*, Kokkos::HostSpace> dense("treetrav::CudaSmTable::sm_of_id", id_limit);
-  table.sms = 0;
-  for (int id = 0; id < id_limit; ++id)
-    dense(id) = host_seen(id) ? table.sms++ : -1;
-  table.sm_of_id = Kokkos::create_mirror_view_and_copy(space, dense);
-  table.ready = true;
-  return table;
-}
+// The table of `workspace`, probed on first use. Compiled once, in the
+// library (src/schedule/placement.cpp): defined here, its probe kernel and
+// copies were compiled again by every unit that includes this header.
+CudaSmTable const& cuda_sm_table(Kokkos::Cuda const& space, ::treetrav::Workspace& workspace);
 
 // How many workers of `Functor` with `team` threads fit on one SM.
 template <class Functor, class Policy>

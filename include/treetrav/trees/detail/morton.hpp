@@ -12,7 +12,6 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cub/block/block_reduce.cuh>
-#include <cub/device/device_radix_sort.cuh>
 #endif
 
 namespace treetrav::detail {
@@ -248,8 +247,9 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
     int const dimension = points.dimension(), blocks = Launch::blocks(n);
     MortonEncoder<MemorySpace> encode{{}, dimension, bits}; // its box: in the scratch, below
     cudaStream_t const stream = space.cuda_stream();
-    std::size_t const temp_bytes = sort_pairs_on_cuda<Key>(
-        nullptr, 0, nullptr, nullptr, nullptr, nullptr, n, encode.key_bits(), stream);
+    std::size_t const temp_bytes = sort_pairs_on_cuda(nullptr, 0, static_cast<Key const*>(nullptr),
+                                                      nullptr, nullptr, nullptr, n,
+                                                      encode.key_bits(), stream);
     bool const keep_codes = sorted_codes.extent(0) == std::size_t(n);
     // Every temporary: box, per-block partial boxes, the arrival count, codes,
     // identity (CUB's values in), sorted codes unless the caller keeps them,
@@ -273,7 +273,7 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
     check_cuda(cudaGetLastError(), "morton_code_kernel");
     // Allocated while the device works (the allocation's host time hidden).
     auto const permutation = allocate_view<Kokkos::View<Index*, MemorySpace>>(alloc("permutation"), n);
-    sort_pairs_on_cuda<Key>(scratch.part(6), temp_bytes, codes, sorted, identity,
+    sort_pairs_on_cuda(scratch.part(6), temp_bytes, codes, sorted, identity,
                             permutation.data(), n, encode.key_bits(), stream);
     return permutation;
 #endif
