@@ -294,16 +294,20 @@ inline constexpr int max_neighbors = 128;
 // for k: a few capacities keep registers small for small k. The fast path
 // (the strategy whose fast_path trait says so, under the hardware's
 // placement) gets finer steps, k = 10 its own: fewer registers per thread, so
-// more warps fit (perf/results/search/README.md). A capacity changes no
-// answer, only registers: placed runs (studies of the SM-centric schedule,
-// with their profiles' kernels) take the coarse steps, each fine step being
-// two more kernels a row width there.
+// more warps fit (perf/results/search/README.md); k = 1 (nn) has its own
+// there and in brute force, which walks no tree. A capacity changes no
+// answer, only registers: the other tree walks (the papers' strategies, and
+// placed runs, studies of the SM-centric schedule with their profiles'
+// kernels) take the coarse steps, each capacity being several kernels a row
+// width for them (perf/results/build/README.md).
 // `Strategy` may be placed (placement.hpp): the capacities follow its kernel.
 template <class Strategy, class F>
 decltype(auto) dispatch_k(int k, F&& f) {
   constexpr bool fine = strategy_t<Strategy>::fast_path && !is_placed_v<Strategy>;
-  if (k == 1)
-    return f(std::integral_constant<int, 1>{});
+  constexpr bool nearest = fine || !strategy_t<Strategy>::walks_tree;
+  if constexpr (nearest)
+    if (k == 1)
+      return f(std::integral_constant<int, 1>{});
   if constexpr (fine) {
     if (k <= 8)
       return f(std::integral_constant<int, 8>{});
