@@ -189,8 +189,8 @@ sort_permutation(ExecutionSpace const& space, Kokkos::View<Key*, MemorySpace> ke
     Kokkos::parallel_for(label + "::iota", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                          Iota<MemorySpace>{identity});
     sort_pairs_on_cuda(scratch.part(2), temp_bytes, keys.data(),
-                            keep_keys ? sorted_keys.data() : static_cast<Key*>(scratch.part(1)),
-                            identity.data(), permutation.data(), n, key_bits, stream);
+                       keep_keys ? sorted_keys.data() : static_cast<Key*>(scratch.part(1)),
+                       identity.data(), permutation.data(), n, key_bits, stream);
 #endif
   } else {
     radix_sort_on_host(space, keys, key_bits, label, permutation, sorted_keys);

@@ -273,8 +273,8 @@ morton_sort(ExecutionSpace const& space, PointSet<MemorySpace> const& points, in
     check_cuda(cudaGetLastError(), "morton_code_kernel");
     // Allocated while the device works (the allocation's host time hidden).
     auto const permutation = allocate_view<Kokkos::View<Index*, MemorySpace>>(alloc("permutation"), n);
-    sort_pairs_on_cuda(scratch.part(6), temp_bytes, codes, sorted, identity,
-                            permutation.data(), n, encode.key_bits(), stream);
+    sort_pairs_on_cuda(scratch.part(6), temp_bytes, codes, sorted, identity, permutation.data(), n,
+                       encode.key_bits(), stream);
     return permutation;
 #endif
   } else {
