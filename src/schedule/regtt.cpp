@@ -1,3 +1,4 @@
+#include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/schedule/detail/regtt_kernels.hpp>
 #include <treetrav/schedule/regtt.hpp>
@@ -194,16 +195,6 @@ RegttMode parse_regtt_mode(std::string const& name) {
 
 namespace treetrav::detail {
 
-#if defined(KOKKOS_ENABLE_CUDA)
-namespace {
-void check_regtt_sort(cudaError_t status, char const* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string("treetrav::regtt ") + what + ": " +
-                             cudaGetErrorString(status));
-}
-} // namespace
-#endif
-
 template <class ExecutionSpace>
 void RegttSorter<ExecutionSpace>::sort(ExecutionSpace const& space,
                                        RegttKeys<memory_space> const& keys, Index items,
@@ -220,7 +211,7 @@ void RegttSorter<ExecutionSpace>::sort(ExecutionSpace const& space,
     else
       thrust::stable_sort(thrust::cuda::par.on(space.cuda_stream()), sorted.data(),
                           sorted.data() + items, less);
-    check_regtt_sort(cudaGetLastError(), "sort");
+    check_cuda(cudaGetLastError(), "treetrav::regtt sort");
 #endif
   } else {
     static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible,
@@ -258,13 +249,13 @@ void RegttSorter<ExecutionSpace>::radix_passes(ExecutionSpace const& space,
                                                space.cuda_stream());
       };
       std::size_t bytes = 0;
-      check_regtt_sort(radix(nullptr, bytes), "radix sort size");
+      check_cuda(radix(nullptr, bytes), "treetrav::regtt radix sort size");
       if (bytes > storage_.extent(0))
         storage_ = Kokkos::View<unsigned char*, memory_space>(
             Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                "treetrav::RegttSorter::storage"),
             bytes);
-      check_regtt_sort(radix(storage_.data(), bytes), "radix sort");
+      check_cuda(radix(storage_.data(), bytes), "treetrav::regtt radix sort");
       std::swap(in, out);
     }
     if (in.data() != sorted.data())
