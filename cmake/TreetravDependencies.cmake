@@ -36,8 +36,10 @@ find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 if(TREETRAV_ENABLE_MPI)
-  # Debian's OpenMPI (openmpi-bin, libopenmpi-dev) or any MPI-3 implementation.
-  find_package(MPI 3 REQUIRED COMPONENTS CXX)
+  # Debian's OpenMPI (openmpi-bin, libopenmpi-dev) or any MPI-3 implementation; the C
+  # bindings only (MPI-3 dropped the C++ ones), so a binary runs on any ABI-compatible
+  # libmpi (Open MPI 4.1 and 5 alike).
+  find_package(MPI 3 REQUIRED COMPONENTS C)
 endif()
 
 message(STATUS "treetrav: Kokkos ${Kokkos_VERSION}, devices: ${Kokkos_DEVICES}; Kokkos Kernels ${KokkosKernels_VERSION} (${KokkosKernels_DIR})")

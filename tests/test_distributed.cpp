@@ -221,6 +221,10 @@ TEST(NbodyPartition, RepeatedIdsAcrossRanksAreFoundOnEveryRank) {
   }
 }
 
+// The memory the searches' MPI is handed (the binary's --gpu-aware-mpi: the
+// GPU cases then exchange device arrays as they are, not staged).
+distributed::MpiMemory mpi_memory = distributed::MpiMemory::host;
+
 template <class Space>
 struct Distributed : ::testing::Test {};
 TYPED_TEST_SUITE(Distributed, test::ExecutionSpaces, test::SpaceName);
@@ -269,7 +273,7 @@ TYPED_TEST(Distributed, RoutesListEachRanksQueriesInOrder) {
 // This rank's tree over its piece of the case's reference points.
 template <class Tree, class Space>
 distributed::DistributedTree<Tree> partitioned_tree(Space const& space, test::SearchCase const& c) {
-  distributed::Communicator const world;
+  distributed::Communicator const world(MPI_COMM_WORLD, mpi_memory);
   return {space, world, distributed::morton_partition(c.reference, world.rank(), world.size()),
           c.leaf_size};
 }
@@ -384,5 +388,8 @@ int main(int argc, char** argv) {
   treetrav::distributed::Environment mpi(argc, argv);
   Kokkos::ScopeGuard kokkos(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--gpu-aware-mpi")
+      treetrav::mpi_memory = treetrav::distributed::MpiMemory::device;
   return RUN_ALL_TESTS();
 }

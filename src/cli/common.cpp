@@ -67,6 +67,23 @@ void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_b
                        "Kokkos execution space: cuda, openmp or serial (default: fastest enabled)");
 }
 
+#ifdef TREETRAV_ENABLE_MPI
+void add_gpu_aware_mpi_option(CLI::App& command, RuntimeOptions& options) {
+  command
+      .add_option("--gpu-aware-mpi", options.gpu_aware_mpi,
+                  "Over several ranks on GPUs: hand MPI the GPUs' arrays as they are (on: the MPI "
+                  "takes device memory, as Open MPI over a CUDA-enabled UCX does; off: stage them "
+                  "through host memory; auto: on where the MPI says it takes CUDA memory)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+}
+
+distributed::MpiMemory mpi_memory(RuntimeOptions const& options) {
+  if (options.gpu_aware_mpi == "auto")
+    return distributed::reported_mpi_memory();
+  return options.gpu_aware_mpi == "on" ? distributed::MpiMemory::device : distributed::MpiMemory::host;
+}
+#endif
+
 bool same_file(std::string const& a, std::string const& b) {
   std::error_code error;
   return std::filesystem::equivalent(a, b, error) && !error;

@@ -2,6 +2,9 @@
 
 #include <treetrav/core/backends.hpp>
 #include <treetrav/core/error.hpp>
+#ifdef TREETRAV_ENABLE_MPI
+#include <treetrav/distributed/communicator.hpp>
+#endif
 
 #include <CLI/CLI.hpp>
 
@@ -102,9 +105,17 @@ CLI::Validator file_name();
 struct RuntimeOptions {
   int threads = 0;  // 0: Kokkos' default
   std::string backend;  // empty: default_backend()
+  std::string gpu_aware_mpi = "auto";  // MPI builds: auto, on or off
 };
 
 void add_runtime_options(CLI::App& command, RuntimeOptions& options, bool with_backend = true);
+
+#ifdef TREETRAV_ENABLE_MPI
+// --gpu-aware-mpi, for the commands whose exchanges can take device arrays,
+// and what it says: the memory MPI may be handed (auto: what the MPI reports).
+void add_gpu_aware_mpi_option(CLI::App& command, RuntimeOptions& options);
+distributed::MpiMemory mpi_memory(RuntimeOptions const& options);
+#endif
 
 // The message of a library InputError as the command line says it: the
 // library names an argument by its parameter ("k", "leaf_size"), the

@@ -180,6 +180,10 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       ->excludes(self);
   add_run_options(*sub, options->run,
                   command.brute_force ? StrategySet::search : StrategySet::application);
+#ifdef TREETRAV_ENABLE_MPI
+  if (command.distributed)
+    add_gpu_aware_mpi_option(*sub, options->run.runtime);
+#endif
   auto* const strategy_option = sub->get_option("--strategy");
   sub->footer(std::string("Exactly one of --queries or --self. Results, in query order: ") +
               command.results);
@@ -231,6 +235,10 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     SearchInputs read;
     auto const read_inputs = [&] {
       read = read_search_inputs(command, *options, session.rank(), session.ranks());
+#ifdef TREETRAV_ENABLE_MPI
+      if (session.ranks() > 1)
+        read.mpi_memory = mpi_memory(options->run.runtime);
+#endif
     };
 #ifdef TREETRAV_ENABLE_MPI
     // A bad row on one rank's block stops every rank, with its message.
@@ -283,7 +291,8 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
 #ifdef TREETRAV_ENABLE_MPI
     if (session.ranks() > 1) {
       // Each rank writes its own rows of the one file.
-      record.parameters.set("ranks", static_cast<double>(session.ranks()));
+      record.parameters.set("ranks", static_cast<double>(session.ranks()))
+          .set("mpi_memory", inputs.mpi_memory == distributed::MpiMemory::device ? "device" : "host");
       distributed::Communicator const world;
       record_rows_read(distributed::all_gather(world, rows_read));
       auto const rows = command.run(job);

@@ -44,6 +44,10 @@ struct SearchInputs {
   Index chunk; // --chunk: queries per chunk (0: sized from free device memory)
   Index first_reference = 0, first_query = 0;
   Index total_reference = 0, total_queries = 0; // the files' rows
+#ifdef TREETRAV_ENABLE_MPI
+  // Over several ranks: the memory MPI may be handed (--gpu-aware-mpi).
+  distributed::MpiMemory mpi_memory = distributed::MpiMemory::host;
+#endif
 
   Index query_count() const { return total_queries; }
   // Host queries [first, first + count).
@@ -290,14 +294,14 @@ struct DistributedSearch {
   // one-rank search pays for its results' staging.
   template <class Space, class Strategy>
   Setup<Space> setup(Space const& space, Strategy const&) const {
-    distributed::Communicator const world;
+    distributed::Communicator const world(MPI_COMM_WORLD, inputs.mpi_memory);
     Setup<Space> setup{{space, world,
                         distributed::morton_partition(world, inputs.reference, inputs.first_reference),
                         inputs.leaf_size},
                        inputs.queries,
                        inputs.first_query,
                        std::make_shared<Workspace>()};
-    distributed::reserve_exchanges(space, *setup.workspace,
+    distributed::reserve_exchanges(space, *setup.workspace, world,
                                    inputs.queries.size() * app.result_bytes() * 5 / 4);
     return setup;
   }

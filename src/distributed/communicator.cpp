@@ -2,6 +2,10 @@
 
 #include <treetrav/core/error.hpp>
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -103,7 +107,20 @@ bool Environment::active() {
   return initialized && !finalized;
 }
 
-Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
+MpiMemory reported_mpi_memory() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  // Open MPI: the header says what it was built with, the call what the run has.
+  if (MPIX_Query_cuda_support() == 1)
+    return MpiMemory::device;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int supported = 0;
+  if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported == 1)
+    return MpiMemory::device;
+#endif
+  return MpiMemory::host;
+}
+
+Communicator::Communicator(MPI_Comm comm, MpiMemory memory) : comm_(comm), memory_(memory) {
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   // The ranks that share this node's memory, numbered in the communicator's order.

@@ -40,12 +40,29 @@ private:
   std::string session_directory_; // this process's own (a singleton's), removed at the end
 };
 
-// A communicator's size and this process's rank in it, and its rank among the
-// processes on the same node (local_rank picks the GPU).
+// What memory MPI may be handed. `host`: host memory only; arrays in a GPU's
+// memory pass through page-locked host staging on their way, as any MPI
+// allows. `device`: a GPU's memory too (a GPU-aware MPI: Open MPI or MPICH
+// over a UCX built with CUDA, Cray MPICH with its GPU support enabled):
+// device arrays travel as they are, between the GPUs of a node by peer copies
+// (NVLink), and never touch the host. Claiming `device` for an MPI without
+// GPU support makes it read device addresses as host memory, which crashes.
+enum class MpiMemory { host, device };
+
+// `device` where this MPI says at run time that it takes CUDA memory (Open
+// MPI's MPIX_Query_cuda_support, MPICH's MPIX_GPU_query_support), else
+// `host`. An MPI that takes it without saying so (Open MPI built without
+// CUDA over a UCX built with it) needs `device` given.
+MpiMemory reported_mpi_memory();
+
+// A communicator's size and this process's rank in it, its rank among the
+// processes on the same node (local_rank picks the GPU), and the memory its
+// MPI may be handed.
 class Communicator {
 public:
-  explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD);
+  explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD, MpiMemory memory = MpiMemory::host);
   MPI_Comm get() const { return comm_; }
+  MpiMemory memory() const { return memory_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   int local_rank() const { return local_rank_; }
@@ -53,6 +70,7 @@ public:
 
 private:
   MPI_Comm comm_;
+  MpiMemory memory_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
 };
 

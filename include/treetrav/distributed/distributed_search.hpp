@@ -344,13 +344,14 @@ Strategy with_workspace(Strategy strategy, Workspace* workspace) {
   return detail::with_workspace_set(strategy, workspace);
 }
 
-// Room in `workspace` for exchanges of `bytes` each way, allocated now
-// rather than by the first search (page-locking costs about as much as the
-// copies it speeds up).
+// Room in `workspace` for exchanges of `bytes` each way over `comm`,
+// allocated now rather than by the first search (page-locking costs about as
+// much as the copies it speeds up).
 template <class ExecutionSpace>
-void reserve_exchanges(ExecutionSpace const& space, Workspace& workspace, std::size_t bytes) {
-  workspace.get<detail::ExchangeStaging<typename ExecutionSpace::memory_space>>().reserve(space,
-                                                                                          bytes);
+void reserve_exchanges(ExecutionSpace const& space, Workspace& workspace, Communicator const& comm,
+                       std::size_t bytes) {
+  workspace.get<detail::ExchangeStaging<typename ExecutionSpace::memory_space>>().reserve(
+      space, bytes, comm.memory());
 }
 
 // The k nearest reference points (over all ranks) of this rank's `queries`,

@@ -262,11 +262,14 @@ struct ExchangeStaging {
       received{"treetrav::distributed::staged_received"};
 
   // Room for `bytes` each way now: a caller that knows its batch pays for
-  // the page-locking before its searches, as it pays for its tree.
+  // the page-locking before its searches, as it pays for its tree. Where
+  // MPI takes `memory`'s device arrays as they are, only the way to the host
+  // (the results) is staged.
   template <class ExecutionSpace>
-  void reserve(ExecutionSpace const& space, std::size_t bytes) {
+  void reserve(ExecutionSpace const& space, std::size_t bytes, MpiMemory memory) {
     if constexpr (!treetrav::detail::host_reachable_v<MemorySpace>) {
-      send.template get<unsigned char>(space, bytes);
+      if (memory != MpiMemory::device)
+        send.template get<unsigned char>(space, bytes);
       received.template get<unsigned char>(space, bytes);
     }
   }
@@ -276,9 +279,11 @@ struct ExchangeStaging {
 // holds the values for rank 0, then rank 1, ..., send_counts[r] of them for
 // rank r. Returns what every rank sent this one, in rank order, where `send`
 // lives; recv_counts[r] values came from rank r. This rank's own values are
-// copied in place. Values to other ranks pass through `staging` when `send`
-// lives off the host: point to point, the receives posted first and each
-// received part sent on to the device as soon as it is in. Collective.
+// copied in place. Point to point, the receives posted first. Values to
+// other ranks go from and to the arrays themselves where MPI may be handed
+// their memory (the host's, or a device's when comm.memory() says so);
+// else through `staging`, each received part sent on to the device as soon
+// as it is in. Collective.
 template <class T, class ExecutionSpace>
 Kokkos::View<T*, typename ExecutionSpace::memory_space>
 exchange(ExecutionSpace const& space, Communicator const& comm,
@@ -288,6 +293,7 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   static_assert(std::is_trivially_copyable_v<T>, "exchange sends raw bytes");
   using MemorySpace = typename ExecutionSpace::memory_space;
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+  bool const staged = !on_host && comm.memory() != MpiMemory::device;
   int const p = comm.size(), me = comm.rank();
   constexpr int tag = 0x7474; // the exchanges of one communicator follow each other
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange");
@@ -306,11 +312,11 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   };
   Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, me, me + 1)),
                     Kokkos::subview(send, part(send_offsets, me, me + 1)));
-  // Where MPI reads and writes: the arrays themselves on the host, else staging.
+  // Where MPI reads and writes: the arrays themselves, or the staging.
   T const* out = send.data();
   T* in = received.data();
   Kokkos::View<T*, treetrav::detail::staging_space_t<MemorySpace>, Kokkos::MemoryUnmanaged> staged_in;
-  if constexpr (!on_host) {
+  if (staged) {
     auto const staged_out = staging.send.template get<T>(space, send.extent(0));
     staged_in = staging.received.template get<T>(space, received.extent(0));
     out = staged_out.data();
@@ -342,7 +348,7 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
       post(MPI_Irecv, reinterpret_cast<char*>(in + recv_offsets[r]), recv_counts[r] * sizeof(T), r,
            receives, "MPI_Irecv");
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::stage");
-  space.fence(); // the staged values are in before MPI reads them
+  space.fence(); // the values (staged or not) are in before MPI reads them
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::transfer");
   for (int r = 0; r < p; ++r)
@@ -356,13 +362,13 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
     if (i == MPI_UNDEFINED)
       break;
     int const r = receiving_from[i];
-    if (--pieces_left[r] == 0 && !on_host)
+    if (--pieces_left[r] == 0 && staged)
       Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, r, r + 1)),
                         Kokkos::subview(staged_in, part(recv_offsets, r, r + 1)));
   }
   check_mpi(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   Kokkos::Profiling::popRegion();
-  if constexpr (!on_host)
+  if (staged)
     space.fence(); // the next exchange reuses the staging
   Kokkos::Profiling::popRegion();
   return received;
