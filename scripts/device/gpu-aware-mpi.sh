@@ -15,6 +15,9 @@
 #              inscribed ball, k = 10, sorted: one rank, then P ranks off and
 #              on (TREETRAV_REPEATS, default 3), search_s from the files;
 #   identical  every P-rank file (kNN, pc, radius lists) equal to one rank's;
+#   N-body     a Plummer sphere (TREETRAV_BODIES, default 1M), autoropes and
+#              group walks: one rank, then P ranks off and on; step times
+#              and the last snapshot against one rank's;
 #   sanitizer  compute-sanitizer memcheck on P ranks, a small kNN, on.
 # Logs and summary.txt in $OUT.
 set -u
@@ -38,17 +41,6 @@ launch() { # ranks, command...
   timeout 300 "$mpirun" -np "$p" --bind-to none "$@" # one node: the ranks inherit this environment
 }
 quiet() { grep -v -E "dlopen error|Perhaps a missing symbol|^ *$"; }
-
-tests=${treetrav%/treetrav}/tests/test_distributed
-if [[ -x $tests ]]; then
-  for mode in off on; do
-    flag=
-    [[ $mode == on ]] && flag=--gpu-aware-mpi
-    launch "$ranks" "$tests" --gtest_filter='*Cuda*' $flag >"$out/test-distributed-$mode.log" 2>&1
-    echo "test_distributed, Cuda cases, $ranks ranks, GPU-aware $mode: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/test-distributed-$mode.log" | sort -u | tr '\n' ' ')" |
-      tee -a "$summary"
-  done
-fi
 
 python3 - "$work" "$n" 20000 <<'EOF'
 import sys, h5py, numpy as np
@@ -113,6 +105,54 @@ for mode in ("off", "on"):
 one = [float(r["search_s"]) for r in rows if r["ranks"] == "1" and r["search_s"]]
 print(f"kNN search_s, 1 rank: {one}")
 EOF
+
+# N-body: a Plummer sphere of TREETRAV_BODIES (default 1M) bodies, 8 steps,
+# quadrupoles, theta 0.6, re-cut every 4; one rank, then P ranks off and on.
+bodies=${TREETRAV_BODIES:-1000000}
+"$treetrav" generate --dist plummer -n "$bodies" --seed 3 -o "$work/plummer.h5" >/dev/null
+nbody() { # ranks, on|off, walk
+  local p=$1 mode=$2 walk=$3 dir=$work/nbody-$1-$2-$3 strategy=(--strategy "$3")
+  [[ $walk == group ]] && strategy+=(--group-size 64)
+  launch "$p" "$treetrav" nbody --ics "$work/plummer.h5" --steps 8 --dt 0.0005 --softening 0.01 \
+    --multipole quadrupole --theta 0.6 --potential-theta 0.6 --rebalance-every 4 "${strategy[@]}" \
+    --gpu-aware-mpi "$mode" --quiet -o "$dir" --timings "$dir.json" 2>&1 | quiet >>"$out/runs.log"
+  python3 - "$dir" "$work/nbody-1-off-$walk" "$p" "$mode" "$walk" <<'EOF' | tee -a "$summary"
+import glob, json, os, sys, h5py, numpy as np
+run, one, p, mode, walk = sys.argv[1:]
+try:
+    t = json.load(open(run + ".json"))
+except Exception as e:
+    sys.exit(print(f"nbody {walk}, {p} ranks, GPU-aware {mode}: failed ({e})"))
+per = t["seconds_per_force_evaluation"]
+line = (f"nbody {walk:9s} {p} rank(s), GPU-aware {mode:3s}: step {1e3 * t['seconds_per_step_median']:7.2f} ms, "
+        f"essential tree {1e3 * per['tree_build']:6.2f} ms, forces {1e3 * per['forces']:6.2f} ms a force evaluation")
+if p != "1":
+    last = sorted(glob.glob(one + "/snapshot_*.h5"))[-1]
+    with h5py.File(last) as a, h5py.File(run + "/" + os.path.basename(last)) as b:
+        worst = 0.0
+        for key in ("Coordinates", "Velocities", "Potentials"):
+            x, y = a["PartType1/" + key][()], b["PartType1/" + key][()]
+            if not np.array_equal(x, y):
+                worst = max(worst, float(np.abs(x - y).max() / np.abs(x).max()))
+    line += ", identical to 1 rank" if worst == 0 else f", differs from 1 rank by {worst:.2e}"
+print(line)
+EOF
+}
+for walk in autoropes group; do
+  nbody 1 off "$walk"
+  for mode in off on; do nbody "$ranks" "$mode" "$walk"; done
+done
+
+tests=${treetrav%/treetrav}/tests/test_distributed
+if [[ -x $tests ]]; then
+  for mode in off on; do
+    flag=
+    [[ $mode == on ]] && flag=--gpu-aware-mpi
+    launch "$ranks" "$tests" --gtest_filter='*Cuda*' $flag >"$out/test-distributed-$mode.log" 2>&1
+    echo "test_distributed, Cuda cases, $ranks ranks, GPU-aware $mode: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/test-distributed-$mode.log" | sort -u | tr '\n' ' ')" |
+      tee -a "$summary"
+  done
+fi
 
 launch "$ranks" compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5 "$treetrav" knn \
   --reference "$work/box20000.h5" --queries "$work/ball20000.h5" -k 10 --sort sfc --strategy autoropes \

@@ -290,6 +290,7 @@ void write_timings(std::string const& path, nbody::RunSettings const& settings, 
       {"strategy", strategy},
       {"threads", threads},
       {"ranks", ranks},
+      {"mpi_memory", settings.domain && settings.domain->takes_device_memory() ? "device" : "host"},
       // Of the initial conditions or the checkpoint, per rank: each its block, never the whole file.
       {"rows_read", rows_read},
       {"dt", c.dt},
@@ -516,6 +517,9 @@ void add_nbody_command(CLI::App& app) {
       ->capture_default_str()
       ->check(positive<double>());
   add_runtime_options(*command, options->runtime);
+#ifdef TREETRAV_ENABLE_MPI
+  add_gpu_aware_mpi_option(*command, options->runtime);
+#endif
   command->footer(
       "Files in the run directory, named by step: snapshot_NNNNNN.h5 (SWIFT/GADGET: /Header Time, "
       "/PartType1/Coordinates, Velocities, Masses, ParticleIDs, Potentials; diagnostics as "
@@ -553,7 +557,8 @@ void add_nbody_command(CLI::App& app) {
     settings.count_interactions = options->count_interactions;
 #ifdef TREETRAV_ENABLE_MPI
     if (session.ranks() > 1)
-      settings.domain = std::make_shared<distributed::NbodyDomain>(distributed::Communicator{});
+      settings.domain = std::make_shared<distributed::NbodyDomain>(
+          distributed::Communicator(MPI_COMM_WORLD, mpi_memory(options->runtime)));
 #endif
     Progress progress(stderr, !options->quiet && speaks, options->progress_seconds);
     // Each rank reads its block of the rows of the initial conditions or the

@@ -64,9 +64,32 @@ void NbodyDomain::all_to_all(void const* data, std::vector<std::size_t> const& s
   detail::byte_count(received, 1);
   auto const send_offsets = detail::displacements(send_bytes);
   auto const receive_offsets = detail::displacements(receive_bytes);
-  check_mpi(MPI_Alltoallv(data, send_bytes.data(), send_offsets.data(), MPI_BYTE, out, receive_bytes.data(),
-                          receive_offsets.data(), MPI_BYTE, comm_.get()),
-            "MPI_Alltoallv");
+  if (!takes_device_memory()) {
+    check_mpi(MPI_Alltoallv(data, send_bytes.data(), send_offsets.data(), MPI_BYTE, out, receive_bytes.data(),
+                            receive_offsets.data(), MPI_BYTE, comm_.get()),
+              "MPI_Alltoallv");
+    return;
+  }
+  // Device memory: point to point, this rank's own part too, so that every
+  // byte goes through the transport that takes device memory (a collective's
+  // own part may be a host memcpy in an MPI built without GPU support).
+  constexpr int tag = 0x6e62; // "nb"
+  std::vector<MPI_Request> requests;
+  for (int r = 0; r < p; ++r)
+    if (receive_bytes[r] > 0) {
+      requests.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Irecv(static_cast<char*>(out) + receive_offsets[r], receive_bytes[r], MPI_BYTE, r, tag,
+                          comm_.get(), &requests.back()),
+                "MPI_Irecv");
+    }
+  for (int r = 0; r < p; ++r)
+    if (send_bytes[r] > 0) {
+      requests.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Isend(static_cast<char const*>(data) + send_offsets[r], send_bytes[r], MPI_BYTE, r, tag,
+                          comm_.get(), &requests.back()),
+                "MPI_Isend");
+    }
+  check_mpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 namespace {

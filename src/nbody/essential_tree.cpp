@@ -599,13 +599,17 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   Workspace own_staging;
   auto& staging = (workspace != nullptr ? *workspace : own_staging)
                       .template get<treetrav::detail::NamedBuffers<Staging>>();
-  // The kernels' array for a staged one: the staging itself where the host reaches MemorySpace.
-  auto const beside = [&](auto const& staged, char const* member) {
+  // Where MPI takes device memory the records go from and to the kernels'
+  // arrays themselves, and nothing is staged.
+  bool const direct = !treetrav::detail::host_reachable_v<MemorySpace> && domain.takes_device_memory();
+  // The kernels' array of `count` values for a staged one: the staging itself
+  // where the host reaches MemorySpace.
+  auto const beside = [&](auto const& staged, char const* member, std::size_t count) {
     using T = typename std::decay_t<decltype(staged)>::non_const_value_type;
     if constexpr (treetrav::detail::host_reachable_v<MemorySpace>)
       return Kokkos::View<T*, MemorySpace>(staged);
     else
-      return make_array<Kokkos::View<T*, MemorySpace>>(arrays, label + member, staged.extent(0));
+      return make_array<Kokkos::View<T*, MemorySpace>>(arrays, label + member, count);
   };
   std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
   std::size_t cells_out_count = 0, bodies_out_count = 0;
@@ -681,8 +685,12 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
     }
   }
   // Every receiver's records in one array, in rank order: one pass, one copy.
-  auto const cells_out = staging[label + "cells_out"].template get<CellRecord>(space, cells_out_count, true);
-  auto const bodies_out = staging[label + "bodies_out"].template get<BodyRecord>(space, bodies_out_count, true);
+  auto const cells_out =
+      staging[label + "cells_out"].template get<CellRecord>(space, direct ? 0 : cells_out_count, true);
+  auto const bodies_out =
+      staging[label + "bodies_out"].template get<BodyRecord>(space, direct ? 0 : bodies_out_count, true);
+  auto const cells = beside(cells_out, "cells_out", cells_out_count);
+  auto const sent_bodies = beside(bodies_out, "bodies_out", bodies_out_count);
   if (p > 1) {
     std::vector<Index> cell_first(p, 0), body_first(p, 0);
     for (int r = 1; r < p; ++r)
@@ -690,9 +698,6 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
       body_first[r] = body_first[r - 1] + Index(bodies_sent[r - 1]);
     auto const cell_base = to_space(arrays, label + "cell_first", cell_first);
     auto const body_base = to_space(arrays, label + "body_first", body_first);
-    // Packed into the staging itself where the host reaches this memory.
-    auto const cells = beside(cells_out, "cells_out");
-    auto const sent_bodies = beside(bodies_out, "bodies_out");
     auto const topology = own.topology;
     auto const sorted = own.points.points.coordinates;
     auto const body_mass = own.body_mass;
@@ -724,32 +729,42 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
             }
           }
         });
-    Kokkos::deep_copy(space, cells_out, cells);  // nothing to copy when they are one array
-    Kokkos::deep_copy(space, bodies_out, sent_bodies);
+    if (!direct) {
+      Kokkos::deep_copy(space, cells_out, cells);  // nothing to copy when they are one array
+      Kokkos::deep_copy(space, bodies_out, sent_bodies);
+    }
     space.fence();
   }
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::exchange");
-  auto const exchange = [&](auto const& out, std::vector<std::size_t> const& counts, char const* member) {
+  // The received records in the kernels' array: written there by MPI, or staged and copied.
+  auto const exchange = [&](auto const& staged_out, auto const& out, std::vector<std::size_t> const& counts,
+                            char const* member) {
     using T = typename std::decay_t<decltype(out)>::non_const_value_type;
     std::vector<std::size_t> sends(p);
     for (int r = 0; r < p; ++r) sends[r] = counts[r] * sizeof(T);
     std::vector<std::size_t> const receives = domain.exchange_sizes(sends);
     std::size_t total = 0;
     for (std::size_t bytes : receives) total += bytes / sizeof(T);
-    auto const in = staging[label + member].template get<T>(space, total, true);
-    domain.all_to_all(out.data(), sends, in.data(), receives);
+    auto const staged_in = staging[label + member].template get<T>(space, direct ? 0 : total, true);
+    auto const in = beside(staged_in, member, total);
+    if (direct) {
+      domain.all_to_all(out.data(), sends, in.data(), receives);
+    } else {
+      domain.all_to_all(staged_out.data(), sends, staged_in.data(), receives);
+      Kokkos::deep_copy(space, in, staged_in);  // nothing to copy when they are one array
+    }
     return in;
   };
-  auto const cells_in = exchange(cells_out, cells_sent, "cells_in");
-  auto const bodies_in = exchange(bodies_out, bodies_sent, "bodies_in");
+  auto const in = exchange(cells_out, cells, cells_sent, "cells_in");
+  auto const in_bodies = exchange(bodies_out, sent_bodies, bodies_sent, "bodies_in");
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::nbody::essential_tree::assembly");
   // 5. The assembly. The bodies: this rank's octree's (those of shared
   // leaves are not taken from there), the received ones, then the shared
   // leaves' bodies, each leaf's ordered as one process orders them.
-  Index const received_cells = static_cast<Index>(cells_in.extent(0));
-  Index const received_bodies = static_cast<Index>(bodies_in.extent(0));
+  Index const received_cells = static_cast<Index>(in.extent(0));
+  Index const received_bodies = static_cast<Index>(in_bodies.extent(0));
   std::vector<SharedCell> shared_cells;
   std::vector<BodyRecord> shared_pool;
   std::vector<Index> shared_rows;
@@ -811,10 +826,6 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto const entry_bodies = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_bodies", cell_count);
   auto const entry_from = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_from", cell_count);
   auto const entry_source = make_array<Kokkos::View<Index*, MemorySpace>>(arrays, label + "entry_source", cell_count);
-  auto const in = beside(cells_in, "cells_in");
-  auto const in_bodies = beside(bodies_in, "bodies_in");
-  Kokkos::deep_copy(space, in, cells_in);
-  Kokkos::deep_copy(space, in_bodies, bodies_in);
   auto const more = to_space(arrays, label + "shared_pool", shared_pool);
   auto const top_cells = to_space(arrays, label + "shared_cells", shared_cells);
   auto const more_rows = to_space(arrays, label + "shared_rows", shared_rows);

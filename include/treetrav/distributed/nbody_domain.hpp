@@ -19,6 +19,7 @@ public:
   std::vector<std::size_t> exchange_sizes(std::vector<std::size_t> const& sends) const override;
   void all_to_all(void const* data, std::vector<std::size_t> const& sends, void* out,
                   std::vector<std::size_t> const& receives) const override;
+  bool takes_device_memory() const override { return comm_.memory() == MpiMemory::device; }
   nbody::BodyStates partition(nbody::BodyStates const& held) const override;
   nbody::BodyStates by_rows(nbody::BodyStates const& local) const override;
   nbody::Diagnostics measure(io::Snapshot const& rows) const override;

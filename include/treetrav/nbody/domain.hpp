@@ -57,8 +57,11 @@ public:
   virtual std::vector<std::size_t> exchange_sizes(std::vector<std::size_t> const& sends) const = 0;
   // Collective (MPI_Alltoallv): sends[r] bytes from `data` (rank order) to
   // each rank r; receives[r] bytes (exchange_sizes) from each, at `out` in rank order.
+  // `data` and `out` may be device memory where takes_device_memory().
   virtual void all_to_all(void const* data, std::vector<std::size_t> const& sends, void* out,
                           std::vector<std::size_t> const& receives) const = 0;
+  // Whether all_to_all takes a GPU's memory as it is (a GPU-aware MPI).
+  virtual bool takes_device_memory() const { return false; }
   // Collective: the bodies `held` by the ranks (any split of all bodies, each
   // on one rank, with their rows) cut as domain_of(all, rank(), ranks()) cuts
   // them all: this rank's share, ordered by row, without a recorded
