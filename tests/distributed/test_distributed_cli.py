@@ -194,8 +194,30 @@ for k, self_ in ((8, False), (20, True)):
               and np.allclose(got["NeighborDistances"], np.sqrt(d2), rtol=1e-5, atol=1e-6))
     os.remove(f"{work}/bf.h5") if os.path.exists(f"{work}/bf.h5") else None
 
+# --gpu-aware-mpi: the memory the exchanges hand MPI, recorded in the
+# metadata; on host backends MPI gets the arrays themselves either way, so
+# every setting gives the same file; auto asks the MPI (Debian's Open MPI
+# says it takes no CUDA memory).
+knn_argv = ["knn", "--reference", f"{work}/ref7.h5", "--queries", f"{work}/q7.h5", "-k", 6]
+files = {}
+for setting, recorded in (("off", "host"), ("on", "device"), ("auto", None)):
+    run = treetrav(3, *knn_argv, "--gpu-aware-mpi", setting, "-o", f"{work}/aware-{setting}.h5")
+    check(f"--gpu-aware-mpi {setting} on 3 ranks: run", run.returncode == 0, run.stderr)
+    if run.returncode == 0:
+        with h5py.File(f"{work}/aware-{setting}.h5", "r") as f:
+            memory = f["RunMetadata"].attrs["mpi_memory"]
+        memory = memory.decode() if isinstance(memory, bytes) else str(memory)
+        check(f"--gpu-aware-mpi {setting}: mpi_memory recorded as {recorded or 'the MPI reports'}",
+              memory == recorded if recorded else memory in ("host", "device"), memory)
+        files[setting] = results(f"{work}/aware-{setting}.h5")
+if len(files) == 3:
+    check("--gpu-aware-mpi off, on and auto give the same results file on host backends",
+          same_results(files["off"], files["on"]) and same_results(files["off"], files["auto"]))
+
 # Mistakes under mpirun: exit 2, one message (rank 0's), no output.
 mistakes = [
+    ("--gpu-aware-mpi yes", ["knn", "--reference", f"{work}/ref3.h5", "--self", "-k", 3, "--gpu-aware-mpi",
+                             "yes"], "--gpu-aware-mpi"),
     ("-k 0", ["knn", "--reference", f"{work}/ref3.h5", "--queries", f"{work}/q3.h5", "-k", 0], "-k"),
     ("-k beyond the points", ["knn", "--reference", f"{work}/ref_small.h5", "--self", "-k", 5], "exceeds"),
     ("dimension mismatch", ["knn", "--reference", f"{work}/ref3.h5", "--queries", f"{work}/q7.h5"], "--queries"),

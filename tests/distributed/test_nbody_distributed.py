@@ -201,7 +201,8 @@ start_time = time.monotonic()
 runs = {}
 for name, ranks, threads, options in [("one", 1, 1, RUN), ("two", 2, 1, RUN), ("four", 4, 1, RUN),
                                       ("two-threads", 2, 2, RUN), ("group-one", 1, 1, GROUP),
-                                      ("group-two", 2, 1, GROUP), ("group-two-threads", 2, 2, GROUP)]:
+                                      ("group-two", 2, 1, GROUP), ("group-two-threads", 2, 2, GROUP),
+                                      ("three-gpu-aware", 3, 1, [*RUN, "--gpu-aware-mpi", "on"])]:
     runs[name] = work / name
     result = nbody(ranks, *options, "--threads", threads, "-o", runs[name], "--timings", work / f"{name}.json")
     check(f"{name}: {ranks} rank(s) x {threads} thread(s) run", result.returncode == 0, result.stderr + result.stdout)
@@ -210,6 +211,11 @@ for name, ranks, threads, options in [("one", 1, 1, RUN), ("two", 2, 1, RUN), ("
               result.stdout.count("nbody: 2000 bodies") == 1 and f"ranks {ranks}," in result.stdout, result.stdout)
 for name in ("two", "four", "two-threads"):
     check(f"{name}: snapshots identical to one process (per-body walks)", *same_run(runs["one"], runs[name]))
+# --gpu-aware-mpi on: the essential tree's records go point to point
+# (NbodyDomain::all_to_all's path for device memory, here on host arrays).
+check("3 ranks, --gpu-aware-mpi on: snapshots identical to one process", *same_run(runs["one"], runs["three-gpu-aware"]))
+check("3 ranks, --gpu-aware-mpi on: recorded in the timings",
+      json.loads((work / "three-gpu-aware.json").read_text()).get("mpi_memory") == "device")
 for name, ranks in (("one", 1), ("two", 2), ("four", 4)):
     check(f"{name}: each rank holds its block of the generated bodies before the partition",
           rows_read(work / f"{name}.json") == [2000 // ranks] * ranks, rows_read(work / f"{name}.json"))
