@@ -4,7 +4,10 @@
 // through host memory in the ways an MPI without GPU support allows, and
 // copies `result bytes` from the device into a new host array (the results).
 // Times are the slowest rank's, medians over the repeats after one warm-up.
-//   mpirun -np P bench_exchange [bytes] [result_bytes] [repeats]
+// With "gpu-aware" as the fourth argument, also the device arrays handed to
+// MPI as they are (a GPU-aware MPI: the distributed searches' --gpu-aware-mpi
+// on), their bytes checked on arrival.
+//   mpirun -np P bench_exchange [bytes] [result_bytes] [repeats] [gpu-aware]
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -94,6 +97,39 @@ void pointwise(char const* send, char* received, Plan const& p, Bytes<Device> co
   MPI_Waitall(size_, sends.data(), MPI_STATUSES_IGNORE);
 }
 
+// Device arrays straight to MPI: receives posted first, then the sends.
+void direct(char const* send, char* received, Plan const& p) {
+  std::vector<MPI_Request> requests;
+  for (int r = 0; r < size_; ++r)
+    if (p.counts[r] > 0) {
+      requests.push_back(MPI_REQUEST_NULL);
+      MPI_Irecv(received + p.offsets[r], p.counts[r], MPI_BYTE, r, 8, MPI_COMM_WORLD, &requests.back());
+    }
+  for (int r = 0; r < size_; ++r)
+    if (p.counts[r] > 0) {
+      requests.push_back(MPI_REQUEST_NULL);
+      MPI_Isend(send + p.offsets[r], p.counts[r], MPI_BYTE, r, 8, MPI_COMM_WORLD, &requests.back());
+    }
+  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+// The byte at position j of the part rank `from` sends any rank.
+KOKKOS_INLINE_FUNCTION char pattern(int from, std::size_t j) { return char((from * 31 + j * 7) & 0xff); }
+
+// Bytes of `received` that differ from what the senders' patterns say.
+std::size_t wrong_bytes(Bytes<Device> const& received, Plan const& p) {
+  std::size_t wrong = 0;
+  for (int r = 0; r < size_; ++r) {
+    std::size_t bad = 0;
+    std::size_t const first = std::size_t(p.offsets[r]);
+    Kokkos::parallel_reduce(
+        "wrong_bytes", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, p.counts[r]),
+        KOKKOS_LAMBDA(std::size_t j, std::size_t & sum) { sum += received(first + j) != pattern(r, j); }, bad);
+    wrong += bad;
+  }
+  return wrong;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -115,6 +151,7 @@ int main(int argc, char** argv) {
     std::size_t const bytes = argc > 1 ? std::stoull(argv[1]) : std::size_t(66) << 20;
     std::size_t const result_bytes = argc > 2 ? std::stoull(argv[2]) : std::size_t(80) << 20;
     int const repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+    bool const gpu_aware = argc > 4 && std::string(argv[4]) == "gpu-aware";
     Plan const p = plan(bytes);
     std::size_t const n = std::size_t(p.offsets[size_]);
     Bytes<Device> send("send", n), received("received", n), results("results", result_bytes);
@@ -130,6 +167,31 @@ int main(int argc, char** argv) {
     if (rank_ == 0)
       std::printf("%d ranks, %zu bytes out and in per rank, results %zu bytes, median of %d\n",
                   size_, n, result_bytes, repeats);
+    if (gpu_aware) {
+      // Each rank's parts patterned by sender and position, so that the
+      // receiver can check every byte.
+      for (int r = 0; r < size_; ++r) {
+        std::size_t const first = std::size_t(p.offsets[r]);
+        int const me = rank_;
+        Kokkos::parallel_for(
+            "pattern", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, p.counts[r]),
+            KOKKOS_LAMBDA(std::size_t j) { send(first + j) = pattern(me, j); });
+      }
+      Kokkos::fence();
+      row("device arrays to MPI, Isend/Irecv", time_of(repeats, [&] { direct(send.data(), received.data(), p); }),
+          n);
+      std::size_t wrong = wrong_bytes(received, p), all = 0;
+      MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      if (rank_ == 0)
+        std::printf("%-44s %zu\n", "  wrong bytes received (all ranks)", all);
+      Kokkos::deep_copy(received, char(0));
+      row("device arrays to MPI, Alltoallv", time_of(repeats, [&] { alltoallv(send.data(), received.data(), p); }),
+          n);
+      wrong = wrong_bytes(received, p);
+      MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      if (rank_ == 0)
+        std::printf("%-44s %zu\n", "  wrong bytes received (all ranks)", all);
+    }
     row("MPI_Alltoallv, host arrays", time_of(repeats, [&] {
           alltoallv(host_send.data(), host_received.data(), p);
         }), n);
