@@ -139,7 +139,7 @@ nbody() { # ranks, on|off, walk
     --multipole quadrupole --theta 0.6 --potential-theta 0.6 --rebalance-every 4 "${strategy[@]}" \
     --gpu-aware-mpi "$mode" --quiet -o "$dir" --timings "$dir.json" 2>&1 | quiet >>"$out/runs.log"
   python3 - "$dir" "$work/nbody-1-off-$walk" "$p" "$mode" "$walk" <<'EOF' | tee -a "$summary"
-import glob, json, os, sys, h5py, numpy as np
+import json, sys
 run, one, p, mode, walk = sys.argv[1:]
 try:
     t = json.load(open(run + ".json"))
@@ -149,14 +149,9 @@ per = t["seconds_per_force_evaluation"]
 line = (f"nbody {walk:9s} {p} rank(s), GPU-aware {mode:3s}: step {1e3 * t['seconds_per_step_median']:7.2f} ms, "
         f"essential tree {1e3 * per['tree_build']:6.2f} ms, forces {1e3 * per['forces']:6.2f} ms a force evaluation")
 if p != "1":
-    last = sorted(glob.glob(one + "/snapshot_*.h5"))[-1]
-    with h5py.File(last) as a, h5py.File(run + "/" + os.path.basename(last)) as b:
-        worst = 0.0
-        for key in ("Coordinates", "Velocities", "Potentials"):
-            x, y = a["PartType1/" + key][()], b["PartType1/" + key][()]
-            if not np.array_equal(x, y):
-                worst = max(worst, float(np.abs(x - y).max() / np.abs(x).max()))
-    line += ", identical to 1 rank" if worst == 0 else f", differs from 1 rank by {worst:.2e}"
+    sys.path.insert(0, "scripts/device")
+    from snapshot_difference import described
+    line += ", " + described(one, run)
 print(line)
 EOF
 }
@@ -170,7 +165,7 @@ if [[ -x $tests ]]; then
   for mode in off on; do
     flag=
     [[ $mode == on ]] && flag=--gpu-aware-mpi
-    launch "$ranks" "$tests" --gtest_filter='*Cuda*' $flag >"$out/test-distributed-$mode.log" 2>&1
+    launch "$ranks" "$tests" --gtest_filter='*Cuda*' --gtest_color=no $flag >"$out/test-distributed-$mode.log" 2>&1
     echo "test_distributed, Cuda cases, $ranks ranks, GPU-aware $mode: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/test-distributed-$mode.log" | sort -u | tr '\n' ' ')" |
       tee -a "$summary"
   done

@@ -28,8 +28,7 @@ nvidia-cuda-mps-control -d
 
 report() { # set walk ranks
   python3 - "$work/$1-$2-$3" "$work/$1-$2-1" "$3" "$1 $2" <<'EOF'
-import json, sys, glob, os
-import h5py, numpy as np
+import json, sys
 run, one, ranks, name = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 t = json.load(open(run + ".json"))
 e = t["force_evaluations"]
@@ -38,14 +37,9 @@ line = (f"{name:22s} {ranks} rank(s): step {1e3 * t['seconds_per_step_median']:8
         f"{1e3 * per['tree_build']:7.2f} ms  forces {1e3 * per['forces']:7.2f} ms  imported per rank "
         f"{t['imported_bodies'] / (ranks * e):9.0f} bodies {t['imported_cells'] / (ranks * e):9.0f} cells")
 if ranks > 1:
-    last = sorted(glob.glob(one + "/snapshot_*.h5"))[-1]
-    with h5py.File(last) as a, h5py.File(run + "/" + os.path.basename(last)) as b:
-        worst = 0.0
-        for key in ("Coordinates", "Velocities", "Potentials"):
-            x, y = a["PartType1/" + key][()], b["PartType1/" + key][()]
-            if not np.array_equal(x, y):
-                worst = max(worst, float(np.abs(x - y).max() / np.abs(x).max()))
-    line += "  IDENTICAL to 1 rank" if worst == 0 else f"  differs from 1 rank by {worst:.2e}"
+    sys.path.insert(0, "scripts/device")
+    from snapshot_difference import described
+    line += "  " + described(one, run)
 print(line, flush=True)
 EOF
 }
