@@ -140,11 +140,18 @@ int main(int argc, char** argv) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
   int local_rank = 0;
   MPI_Comm_rank(local, &local_rank);
+  // The node's GPUs round robin (ranks may share one, under MPS).
+  int device = local_rank;
+#ifdef KOKKOS_ENABLE_CUDA
+  int gpus = 1;
+  if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
+    device = local_rank % gpus;
+#endif
 #if KOKKOS_VERSION >= 40000
-  Kokkos::initialize(Kokkos::InitializationSettings().set_device_id(local_rank));
+  Kokkos::initialize(Kokkos::InitializationSettings().set_device_id(device));
 #else
   Kokkos::InitArguments arguments;
-  arguments.device_id = local_rank;
+  arguments.device_id = device;
   Kokkos::initialize(arguments);
 #endif
   {

@@ -55,11 +55,11 @@ for n in map(int, sys.argv[2:]):
 EOF
 
 # Which UCX settings let device arrays through here, the first that works
-# kept for the runs below: UCX as it is; its memory-type cache off (UCX then
-# asks the driver about each buffer, where its hooks may miss allocations,
-# as those of a shared libcudart); its older protocols.
+# kept for the runs below: mpi-env.sh's (the memory-type cache off), the
+# cache on (UCX as it is: failed on one H200, perf/results/mpi/README.md),
+# UCX's older protocols.
 variant=
-for v in "" "UCX_MEMTYPE_CACHE=n" "UCX_PROTO_ENABLE=n" "UCX_MEMTYPE_CACHE=n UCX_PROTO_ENABLE=n" none; do
+for v in "" "UCX_MEMTYPE_CACHE=y" "UCX_PROTO_ENABLE=n" none; do
   [[ $v == none ]] && { echo "GPU-aware: no UCX setting worked" | tee -a "$summary"; variant=none; break; }
   rm -f "$work/variant.h5"
   # shellcheck disable=SC2086

@@ -43,7 +43,12 @@ if [[ $stack == ucx ]]; then
   # This UCX before the wheel's own (Open MPI's RUNPATH), the wheel's
   # libmpi.so.40 before Debian's (in $lib beside HDF5).
   export LD_LIBRARY_PATH=$gpu_mpi/ucx/lib:$gpu_mpi/ompi/lib:$gpu_mpi/ompi/lib/openmpi:$lib:/tmp/tt-lib:$cuda_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export OMPI_MCA_pml=ucx
+  # UCX's memory-type cache learns device allocations from hooks that miss
+  # those of a shared libcudart (Kokkos links that one): it then takes device
+  # arrays for host memory, and the exchanges fail (MPI_ERR_INTERN, or a
+  # fault). Off, UCX asks the driver about each buffer
+  # (perf/results/mpi/README.md, the GPU-aware MPI).
+  export OMPI_MCA_pml=ucx UCX_MEMTYPE_CACHE=${UCX_MEMTYPE_CACHE:-n}
   missing_libraries "$lib"/hdf5/openmpi/libhdf5.so
   mpirun=$gpu_mpi/ompi/bin/mpirun
   mpicc=$gpu_mpi/ompi/bin/mpicc
