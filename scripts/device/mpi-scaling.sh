@@ -19,6 +19,8 @@
 #                  (nvidia-smi, sampled) per rank;
 #   N-body         (TREETRAV_SKIP_NBODY unset) a Plummer sphere of P x 1M
 #                  bodies on P GPUs and 4M on every P, step times.
+# TREETRAV_SEARCH_FLAGS: more options for every search (say, with
+# TREETRAV_MPI_STACK=ucx, "--gpu-aware-mpi on": device arrays handed to MPI).
 # Logs, CSVs and summary.txt go to $OUT. The CLI's times per run: read (not in
 # the distributed call), build (the Morton partition among the ranks and the
 # local trees), traverse (the distributed search: routing, exchanges, local
@@ -90,7 +92,7 @@ if [[ -n ${TREETRAV_VARIANTS:-} ]]; then
     shift 2
     for _ in 1 2; do
       env "$@" timeout 100 "$mpirun" -np "$p" --bind-to "$binding" "$treetrav" knn --reference "$work/box$n.h5" \
-        --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes -o "$work/variant.h5" 2>&1 |
+        --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} -o "$work/variant.h5" 2>&1 |
         grep -o "traverse [0-9.e+-]* s" | sed "s/^/$name: /" >>"$out/variants.txt"
       rm -f "$work/variant.h5"
     done
@@ -110,7 +112,7 @@ if [[ -n ${TREETRAV_CHECK_SCIPY:-} ]]; then
   n=$((gpu_counts[0] * per_gpu))
   for p in 1 "${gpu_counts[-1]}"; do
     timeout 200 "$mpirun" -np "$p" --bind-to none "$treetrav" knn --reference "$work/box$n.h5" \
-      --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes -o "$work/scipy-$p.h5" >/dev/null 2>&1
+      --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} -o "$work/scipy-$p.h5" >/dev/null 2>&1
     python3 "$root/scripts/device/check-knn-scipy.py" "$work/box$n.h5" "$work/ball$n.h5" "$work/scipy-$p.h5" 10 |
       sed "s/^/$p GPU(s): /" | tee -a "$out/scipy.txt"
     rm -f "$work/scipy-$p.h5"
@@ -125,7 +127,7 @@ if [[ -n ${TREETRAV_CHECK_APPS:-} ]]; then
   for app in pc radius; do
     for p in 1 "${gpu_counts[-1]}"; do
       timeout 200 "$mpirun" -np "$p" --bind-to none "$treetrav" "$app" --reference "$work/box$n.h5" \
-        --queries "$work/ball$n.h5" -r 8 --sort sfc --strategy autoropes -o "$work/$app-$p.h5" >/dev/null 2>&1
+        --queries "$work/ball$n.h5" -r 8 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} -o "$work/$app-$p.h5" >/dev/null 2>&1
     done
     python3 - "$work/$app-1.h5" "$work/$app-${gpu_counts[-1]}.h5" "$app" "${gpu_counts[-1]}" <<'EOF' | tee -a "$out/apps.txt"
 import sys, h5py, numpy as np
@@ -143,7 +145,7 @@ for name in ('box', 'ball'):
     with h5py.File('$work/' + name + '$n.h5') as f, h5py.File('$work/small-' + name + '.h5', 'w') as g:
         g['/Points/Coordinates'] = f['/Points/Coordinates'][:200000]"
   timeout 300 "$mpirun" -np 2 --bind-to none compute-sanitizer --error-exitcode 9 --print-limit 5 "$treetrav" knn \
-    --reference "$work/small-box.h5" --queries "$work/small-ball.h5" -k 10 --sort sfc --strategy autoropes \
+    --reference "$work/small-box.h5" --queries "$work/small-ball.h5" -k 10 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} \
     -o "$work/sanitized.h5" >"$work/sanitizer.log" 2>&1
   echo "compute-sanitizer, kNN 200k / 200k on 2 ranks: exit $?; $(grep -h "ERROR SUMMARY" "$work/sanitizer.log" | sort | uniq -c | tr -s ' ')" |
     tee -a "$out/apps.txt"
@@ -160,7 +162,7 @@ run() {
   rm -f "$output" "$work"/rss.*
   # One GPU: one rank under mpirun too (the plain single-tree search runs).
   timeout 200 "$mpirun" -np "$gpus" --bind-to none python3 "$work/peak.py" "$work/rss" \
-    "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes \
+    "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} \
     -o "$output" >"$log" 2>&1
   echo "rc=$? gpus=$gpus n=$n repeat $repeat" >>"$log"
   grep -v -E "dlopen error|Perhaps a missing symbol" "$log" >>"$out/runs.log"
@@ -241,7 +243,7 @@ if [[ -f $root/.device/kp_space_time_stack.so && -z ${TREETRAV_WEAK_ONLY:-} ]]; 
     n=$((p * per_gpu))
     echo "== $p GPU(s), $n / $n" >>"$out/profile.log"
     KOKKOS_PROFILE_LIBRARY=$root/.device/kp_space_time_stack.so timeout 200 "$mpirun" -np "$p" --bind-to none \
-      "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes \
+      "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc --strategy autoropes ${TREETRAV_SEARCH_FLAGS:-} \
       -o "$work/profiled.h5" 2>&1 | grep -v -E "dlopen error|Perhaps a missing symbol|pmix|^ *$" >>"$out/profile.log"
     rm -f "$work/profiled.h5"
   done
