@@ -58,18 +58,16 @@ EOF
 # kept for the runs below: mpi-env.sh's (the memory-type cache off), the
 # cache on (UCX as it is: failed on one H200, perf/results/mpi/README.md),
 # UCX's older protocols.
-variant=
 for v in "" "UCX_MEMTYPE_CACHE=y" "UCX_PROTO_ENABLE=n" none; do
-  [[ $v == none ]] && { echo "GPU-aware: no UCX setting worked" | tee -a "$summary"; variant=none; break; }
+  [[ $v == none ]] && { echo "GPU-aware: no UCX setting worked" | tee -a "$summary"; break; }
   rm -f "$work/variant.h5"
   # shellcheck disable=SC2086
   env $v timeout 60 "$mpirun" -np "$ranks" --bind-to none "$treetrav" knn --reference "$work/box20000.h5" \
     --queries "$work/ball20000.h5" -k 10 --sort sfc --strategy autoropes --gpu-aware-mpi on \
     -o "$work/variant.h5" >>"$out/runs.log" 2>&1
   code=$?
-  echo "GPU-aware on, ${v:-UCX as it is}: exit $code" | tee -a "$summary"
+  echo "GPU-aware on, ${v:-the UCX settings of mpi-env.sh}: exit $code" | tee -a "$summary"
   if ((code == 0)); then
-    variant=$v
     # shellcheck disable=SC2163,SC2086
     [[ -n $v ]] && export $v
     break

@@ -149,7 +149,7 @@ if [[ $mpi == OFF && -f $root/.device/mpi-prefix.tar.xz ]]; then
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   mpi=ON
   mpiexec=$prefix/bin/mpiexec.openmpi
-  mpi_flags=(-DMPI_CXX_COMPILER="$prefix/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$prefix/bin/mpicc.openmpi"
+  mpi_flags=(-DMPI_C_COMPILER="$prefix/bin/mpicc.openmpi"
     -DHDF5_ROOT="$lib/hdf5/openmpi" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/bin/none"
     -DHDF5_NO_FIND_PACKAGE_CONFIG_FILE=ON)
 fi

@@ -6,6 +6,7 @@
 #include <mpi-ext.h> // Open MPI's extensions: MPIX_Query_cuda_support
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -131,6 +132,46 @@ Communicator::Communicator(MPI_Comm comm, MpiMemory memory) : comm_(comm), memor
   MPI_Comm_size(node, &local_size_);
   MPI_Comm_free(&node);
 }
+
+namespace detail {
+
+void exchange_bytes(Communicator const& comm, void const* out, std::vector<std::size_t> const& send_bytes,
+                    std::vector<std::size_t> const& send_offsets, void* in,
+                    std::vector<std::size_t> const& recv_bytes, std::vector<std::size_t> const& recv_offsets,
+                    int tag, std::function<void(int)> const& arrived) {
+  constexpr std::size_t piece = std::size_t(1) << 30;
+  int const p = comm.size();
+  std::vector<MPI_Request> receives, sends;
+  std::vector<int> receiving_from, pieces_left(p, 0);
+  for (int r = 0; r < p; ++r)
+    for (std::size_t at = 0; at < recv_bytes[r]; at += piece) {
+      receives.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Irecv(static_cast<char*>(in) + recv_offsets[r] + at,
+                          int(std::min(piece, recv_bytes[r] - at)), MPI_BYTE, r, tag, comm.get(),
+                          &receives.back()),
+                "MPI_Irecv");
+      receiving_from.push_back(r);
+      ++pieces_left[r];
+    }
+  for (int r = 0; r < p; ++r)
+    for (std::size_t at = 0; at < send_bytes[r]; at += piece) {
+      sends.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Isend(static_cast<char const*>(out) + send_offsets[r] + at,
+                          int(std::min(piece, send_bytes[r] - at)), MPI_BYTE, r, tag, comm.get(), &sends.back()),
+                "MPI_Isend");
+    }
+  for (;;) {
+    int i = MPI_UNDEFINED;
+    check_mpi(MPI_Waitany(int(receives.size()), receives.data(), &i, MPI_STATUS_IGNORE), "MPI_Waitany");
+    if (i == MPI_UNDEFINED)
+      break;
+    if (--pieces_left[receiving_from[i]] == 0 && arrived)
+      arrived(receiving_from[i]);
+  }
+  check_mpi(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+} // namespace detail
 
 void collectively(MPI_Comm comm, std::function<void()> const& step) {
   std::exception_ptr failure;

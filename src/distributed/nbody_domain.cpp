@@ -73,23 +73,9 @@ void NbodyDomain::all_to_all(void const* data, std::vector<std::size_t> const& s
   // Device memory: point to point, this rank's own part too, so that every
   // byte goes through the transport that takes device memory (a collective's
   // own part may be a host memcpy in an MPI built without GPU support).
-  constexpr int tag = 0x6e62; // "nb"
-  std::vector<MPI_Request> requests;
-  for (int r = 0; r < p; ++r)
-    if (receive_bytes[r] > 0) {
-      requests.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Irecv(static_cast<char*>(out) + receive_offsets[r], receive_bytes[r], MPI_BYTE, r, tag,
-                          comm_.get(), &requests.back()),
-                "MPI_Irecv");
-    }
-  for (int r = 0; r < p; ++r)
-    if (send_bytes[r] > 0) {
-      requests.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Isend(static_cast<char const*>(data) + send_offsets[r], send_bytes[r], MPI_BYTE, r, tag,
-                          comm_.get(), &requests.back()),
-                "MPI_Isend");
-    }
-  check_mpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  auto const wide = [](std::vector<int> const& values) { return std::vector<std::size_t>(values.begin(), values.end()); };
+  detail::exchange_bytes(comm_, data, sends, wide(send_offsets), out, receives, wide(receive_offsets),
+                         0x6e62 /* "nb" */);
 }
 
 namespace {

@@ -103,6 +103,18 @@ inline std::vector<int> displacements(std::vector<int> const& counts) {
   return offsets;
 }
 
+// MPI_Alltoallv's exchange as point-to-point messages of raw bytes:
+// send_bytes[r] bytes from out + send_offsets[r] to rank r, recv_bytes[r]
+// bytes from rank r into in + recv_offsets[r], in pieces below 2^31 (MPI's
+// counts are ints; pieces between two ranks arrive in the order they were
+// sent). The receives are posted first; arrived(r), where given, runs as
+// soon as all of rank r's bytes are in. `out` and `in` may be any memory
+// comm's MPI may be handed (comm.memory()). Collective.
+void exchange_bytes(Communicator const& comm, void const* out, std::vector<std::size_t> const& send_bytes,
+                    std::vector<std::size_t> const& send_offsets, void* in,
+                    std::vector<std::size_t> const& recv_bytes, std::vector<std::size_t> const& recv_offsets,
+                    int tag, std::function<void(int)> const& arrived = {});
+
 } // namespace detail
 
 // MPI_Alltoallv of trivially copyable values: `send` holds the values for rank

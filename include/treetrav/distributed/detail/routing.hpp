@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -325,48 +326,26 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
       if (others.first < others.second)
         Kokkos::deep_copy(space, Kokkos::subview(staged_out, others), Kokkos::subview(send, others));
   }
-  // Raw bytes, in pieces below 2^31 of them (MPI's counts are ints);
-  // pieces between two ranks arrive in the order they were sent.
-  constexpr std::size_t piece = std::size_t(1) << 30;
-  std::vector<MPI_Request> receives, sends;
-  std::vector<int> receiving_from, pieces_left(p, 0);
-  auto post = [&](auto call, auto* bytes, std::size_t count, int r,
-                  std::vector<MPI_Request>& requests, char const* name) {
-    for (std::size_t at = 0; at < count; at += piece) {
-      requests.push_back(MPI_REQUEST_NULL);
-      check_mpi(call(bytes + at, int(std::min(piece, count - at)), MPI_BYTE, r, tag, comm.get(),
-                     &requests.back()),
-                name);
-      if (&requests == &receives) {
-        receiving_from.push_back(r);
-        ++pieces_left[r];
-      }
-    }
-  };
-  for (int r = 0; r < p; ++r)
-    if (r != me && recv_counts[r] > 0)
-      post(MPI_Irecv, reinterpret_cast<char*>(in + recv_offsets[r]), recv_counts[r] * sizeof(T), r,
-           receives, "MPI_Irecv");
+  // This rank's own part is in place already.
+  std::vector<std::size_t> send_bytes(p), recv_bytes(p), send_at(p), recv_at(p);
+  for (int r = 0; r < p; ++r) {
+    send_bytes[r] = r == me ? 0 : std::size_t(send_counts[r]) * sizeof(T);
+    recv_bytes[r] = r == me ? 0 : std::size_t(recv_counts[r]) * sizeof(T);
+    send_at[r] = std::size_t(send_offsets[r]) * sizeof(T);
+    recv_at[r] = std::size_t(recv_offsets[r]) * sizeof(T);
+  }
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::stage");
   space.fence(); // the values (staged or not) are in before MPI reads them
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::transfer");
-  for (int r = 0; r < p; ++r)
-    if (r != me && send_counts[r] > 0)
-      post(MPI_Isend, reinterpret_cast<char const*>(out + send_offsets[r]),
-           send_counts[r] * sizeof(T), r, sends, "MPI_Isend");
-  for (;;) {
-    int i = MPI_UNDEFINED;
-    check_mpi(MPI_Waitany(int(receives.size()), receives.data(), &i, MPI_STATUS_IGNORE),
-              "MPI_Waitany");
-    if (i == MPI_UNDEFINED)
-      break;
-    int const r = receiving_from[i];
-    if (--pieces_left[r] == 0 && staged)
+  // Staged: each rank's part on to the device as soon as it is in.
+  std::function<void(int)> arrived;
+  if (staged)
+    arrived = [&](int r) {
       Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, r, r + 1)),
                         Kokkos::subview(staged_in, part(recv_offsets, r, r + 1)));
-  }
-  check_mpi(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    };
+  exchange_bytes(comm, out, send_bytes, send_at, in, recv_bytes, recv_at, tag, arrived);
   Kokkos::Profiling::popRegion();
   if (staged)
     space.fence(); // the next exchange reuses the staging
