@@ -243,30 +243,80 @@ struct SomeRanks {
 
 // route() lists each rank's queries in increasing order, as asking every
 // query about every rank would, for rank counts within, at and past a word
-// of bits.
+// of bits; its arrays fresh, or one workspace's reused by every call, on
+// every backend (as on a GPU).
 TYPED_TEST(Distributed, RoutesListEachRanksQueriesInOrder) {
   TypeParam space;
-  for (int ranks : {1, 3, 64, 65, 130})
-    for (Index m : {0, 1, 1000}) {
-      SCOPED_TRACE(std::to_string(ranks) + " ranks, " + std::to_string(m) + " queries");
-      auto const routes = distributed::detail::route(space, m, ranks, SomeRanks{});
-      auto const query = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, routes.query);
-      ASSERT_EQ(routes.count.size(), std::size_t(ranks));
-      ASSERT_EQ(routes.offset.size(), std::size_t(ranks + 1));
-      EXPECT_EQ(routes.offset[0], 0);
-      std::size_t slot = 0;
-      for (int r = 0; r < ranks; ++r) {
-        std::vector<Index> expected, got;
-        for (Index q = 0; q < m; ++q)
-          if (SomeRanks{}(q, r))
-            expected.push_back(q);
-        ASSERT_EQ(routes.offset[r], int(slot));
-        for (int i = 0; i < routes.count[r]; ++i)
-          got.push_back(query(slot++));
-        EXPECT_EQ(got, expected) << "rank " << r;
+  Workspace workspace;
+  for (Workspace* kept : {static_cast<Workspace*>(nullptr), &workspace}) {
+    for (int ranks : {1, 3, 64, 65, 130})
+      for (Index m : {0, 1, 1000}) {
+        SCOPED_TRACE(std::to_string(ranks) + " ranks, " + std::to_string(m) + " queries" +
+                     (kept ? ", workspace" : ""));
+        auto const routes = distributed::detail::route(
+            space, m, ranks, SomeRanks{}, treetrav::detail::WorkspaceArrays<TypeParam>(space, kept));
+        auto const query = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, routes.query);
+        ASSERT_EQ(routes.count.size(), std::size_t(ranks));
+        ASSERT_EQ(routes.offset.size(), std::size_t(ranks + 1));
+        EXPECT_EQ(routes.offset[0], 0);
+        std::size_t slot = 0;
+        for (int r = 0; r < ranks; ++r) {
+          std::vector<Index> expected, got;
+          for (Index q = 0; q < m; ++q)
+            if (SomeRanks{}(q, r))
+              expected.push_back(q);
+          ASSERT_EQ(routes.offset[r], int(slot));
+          for (int i = 0; i < routes.count[r]; ++i)
+            got.push_back(query(slot++));
+          EXPECT_EQ(got, expected) << "rank " << r;
+        }
+        EXPECT_EQ(routes.offset[ranks], int(slot));
+        EXPECT_EQ(query.extent(0), slot);
       }
-      EXPECT_EQ(routes.offset[ranks], int(slot));
-      EXPECT_EQ(query.extent(0), slot);
+  }
+}
+
+// exchange() hands each rank what every rank sent it, in rank order, its
+// own part included: rounds of other sizes through one workspace's arrays
+// under one name (as a search's rounds reuse them) and through fresh ones,
+// staged or not (the communicator's memory, the tests' --gpu-aware-mpi).
+TYPED_TEST(Distributed, ExchangeDeliversEveryRanksValuesInRankOrder) {
+  using MemorySpace = typename TypeParam::memory_space;
+  TypeParam space;
+  distributed::Communicator const world(MPI_COMM_WORLD, mpi_memory);
+  int const p = world.size(), me = world.rank();
+  // What rank `from` sends rank `to` in round `round`: (from + 2 to + round) % 4
+  // values, 900 more in round 2 (the kept array grows, then serves a smaller round).
+  auto const count = [](int from, int to, int round) {
+    return (from + 2 * to + round) % 4 + (round == 2 ? 900 : 0);
+  };
+  auto const value = [](int from, int to, int j) { return std::int64_t(from) * 1000000 + to * 10000 + j; };
+  Workspace workspace, staged;
+  for (Workspace* kept : {static_cast<Workspace*>(nullptr), &workspace})
+    for (int round : {0, 1, 2, 3}) {
+      SCOPED_TRACE("round " + std::to_string(round) + (kept ? ", workspace" : ""));
+      std::vector<int> send_counts(p);
+      std::vector<std::int64_t> out;
+      for (int r = 0; r < p; ++r) {
+        send_counts[r] = count(me, r, round);
+        for (int j = 0; j < send_counts[r]; ++j)
+          out.push_back(value(me, r, j));
+      }
+      Kokkos::View<std::int64_t*, MemorySpace> send("test::send", out.size());
+      Kokkos::deep_copy(send, Kokkos::View<std::int64_t const*, Kokkos::HostSpace>(out.data(), out.size()));
+      std::vector<int> recv_counts;
+      auto const received = distributed::detail::exchange(
+          space, world, send, send_counts, recv_counts,
+          staged.get<distributed::detail::ExchangeStaging<MemorySpace>>(),
+          treetrav::detail::WorkspaceArrays<TypeParam>(space, kept), "test::received");
+      auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, received);
+      std::vector<std::int64_t> expected;
+      for (int r = 0; r < p; ++r) {
+        EXPECT_EQ(recv_counts[r], count(r, me, round)) << "from rank " << r;
+        for (int j = 0; j < count(r, me, round); ++j)
+          expected.push_back(value(r, me, j));
+      }
+      EXPECT_EQ(std::vector<std::int64_t>(got.data(), got.data() + got.extent(0)), expected);
     }
 }
 

@@ -209,7 +209,8 @@ using KeyPacking = treetrav::detail::KBest<1>; // for its key packing only
 // One round trip of the neighbour searches: the queries that goes(q, r)
 // sends to rank r go out, answer(received queries) gives each its `wanted`
 // keys there, and those come back and merge into `best`, one rank's after
-// the other (a rank's answers are for distinct queries).
+// the other (a rank's answers are for distinct queries). The round's arrays
+// from `arrays`: the next round reuses them.
 template <class MemorySpace>
 using LocalAnswer =
     std::function<Kokkos::View<NeighborKey*, MemorySpace>(PointSet<MemorySpace> const&)>;
@@ -219,15 +220,17 @@ void neighbor_round(ExecutionSpace const& space, Communicator const& comm,
                     PointSet<MemorySpace> const& queries,
                     Kokkos::View<NeighborKey**, Kokkos::LayoutRight, MemorySpace> const& best,
                     LocalAnswer<MemorySpace> const& answer, Goes const& goes,
-                    ExchangeStaging<MemorySpace>& staging) {
+                    ExchangeStaging<MemorySpace>& staging,
+                    treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays) {
   int const p = comm.size(), wanted = int(best.extent(1));
-  auto const routes = route(space, queries.size(), p, goes);
+  auto const routes = route(space, queries.size(), p, goes, arrays);
   std::vector<int> counts;
-  auto const received = send_queries(space, comm, queries, routes, counts, staging);
+  auto const received = send_queries(space, comm, queries, routes, counts, staging, arrays);
   for (int& count : counts)
     count *= wanted;
   std::vector<int> returned_counts;
-  auto const returned = exchange(space, comm, answer(received), counts, returned_counts, staging);
+  auto const returned = exchange(space, comm, answer(received), counts, returned_counts, staging, arrays,
+                                 "treetrav::distributed::returned_answers");
   auto const query = routes.query;
   Kokkos::Profiling::pushRegion("treetrav::distributed::merge");
   for (int r = 0; r < p; ++r)
@@ -263,6 +266,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_neighbors");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
+  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
   constexpr NeighborKey empty = ~NeighborKey(0);
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -275,9 +279,8 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   // `wanted` best of each, as keys over global rows.
   LocalAnswer<MemorySpace> const answer = [&](PointSet<MemorySpace> const& received) {
     Index const n = received.size();
-    Kokkos::View<NeighborKey*, MemorySpace> keys(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::answers"),
-        std::size_t(n) * wanted);
+    auto const keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>(
+        "treetrav::distributed::answers", std::size_t(n) * wanted);
     if (n == 0)
       return keys;
     Kokkos::Profiling::pushRegion("treetrav::distributed::answer");
@@ -302,13 +305,13 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   // Round 1: the nearest ranks holding `wanted` points between them.
   neighbor_round(space, tree.comm(), queries, best, answer,
                  KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); },
-                 staging);
+                 staging, arrays);
   // Round 2: every other rank that may hold a point within the k-th distance.
   neighbor_round(space, tree.comm(), queries, best, answer, KOKKOS_LAMBDA(Index q, int r) {
     NeighborKey const kth = best(q, wanted - 1);
     return !boxes.among_nearest(r, queries, q, wanted) &&
            (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
-  }, staging);
+  }, staging, arrays);
 
   Kokkos::Profiling::pushRegion("treetrav::distributed::results");
   auto const results = treetrav::detail::allocate_neighbor_results<MemorySpace>(space, m, options.k);
@@ -394,6 +397,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
+  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -401,9 +405,9 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
   Coordinate const radius2 = options.radius * options.radius; // as count_within squares it
   auto const routes = route(space, m, p, KOKKOS_LAMBDA(Index q, int r) {
     return boxes.may_reach(r, queries, q, radius2);
-  });
+  }, arrays);
   std::vector<int> counts;
-  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging, arrays);
   Kokkos::View<std::int64_t*, MemorySpace> found("treetrav::distributed::counts", received.size());
   if (received.size() > 0) {
     RangeCountOptions local = options;
@@ -411,7 +415,8 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
     found = local_count(received, local);
   }
   std::vector<int> returned_counts;
-  auto const returned = exchange(space, tree.comm(), found, counts, returned_counts, staging);
+  auto const returned = exchange(space, tree.comm(), found, counts, returned_counts, staging, arrays,
+                                 "treetrav::distributed::returned_counts");
   Kokkos::View<std::int64_t*, MemorySpace> total("treetrav::RangeCount::counts", m);
   std::int64_t const self = options.exclude_self ? 1 : 0;
   if (options.exclude_self)
@@ -464,6 +469,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
+  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -471,16 +477,17 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
   Coordinate const radius2 = radius * radius; // as find_within squares it
   auto const routes = route(space, m, p, KOKKOS_LAMBDA(Index q, int r) {
     return boxes.may_reach(r, queries, q, radius2);
-  });
+  }, arrays);
   std::vector<int> counts;
-  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging);
+  auto const received = send_queries(space, tree.comm(), queries, routes, counts, staging, arrays);
 
   // This rank's lists for what it received: a length per query, then the
   // (squared distance, global row) keys of all of them, each list in its
   // single-tree order (nearest first, ties by row).
   Index const n = received.size();
-  Kokkos::View<std::int64_t*, MemorySpace> lengths("treetrav::distributed::list_lengths", n);
-  Kokkos::View<NeighborKey*, MemorySpace> keys("treetrav::distributed::list_keys", 0);
+  auto const lengths =
+      arrays.template make<Kokkos::View<std::int64_t*, MemorySpace>>("treetrav::distributed::list_lengths", n);
+  auto keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>("treetrav::distributed::list_keys", 0);
   std::vector<int> key_counts(p, 0);
   if (n > 0) {
     RadiusSearchOptions local = options;
@@ -499,9 +506,8 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     space.fence();
     for (int r = 0; r < p; ++r)
       key_counts[r] = int(begins[r + 1] - begins[r]);
-    keys = Kokkos::View<NeighborKey*, MemorySpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::list_keys"),
-        begins[p]);
+    keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>("treetrav::distributed::list_keys",
+                                                                         begins[p]);
     Kokkos::parallel_for(
         "treetrav::distributed::pack_lists", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
           lengths(i) = offsets(i + 1) - offsets(i);
@@ -510,8 +516,10 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
         });
   }
   std::vector<int> ignored;
-  auto const returned_lengths = exchange(space, tree.comm(), lengths, counts, ignored, staging);
-  auto const returned_keys = exchange(space, tree.comm(), keys, key_counts, ignored, staging);
+  auto const returned_lengths = exchange(space, tree.comm(), lengths, counts, ignored, staging, arrays,
+                                         "treetrav::distributed::returned_lengths");
+  auto const returned_keys = exchange(space, tree.comm(), keys, key_counts, ignored, staging, arrays,
+                                      "treetrav::distributed::returned_keys");
 
   // Each query's lists from every rank, concatenated, then sorted: the
   // one-tree order; a query that is a reference point drops its own row.

@@ -59,6 +59,7 @@ public:
   }
 
   ExecutionSpace const& space() const { return space_; }
+  Workspace* workspace() const { return workspace_; }
 
 private:
   ExecutionSpace space_;

@@ -11,7 +11,9 @@
 #include <treetrav/core/detail/host_staging.hpp>
 #include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
+#include <treetrav/core/detail/workspace_arrays.hpp>
 #include <treetrav/core/point_set.hpp>
+#include <treetrav/core/workspace.hpp>
 #include <treetrav/distributed/communicator.hpp>
 #include <treetrav/distributed/partition.hpp>
 #include <treetrav/trees/detail/morton.hpp>
@@ -188,21 +190,38 @@ struct EmitRoutePairs {
   }
 };
 
+// Where the searches' per-call arrays (routes, packed queries, answers,
+// what the exchanges receive) come from: on a GPU the workspace's buffers,
+// kept by name, so that the rounds of a search and the searches after it
+// reuse them. A GPU-aware MPI maps another process's device buffer once
+// (CUDA IPC) and keeps the mapping while that buffer lives, and every fresh
+// cudaMalloc and cudaFree waits for the device. On the host, fresh arrays
+// (an allocation costs little there, and kept ones would add to the peak).
+template <class ExecutionSpace>
+treetrav::detail::WorkspaceArrays<ExecutionSpace> search_arrays(ExecutionSpace const& space,
+                                                                Workspace* workspace) {
+  return {space, treetrav::detail::host_reachable_v<typename ExecutionSpace::memory_space> ? nullptr
+                                                                                            : workspace};
+}
+
 // Routes of queries [0, m) to `ranks` ranks: query q goes to rank r where
 // goes(q, r). goes is asked once for each query and rank (a bit each, the
 // kNN's goes costing O(ranks x cells)); the (rank, query) pairs are laid out
 // in query order and sorted by rank, stably: a fixed number of launches and
 // two reads back however many ranks there are (a count and a scan a rank
-// took 2 x ranks launches, each a wait).
+// took 2 x ranks launches, each a wait). The arrays from `arrays` (valid
+// until the next route with them).
 template <class ExecutionSpace, class Goes>
-Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space, Index m,
-                                                    int ranks, Goes const& goes) {
+Routes<typename ExecutionSpace::memory_space>
+route(ExecutionSpace const& space, Index m, int ranks, Goes const& goes,
+      treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays) {
   using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   Kokkos::Profiling::pushRegion("treetrav::distributed::route");
   int const words = (ranks + 63) / 64;
-  Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> to(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::to"), m, words);
+  std::string const name = "treetrav::distributed::Routes::";
+  auto const to = arrays.template make<Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace>>(
+      name + "to", m, words);
   Kokkos::parallel_for(
       "treetrav::distributed::route_ranks", Policy(space, 0, m), KOKKOS_LAMBDA(Index q) {
         for (int w = 0; w < words; ++w) {
@@ -213,34 +232,29 @@ Routes<typename ExecutionSpace::memory_space> route(ExecutionSpace const& space,
           to(q, w) = bits;
         }
       });
-  treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
-  Kokkos::View<Index*, MemorySpace> first_pair(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::first_pair"), m);
+  auto const first_pair = arrays.template make<Kokkos::View<Index*, MemorySpace>>(name + "first_pair", m);
   Index const pairs = treetrav::detail::lay_out_counts(
       arrays, "treetrav::distributed::route_count", m, RouteBits<MemorySpace>{to},
       treetrav::detail::PlaceFirst<MemorySpace>{first_pair});
-  Kokkos::View<std::uint32_t*, MemorySpace> rank(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::rank"), pairs);
-  Kokkos::View<Index*, MemorySpace> pair_query(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::pair_query"), pairs);
+  auto const rank = arrays.template make<Kokkos::View<std::uint32_t*, MemorySpace>>(name + "rank", pairs);
+  auto const pair_query = arrays.template make<Kokkos::View<Index*, MemorySpace>>(name + "pair_query", pairs);
   Kokkos::parallel_for("treetrav::distributed::route_pairs", Policy(space, 0, m),
                        EmitRoutePairs<MemorySpace>{to, first_pair, rank, pair_query});
   // Stable: each rank's queries stay in increasing order.
-  Kokkos::View<std::uint32_t*, MemorySpace> sorted_rank(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::sorted_rank"), pairs);
+  auto const sorted_rank =
+      arrays.template make<Kokkos::View<std::uint32_t*, MemorySpace>>(name + "sorted_rank", pairs);
   int const key_bits = std::max(1, treetrav::detail::ceil_log2(ranks));
   auto const permutation =
-      treetrav::detail::sort_permutation(space, rank, key_bits, "treetrav::distributed::route_sort", sorted_rank);
+      treetrav::detail::sort_permutation(space, rank, key_bits, "treetrav::distributed::route_sort", sorted_rank,
+                                         arrays.workspace());
   Routes<MemorySpace> routes;
-  routes.query = Kokkos::View<Index*, MemorySpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::query"), pairs);
+  routes.query = arrays.template make<Kokkos::View<Index*, MemorySpace>>(name + "query", pairs);
   auto const query = routes.query;
   Kokkos::parallel_for(
       "treetrav::distributed::route_fill", Policy(space, 0, pairs),
       KOKKOS_LAMBDA(Index i) { query(i) = pair_query(permutation(i)); });
   // Rank r's slots begin at the first sorted pair of rank r or more.
-  Kokkos::View<int*, MemorySpace> offset(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::Routes::offset"), ranks + 1);
+  auto const offset = arrays.template make<Kokkos::View<int*, MemorySpace>>(name + "offset", ranks + 1);
   Kokkos::parallel_for(
       "treetrav::distributed::route_offsets", Policy(space, 0, ranks + 1),
       KOKKOS_LAMBDA(Index r) { offset(r) = treetrav::detail::lower_bound(sorted_rank, 0, pairs, std::uint64_t(r)); });
@@ -279,18 +293,19 @@ struct ExchangeStaging {
 // An exchange of an array in `space`'s memory, as MPI_Alltoallv: `send`
 // holds the values for rank 0, then rank 1, ..., send_counts[r] of them for
 // rank r. Returns what every rank sent this one, in rank order, where `send`
-// lives; recv_counts[r] values came from rank r. This rank's own values are
-// copied in place. Point to point, the receives posted first. Values to
-// other ranks go from and to the arrays themselves where MPI may be handed
-// their memory (the host's, or a device's when comm.memory() says so);
-// else through `staging`, each received part sent on to the device as soon
-// as it is in. Collective.
+// lives (the array `name` of `arrays`); recv_counts[r] values came from
+// rank r. This rank's own values are copied in place. Point to point, the
+// receives posted first. Values to other ranks go from and to the arrays
+// themselves where MPI may be handed their memory (the host's, or a
+// device's when comm.memory() says so); else through `staging`, each
+// received part sent on to the device as soon as it is in. Collective.
 template <class T, class ExecutionSpace>
 Kokkos::View<T*, typename ExecutionSpace::memory_space>
 exchange(ExecutionSpace const& space, Communicator const& comm,
          Kokkos::View<T*, typename ExecutionSpace::memory_space> const& send,
          std::vector<int> const& send_counts, std::vector<int>& recv_counts,
-         ExchangeStaging<typename ExecutionSpace::memory_space>& staging) {
+         ExchangeStaging<typename ExecutionSpace::memory_space>& staging,
+         treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays, std::string const& name) {
   static_assert(std::is_trivially_copyable_v<T>, "exchange sends raw bytes");
   using MemorySpace = typename ExecutionSpace::memory_space;
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
@@ -305,9 +320,7 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   Kokkos::Profiling::popRegion();
   auto const send_offsets = displacements(send_counts);
   auto const recv_offsets = displacements(recv_counts);
-  Kokkos::View<T*, MemorySpace> received(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::received"),
-      recv_offsets[p]);
+  auto const received = arrays.template make<Kokkos::View<T*, MemorySpace>>(name, recv_offsets[p]);
   auto const part = [](std::vector<int> const& offsets, int begin, int end) {
     return Kokkos::make_pair(std::size_t(offsets[begin]), std::size_t(offsets[end]));
   };
@@ -355,20 +368,20 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
 
 // The routed queries to their ranks (routes.count[r] to rank r): returns
 // what this rank receives, as points in rank order; received_from[r] of them
-// came from rank r. Collective.
+// came from rank r. The packed queries travel in arrays of `arrays`. Collective.
 template <class ExecutionSpace, class MemorySpace>
 PointSet<MemorySpace> send_queries(ExecutionSpace const& space, Communicator const& comm,
                                    PointSet<MemorySpace> const& queries,
                                    Routes<MemorySpace> const& routes,
                                    std::vector<int>& received_from,
-                                   ExchangeStaging<MemorySpace>& staging) {
+                                   ExchangeStaging<MemorySpace>& staging,
+                                   treetrav::detail::WorkspaceArrays<ExecutionSpace> const& arrays) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const d = queries.dimension();
   auto const query = routes.query;
   // Slot after slot, d coordinates each.
-  Kokkos::View<Coordinate*, MemorySpace> packed(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::packed_queries"),
-      std::size_t(query.extent(0)) * d);
+  auto const packed = arrays.template make<Kokkos::View<Coordinate*, MemorySpace>>(
+      "treetrav::distributed::packed_queries", std::size_t(query.extent(0)) * d);
   Kokkos::parallel_for(
       "treetrav::distributed::pack_queries", Policy(space, 0, query.extent(0)),
       KOKKOS_LAMBDA(int slot) {
@@ -378,7 +391,8 @@ PointSet<MemorySpace> send_queries(ExecutionSpace const& space, Communicator con
   std::vector<int> counts = routes.count;
   for (int& count : counts)
     count *= d;
-  auto const received = exchange(space, comm, packed, counts, received_from, staging);
+  auto const received =
+      exchange(space, comm, packed, counts, received_from, staging, arrays, "treetrav::distributed::received_coordinates");
   for (int& count : received_from)
     count /= std::max(d, 1);
   Index const n = d > 0 ? Index(received.extent(0) / d) : 0;
