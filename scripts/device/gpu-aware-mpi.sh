@@ -170,7 +170,9 @@ if [[ -x $tests ]]; then
 fi
 
 if [[ -z ${TREETRAV_SKIP_SANITIZER:-} ]]; then
-  launch "$ranks" compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5 "$treetrav" knn \
+  # UCX probes the CUDA driver (calls that fail by design: no context yet,
+  # host pointers), which the sanitizer counts as API errors: memory errors only.
+  launch "$ranks" compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 5 "$treetrav" knn \
     --reference "$work/box20000.h5" --queries "$work/ball20000.h5" -k 10 --sort sfc --strategy autoropes \
     --gpu-aware-mpi on -o "$work/sanitized.h5" >"$out/sanitizer.log" 2>&1
   echo "compute-sanitizer memcheck, kNN 20k on $ranks ranks, GPU-aware on: rc=$? $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer.log") ranks with 0 errors" |

@@ -266,7 +266,6 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_neighbors");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
-  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
   constexpr NeighborKey empty = ~NeighborKey(0);
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -275,43 +274,50 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::best"), m, wanted);
   Kokkos::deep_copy(space, best, empty);
 
-  // This rank's answers for the queries another rank (or it) sent: its local
-  // `wanted` best of each, as keys over global rows.
-  LocalAnswer<MemorySpace> const answer = [&](PointSet<MemorySpace> const& received) {
-    Index const n = received.size();
-    auto const keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>(
-        "treetrav::distributed::answers", std::size_t(n) * wanted);
-    if (n == 0)
+  // The rounds' arrays (routes, packed and received queries, answers): the
+  // second round reuses the first's (search_arrays), and all are freed
+  // before the results are made, which would otherwise hold the peak.
+  {
+    Workspace rounds;
+    auto const arrays = search_arrays(space, &rounds);
+    // This rank's answers for the queries another rank (or it) sent: its local
+    // `wanted` best of each, as keys over global rows.
+    LocalAnswer<MemorySpace> const answer = [&](PointSet<MemorySpace> const& received) {
+      Index const n = received.size();
+      auto const keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>(
+          "treetrav::distributed::answers", std::size_t(n) * wanted);
+      if (n == 0)
+        return keys;
+      Kokkos::Profiling::pushRegion("treetrav::distributed::answer");
+      NeighborOptions local = options;
+      local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
+      local.exclude_self = false;
+      local.squared_distances = true;
+      auto const found = local_search(received, local);
+      auto const rows = tree.rows();
+      int const local_k = local.k;
+      Kokkos::parallel_for(
+          "treetrav::distributed::pack_answers", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
+            for (int j = 0; j < wanted; ++j)
+              keys(std::size_t(i) * wanted + j) =
+                  j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
+                              : empty;
+          });
+      Kokkos::Profiling::popRegion();
       return keys;
-    Kokkos::Profiling::pushRegion("treetrav::distributed::answer");
-    NeighborOptions local = options;
-    local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
-    local.exclude_self = false;
-    local.squared_distances = true;
-    auto const found = local_search(received, local);
-    auto const rows = tree.rows();
-    int const local_k = local.k;
-    Kokkos::parallel_for(
-        "treetrav::distributed::pack_answers", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-          for (int j = 0; j < wanted; ++j)
-            keys(std::size_t(i) * wanted + j) =
-                j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
-                            : empty;
-        });
-    Kokkos::Profiling::popRegion();
-    return keys;
-  };
+    };
 
-  // Round 1: the nearest ranks holding `wanted` points between them.
-  neighbor_round(space, tree.comm(), queries, best, answer,
-                 KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); },
-                 staging, arrays);
-  // Round 2: every other rank that may hold a point within the k-th distance.
-  neighbor_round(space, tree.comm(), queries, best, answer, KOKKOS_LAMBDA(Index q, int r) {
-    NeighborKey const kth = best(q, wanted - 1);
-    return !boxes.among_nearest(r, queries, q, wanted) &&
-           (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
-  }, staging, arrays);
+    // Round 1: the nearest ranks holding `wanted` points between them.
+    neighbor_round(space, tree.comm(), queries, best, answer,
+                   KOKKOS_LAMBDA(Index q, int r) { return boxes.among_nearest(r, queries, q, wanted); },
+                   staging, arrays);
+    // Round 2: every other rank that may hold a point within the k-th distance.
+    neighbor_round(space, tree.comm(), queries, best, answer, KOKKOS_LAMBDA(Index q, int r) {
+      NeighborKey const kth = best(q, wanted - 1);
+      return !boxes.among_nearest(r, queries, q, wanted) &&
+             (kth == empty || boxes.may_reach(r, queries, q, KeyPacking::distance2_of(kth)));
+    }, staging, arrays);
+  }
 
   Kokkos::Profiling::pushRegion("treetrav::distributed::results");
   auto const results = treetrav::detail::allocate_neighbor_results<MemorySpace>(space, m, options.k);
@@ -397,7 +403,7 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
-  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
+  auto const arrays = search_arrays(space, &own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -469,7 +475,7 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
-  auto const arrays = search_arrays(space, workspace != nullptr ? workspace : &own);
+  auto const arrays = search_arrays(space, &own);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
