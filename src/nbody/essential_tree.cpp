@@ -1,7 +1,6 @@
 // The locally essential tree (include/treetrav/nbody/essential_tree.hpp says
 // what it is and how it is built), compiled once for each backend.
 #include <treetrav/core/detail/host_staging.hpp>
-#include <treetrav/core/detail/ipc_buffer.hpp>
 #include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/error.hpp>
@@ -601,21 +600,16 @@ build_essential_tree(ExecutionSpace const& space, Domain const& domain,
   auto& staging = (workspace != nullptr ? *workspace : own_staging)
                       .template get<treetrav::detail::NamedBuffers<Staging>>();
   // Where MPI takes device memory the records go from and to the kernels'
-  // arrays themselves, and nothing is staged: those arrays are then device
-  // memory that CUDA IPC maps (IpcBuffer), which Kokkos' own is not.
+  // arrays themselves, and nothing is staged.
   bool const direct = !treetrav::detail::host_reachable_v<MemorySpace> && domain.takes_device_memory();
   // The kernels' array of `count` values for a staged one: the staging itself
   // where the host reaches MemorySpace.
   auto const beside = [&](auto const& staged, char const* member, std::size_t count) {
     using T = typename std::decay_t<decltype(staged)>::non_const_value_type;
-    if constexpr (treetrav::detail::host_reachable_v<MemorySpace>) {
+    if constexpr (treetrav::detail::host_reachable_v<MemorySpace>)
       return Kokkos::View<T*, MemorySpace>(staged);
-    } else {
-      if (!direct) return make_array<Kokkos::View<T*, MemorySpace>>(arrays, label + member, count);
-      using Shared = treetrav::detail::NamedBuffers<MemorySpace, treetrav::detail::IpcBuffer<MemorySpace>>;
-      auto& shared = (workspace != nullptr ? *workspace : own_staging).template get<Shared>();
-      return Kokkos::View<T*, MemorySpace>(shared[label + member].template get<T>(space, count).data(), count);
-    }
+    else
+      return make_array<Kokkos::View<T*, MemorySpace>>(arrays, label + member, count);
   };
   std::vector<std::size_t> cells_sent(p, 0), bodies_sent(p, 0);
   std::size_t cells_out_count = 0, bodies_out_count = 0;

@@ -15,16 +15,15 @@
 
 namespace treetrav::detail {
 
-// The buffers a Workspace keeps for WorkspaceArrays, one per name (or
-// buffers of another kind, made from their name: IpcBuffer).
-template <class MemorySpace, class Buffer = GrowingBuffer<MemorySpace>>
+// The buffers a Workspace keeps for WorkspaceArrays, one per name.
+template <class MemorySpace>
 struct NamedBuffers {
-  std::vector<std::pair<std::string, std::unique_ptr<Buffer>>> buffers;
+  std::vector<std::pair<std::string, std::unique_ptr<GrowingBuffer<MemorySpace>>>> buffers;
 
-  Buffer& operator[](std::string const& name) {
+  GrowingBuffer<MemorySpace>& operator[](std::string const& name) {
     for (auto& [kept, buffer] : buffers)
       if (kept == name) return *buffer;
-    buffers.emplace_back(name, std::make_unique<Buffer>(name));
+    buffers.emplace_back(name, std::make_unique<GrowingBuffer<MemorySpace>>(name));
     return *buffers.back().second;
   }
 };

@@ -4,13 +4,11 @@
 // ranks' trees: which ranks a query goes to (the ranks' boxes), the lists of
 // queries sent to each rank, and MPI exchanges of arrays that live there.
 // On a GPU the queries, their routes, the answers and the merges stay on the
-// device; only what goes to another rank leaves it, for MPI: staged in
-// page-locked host memory, or, where MPI takes device memory, from and to
-// device buffers that CUDA IPC maps. What a rank sends itself is copied in
-// place.
+// device; only what goes to another rank crosses to host memory, for MPI
+// (staged in page-locked memory: the MPIs at hand are not CUDA-aware). What
+// a rank sends itself is copied in place.
 #include <treetrav/core/detail/bits.hpp>
 #include <treetrav/core/detail/host_staging.hpp>
-#include <treetrav/core/detail/ipc_buffer.hpp>
 #include <treetrav/core/detail/scan.hpp>
 #include <treetrav/core/detail/sort.hpp>
 #include <treetrav/core/detail/workspace_arrays.hpp>
@@ -195,9 +193,8 @@ struct EmitRoutePairs {
 // Where the searches' per-call arrays (routes, packed queries, answers,
 // what the exchanges receive) come from: on a GPU the buffers of the call's
 // `workspace`, kept by name, so that a search's rounds and exchanges reuse
-// them (a fresh cudaMalloc and cudaFree each wait for the device, and a
-// GPU-aware MPI maps a peer's device buffer once, CUDA IPC, while it lives).
-// On the host, fresh arrays (an allocation costs little there).
+// them instead of allocating afresh. On the host, fresh arrays (an
+// allocation costs little there).
 template <class ExecutionSpace>
 treetrav::detail::WorkspaceArrays<ExecutionSpace> search_arrays(ExecutionSpace const& space,
                                                                 Workspace* workspace) {
@@ -276,11 +273,6 @@ template <class MemorySpace>
 struct ExchangeStaging {
   treetrav::detail::HostStaging<MemorySpace> send{"treetrav::distributed::staged_send"},
       received{"treetrav::distributed::staged_received"};
-  // Where MPI takes device memory: device memory that CUDA IPC maps, which
-  // Kokkos' arrays are not (core/detail/ipc_buffer.hpp), copied from and to
-  // them within the device.
-  treetrav::detail::IpcBuffer<MemorySpace> shared_send{"treetrav::distributed::shared_send"},
-      shared_received{"treetrav::distributed::shared_received"};
 
   // Room for `bytes` each way now: a caller that knows its batch pays for
   // the page-locking before its searches, as it pays for its tree. Where
@@ -302,10 +294,9 @@ struct ExchangeStaging {
 // lives (the array `name` of `arrays`); recv_counts[r] values came from
 // rank r. This rank's own values are copied in place. Point to point, the
 // receives posted first. Values to other ranks go from and to the arrays
-// themselves on the host; where MPI takes a device's memory
-// (comm.memory()), through `staging`'s device buffers that CUDA IPC maps;
-// else through its page-locked host memory. Each received part is copied
-// on into the result as soon as it is in. Collective.
+// themselves where MPI may be handed their memory (the host's, or a
+// device's when comm.memory() says so); else through `staging`, each
+// received part sent on to the device as soon as it is in. Collective.
 template <class T, class ExecutionSpace>
 Kokkos::View<T*, typename ExecutionSpace::memory_space>
 exchange(ExecutionSpace const& space, Communicator const& comm,
@@ -317,7 +308,6 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   using MemorySpace = typename ExecutionSpace::memory_space;
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
   bool const staged = !on_host && comm.memory() != MpiMemory::device;
-  bool const shared = !on_host && !staged;
   int const p = comm.size(), me = comm.rank();
   constexpr int tag = 0x7474; // the exchanges of one communicator follow each other
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange");
@@ -338,21 +328,14 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   T const* out = send.data();
   T* in = received.data();
   Kokkos::View<T*, treetrav::detail::staging_space_t<MemorySpace>, Kokkos::MemoryUnmanaged> staged_in;
-  Kokkos::View<T*, MemorySpace, Kokkos::MemoryUnmanaged> shared_in;
-  auto const stage_out = [&](auto const& staged_out) {
+  if (staged) {
+    auto const staged_out = staging.send.template get<T>(space, send.extent(0));
+    staged_in = staging.received.template get<T>(space, received.extent(0));
     out = staged_out.data();
+    in = staged_in.data();
     for (auto const& others : {part(send_offsets, 0, me), part(send_offsets, me + 1, p)})
       if (others.first < others.second)
         Kokkos::deep_copy(space, Kokkos::subview(staged_out, others), Kokkos::subview(send, others));
-  };
-  if (staged) {
-    stage_out(staging.send.template get<T>(space, send.extent(0)));
-    staged_in = staging.received.template get<T>(space, received.extent(0));
-    in = staged_in.data();
-  } else if (shared) {
-    stage_out(staging.shared_send.template get<T>(space, send.extent(0)));
-    shared_in = staging.shared_received.template get<T>(space, received.extent(0));
-    in = shared_in.data();
   }
   // This rank's own part is in place already.
   std::vector<std::size_t> send_bytes(p), recv_bytes(p), send_at(p), recv_at(p);
@@ -366,19 +349,16 @@ exchange(ExecutionSpace const& space, Communicator const& comm,
   space.fence(); // the values (staged or not) are in before MPI reads them
   Kokkos::Profiling::popRegion();
   Kokkos::Profiling::pushRegion("treetrav::distributed::exchange::transfer");
-  // Staged: each rank's part on into the result as soon as it is in.
+  // Staged: each rank's part on to the device as soon as it is in.
   std::function<void(int)> arrived;
-  if (staged || shared)
+  if (staged)
     arrived = [&](int r) {
-      auto const here = part(recv_offsets, r, r + 1);
-      if (staged)
-        Kokkos::deep_copy(space, Kokkos::subview(received, here), Kokkos::subview(staged_in, here));
-      else
-        Kokkos::deep_copy(space, Kokkos::subview(received, here), Kokkos::subview(shared_in, here));
+      Kokkos::deep_copy(space, Kokkos::subview(received, part(recv_offsets, r, r + 1)),
+                        Kokkos::subview(staged_in, part(recv_offsets, r, r + 1)));
     };
   exchange_bytes(comm, out, send_bytes, send_at, in, recv_bytes, recv_at, tag, arrived);
   Kokkos::Profiling::popRegion();
-  if (staged || shared)
+  if (staged)
     space.fence(); // the next exchange reuses the staging
   Kokkos::Profiling::popRegion();
   return received;
