@@ -9,8 +9,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace treetrav::cli {
 namespace {
@@ -174,7 +177,9 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                   "Queries per chunk: the queries are read, searched and their results written "
                   "a chunk at a time, side by side (0: as many as fit in half the free device "
                   "memory, at most " +
-                      std::to_string(BatchOptions::max_chunk) + ")")
+                      std::to_string(BatchOptions::max_chunk) +
+                      "); over several MPI ranks, each rank's block is searched this many queries a "
+                      "call, which bounds a rank's device memory (0: the whole block at once)")
       ->check(at_least(0))
       ->capture_default_str()
       ->excludes(self);
@@ -226,10 +231,6 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     record.sort = options->run.sort;
     if (session.ranks() > 1 && !options->box.empty())
       throw InputError(fmt::format("--box: periodic searches run on one MPI rank, not {}",
-                                   session.ranks()));
-    if (session.ranks() > 1 && options->chunk > 0)
-      throw InputError(fmt::format("--chunk: a search over {} ranks holds each rank's block of "
-                                   "queries whole (run it without --chunk)",
                                    session.ranks()));
     Kokkos::Timer timer;
     SearchInputs read;
@@ -327,6 +328,63 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
 }
 
 } // namespace
+
+io::QueryResults concatenated(std::vector<io::QueryResults> const& parts) {
+  // Every part is of one application and holds the same members (a block
+  // of no queries too: its arrays are allocated, empty).
+  auto const held = [](auto const& view) { return !view.label().empty(); };
+  io::QueryResults all;
+  all.application = parts.front().application;
+  bool const neighbors = held(parts.front().neighbor_indices), counts = held(parts.front().counts),
+             lists = held(parts.front().list_offsets);
+  auto const rows_of = [&](io::QueryResults const& part) {
+    return Index(neighbors ? part.neighbor_indices.extent(0)
+                 : counts  ? part.counts.extent(0)
+                           : (lists && part.list_offsets.extent(0) > 0 ? part.list_offsets.extent(0) - 1 : 0));
+  };
+  Index rows = 0, k = 0;
+  std::int64_t listed = 0;
+  for (auto const& part : parts) {
+    rows += rows_of(part);
+    k = std::max<Index>(k, Index(part.neighbor_indices.extent(1)));
+    listed += std::int64_t(part.list_indices.extent(0));
+  }
+  if (neighbors) {
+    all.neighbor_indices = decltype(all.neighbor_indices)("treetrav::cli::neighbor_indices", rows, k);
+    all.neighbor_distances = decltype(all.neighbor_distances)("treetrav::cli::neighbor_distances", rows, k);
+  }
+  if (counts)
+    all.counts = decltype(all.counts)("treetrav::cli::counts", rows);
+  if (lists) {
+    all.list_offsets = decltype(all.list_offsets)("treetrav::cli::list_offsets", rows + 1);
+    all.list_indices = decltype(all.list_indices)("treetrav::cli::list_indices", listed);
+    all.list_distances = decltype(all.list_distances)("treetrav::cli::list_distances", listed);
+  }
+  Index row = 0;
+  std::int64_t entry = 0;
+  for (auto const& part : parts) {
+    Index const n = rows_of(part);
+    for (Index q = 0; q < n; ++q) {
+      for (Index j = 0; neighbors && j < Index(part.neighbor_indices.extent(1)); ++j) {
+        all.neighbor_indices(row + q, j) = part.neighbor_indices(q, j);
+        all.neighbor_distances(row + q, j) = part.neighbor_distances(q, j);
+      }
+      if (counts)
+        all.counts(row + q) = part.counts(q);
+      if (lists)
+        all.list_offsets(row + q) = entry + part.list_offsets(q);
+    }
+    for (std::int64_t e = 0; lists && e < std::int64_t(part.list_indices.extent(0)); ++e) {
+      all.list_indices(entry + e) = part.list_indices(e);
+      all.list_distances(entry + e) = part.list_distances(e);
+    }
+    row += n;
+    entry += std::int64_t(part.list_indices.extent(0));
+  }
+  if (lists)
+    all.list_offsets(rows) = entry;
+  return all;
+}
 
 void add_search_commands(CLI::App& app) {
   for (auto const& command : search_commands)

@@ -21,10 +21,13 @@
 #include <treetrav/distributed/distributed_search.hpp>
 #endif
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 namespace treetrav::cli {
 
@@ -269,6 +272,10 @@ struct StreamedSearch {
   io::QueryResults collect(Streamed) const { return {}; }
 };
 
+// Results of consecutive blocks of queries as one block's (neighbours, counts
+// or lists in compressed rows, whichever the parts hold).
+io::QueryResults concatenated(std::vector<io::QueryResults> const& parts);
+
 #ifdef TREETRAV_ENABLE_MPI
 // Several ranks: each reads a block of the rows of each set, the ranks move
 // the reference points to their spatial pieces (the collective Morton
@@ -302,20 +309,35 @@ struct DistributedSearch {
                        inputs.first_query,
                        std::make_shared<Workspace>()};
     distributed::reserve_exchanges(space, *setup.workspace, world,
-                                   inputs.queries.size() * app.result_bytes() * 5 / 4);
+                                   std::size_t(chunk()) * app.result_bytes() * 5 / 4);
     return setup;
   }
+  // Queries a distributed call: this rank's block whole, or --chunk of them.
+  Index chunk() const {
+    Index const m = inputs.queries.size();
+    return inputs.chunk > 0 ? std::min(inputs.chunk, m) : m;
+  }
+  // This rank's rows, searched --chunk at a time (every call collective: the
+  // ranks make as many as the rank with the most chunks, the others with
+  // no queries), their results put end to end on the host.
   template <class Space, class Strategy>
-  auto traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
-    return app.search_distributed(space, setup.tree, setup.queries, setup.first_query,
-                                  inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
-                                  distributed::with_workspace(strategy, setup.workspace.get()));
+  io::QueryResults traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
+    Index const m = setup.queries.size(), chunk = std::max<Index>(1, this->chunk());
+    std::int64_t calls = 1;
+    for (std::int64_t const theirs :
+         distributed::all_gather(distributed::Communicator(), std::int64_t((m + chunk - 1) / chunk)))
+      calls = std::max(calls, theirs);
+    std::vector<io::QueryResults> parts;
+    for (std::int64_t call = 0; call < calls; ++call) {
+      Index const first = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - first, chunk);
+      parts.push_back(app.collect(app.search_distributed(
+          space, setup.tree, count == m ? setup.queries : treetrav::detail::host_rows(setup.queries, first, first + count),
+          setup.first_query + first, inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
+          distributed::with_workspace(strategy, setup.workspace.get()))));
+    }
+    return parts.size() == 1 ? std::move(parts.front()) : concatenated(parts);
   }
-  // This rank's rows.
-  template <class Results>
-  io::QueryResults collect(Results const& results) const {
-    return app.collect(results);
-  }
+  io::QueryResults collect(io::QueryResults results) const { return results; }
 };
 #endif
 

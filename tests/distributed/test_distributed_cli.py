@@ -155,6 +155,33 @@ for name, args in cases:
                   len(summaries) == 1 and f"ranks {ranks}" in summaries[0], many.stdout)
         os.remove(f"{work}/many.h5") if os.path.exists(f"{work}/many.h5") else None
 
+# --chunk over ranks: each rank's block searched that many queries a call (the
+# ranks make as many calls as the rank with the most chunks, the others with
+# no queries) gives the one-process file.
+chunked = [
+    ("knn k 8 --chunk 60 (a last call of no queries)",
+     ["knn", "--reference", "ref3.h5", "--queries", "q3.h5", "-k", 8, "--chunk", 60]),
+    ("pc --chunk 50", ["pc", "--reference", "ref3.h5", "--queries", "q3.h5", "-r", 0.125, "--chunk", 50]),
+    ("radius --chunk 29", ["radius", "--reference", "ref3.h5", "--queries", "q3.h5", "-r", 0.125, "--chunk", 29]),
+    ("knn 5 points k 5 --chunk 1", ["knn", "--reference", "ref_small.h5", "--queries", "q_small.h5", "-k", 5,
+                                    "--chunk", 1]),
+]
+for name, args in chunked:
+    argv = [f"{work}/{a}" if str(a).endswith(".h5") else a for a in args]
+    whole = [a for i, a in enumerate(argv) if a != "--chunk" and (i == 0 or argv[i - 1] != "--chunk")]
+    one = treetrav(1, *whole, "-o", f"{work}/one.h5")
+    check(f"{name}: one process", one.returncode == 0, one.stderr)
+    if one.returncode != 0:
+        continue
+    expected = results(f"{work}/one.h5")
+    for ranks in (3, 4):
+        many = treetrav(ranks, *argv, "-o", f"{work}/many.h5")
+        check(f"{name}: {ranks} ranks run", many.returncode == 0, many.stderr)
+        if many.returncode == 0:
+            check(f"{name}: {ranks} ranks give the one-process results bit for bit",
+                  same_results(results(f"{work}/many.h5"), expected))
+        os.remove(f"{work}/many.h5") if os.path.exists(f"{work}/many.h5") else None
+
 # Rank-local input: each rank reads only its block of each file's rows, and
 # the run's metadata records how many rows every rank read.
 def rows_read(path, name):
