@@ -331,8 +331,7 @@ struct DistributedSearch {
     for (std::int64_t call = 0; call < calls; ++call) {
       Index const first = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - first, chunk);
       parts.push_back(app.collect(app.search_distributed(
-          space, setup.tree, count == m ? setup.queries : treetrav::detail::host_rows(setup.queries, first, first + count),
-          setup.first_query + first, inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
+          space, setup.tree, inputs.load(first, count), setup.first_query + first, inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
           distributed::with_workspace(strategy, setup.workspace.get()))));
     }
     return parts.size() == 1 ? std::move(parts.front()) : concatenated(parts);

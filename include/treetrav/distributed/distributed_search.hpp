@@ -403,7 +403,8 @@ count_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const
   Kokkos::Profiling::pushRegion("treetrav::distributed::count_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
-  auto const arrays = search_arrays(space, &own);
+  // Fresh arrays: each is asked for once a call, so kept ones would buy nothing.
+  treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -475,7 +476,8 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
   Kokkos::Profiling::pushRegion("treetrav::distributed::find_within");
   Workspace own;
   auto& staging = staging_in<MemorySpace>(workspace, own);
-  auto const arrays = search_arrays(space, &own);
+  // Fresh arrays: each is asked for once a call, so kept ones would buy nothing.
+  treetrav::detail::WorkspaceArrays<ExecutionSpace> const arrays(space, nullptr);
   int const p = tree.comm().size();
   Index const m = host_queries.size();
   auto const queries = copy_points(space, host_queries, "treetrav::distributed::queries");
@@ -491,9 +493,8 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
   // (squared distance, global row) keys of all of them, each list in its
   // single-tree order (nearest first, ties by row).
   Index const n = received.size();
-  auto const lengths =
-      arrays.template make<Kokkos::View<std::int64_t*, MemorySpace>>("treetrav::distributed::list_lengths", n);
-  auto keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>("treetrav::distributed::list_keys", 0);
+  Kokkos::View<std::int64_t*, MemorySpace> lengths("treetrav::distributed::list_lengths", n);
+  Kokkos::View<NeighborKey*, MemorySpace> keys("treetrav::distributed::list_keys", 0);
   std::vector<int> key_counts(p, 0);
   if (n > 0) {
     RadiusSearchOptions local = options;
@@ -512,8 +513,9 @@ find_within_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const&
     space.fence();
     for (int r = 0; r < p; ++r)
       key_counts[r] = int(begins[r + 1] - begins[r]);
-    keys = arrays.template make<Kokkos::View<NeighborKey*, MemorySpace>>("treetrav::distributed::list_keys",
-                                                                         begins[p]);
+    keys = Kokkos::View<NeighborKey*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "treetrav::distributed::list_keys"),
+        begins[p]);
     Kokkos::parallel_for(
         "treetrav::distributed::pack_lists", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
           lengths(i) = offsets(i + 1) - offsets(i);
