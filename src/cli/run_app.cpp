@@ -252,9 +252,9 @@ void summarize(RunRecord const& record, Headline const& headline, std::string co
     fmt::print("auto (a {:.3g} s probe) picked {}{}: {}.\n", record.choice.probe_s, record.strategy,
                record.sort == "sfc" ? " with sfc order" : "", record.choice.reason);
   std::string const chunks =
-      record.chunks > 1 ? fmt::format(" in {} chunks of {} queries, reading and writing beside "
-                                      "the traversal,",
-                                      record.chunks, record.chunk)
+      record.chunks > 1 ? fmt::format(" in {} chunks of {} queries{},", record.chunks, record.chunk,
+                                      record.chunks_beside_io ? ", reading and writing beside the traversal"
+                                                              : "")
                         : "";
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "

@@ -91,8 +91,9 @@ struct RunRecord {
   // streamed search's chunks without reading and writing them; over several
   // ranks the whole distributed call (traverse_s). Scaling is judged by it.
   double search_s = 0;
-  Index chunks = 0;       // a search streamed in chunks of queries: how many (0: not streamed)
-  Index chunk = 0;        // and the queries per chunk
+  Index chunks = 0;       // a search in chunks of queries: how many (0: not chunked)
+  Index chunk = 0;        // and the queries per chunk (over ranks: the largest rank's)
+  bool chunks_beside_io = false; // the chunks read and written beside the searches (streamed)
   io::Metadata strategy_metadata; // (dispatch) what the strategy recorded (its timings_type)
   bool automatic = false; // (dispatch) --strategy auto: `choice` holds its pick
   AutomaticChoice choice;

@@ -179,7 +179,8 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
                   "memory, at most " +
                       std::to_string(BatchOptions::max_chunk) +
                       "); over several MPI ranks, each rank's block is searched this many queries a "
-                      "call, which bounds a rank's device memory (0: the whole block at once)")
+                      "distributed call, which bounds a rank's device memory (0: as many as fit in "
+                      "half its free device memory at a call's peak, at most the same)")
       ->check(at_least(0))
       ->capture_default_str()
       ->excludes(self);

@@ -22,6 +22,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -180,6 +181,17 @@ inline std::size_t query_bytes(int dimension) {
   return 2 * dimension * sizeof(Coordinate) + 2 * sizeof(std::uint64_t);
 }
 
+// Device bytes a distributed call needs per query beside its results, at
+// its peak: the query's bytes on one rank, its copies packed for and received
+// by the ranks it asks (most ask one a round), its routes, and its answers as
+// sent, as returned and as merged so far, each the size of its results
+// (the kNN rounds' high water, perf/results/mpi/README.md: about 430 bytes a
+// query at k = 10).
+inline std::size_t distributed_query_bytes(int dimension, std::size_t result_bytes) {
+  return query_bytes(dimension) + 2 * dimension * sizeof(Coordinate) + 6 * sizeof(std::uint64_t) +
+         3 * result_bytes;
+}
+
 struct Streamed {};
 
 // The one-rank search: the Application of run_application (run_app.hpp) for
@@ -267,6 +279,7 @@ struct StreamedSearch {
     output.record->search_s += search_s;
     output.record->chunk = chunk;
     output.record->chunks = (n + chunk - 1) / chunk;
+    output.record->chunks_beside_io = true;
   }
 
   io::QueryResults collect(Streamed) const { return {}; }
@@ -287,6 +300,7 @@ struct DistributedSearch {
   static constexpr char const* tree_name = App::tree_name;
   App app;
   SearchInputs const& inputs;
+  RunRecord* record; // the calls and their queries
 
   template <class Space>
   struct Setup {
@@ -294,11 +308,13 @@ struct DistributedSearch {
     io::HostPointSet queries; // this rank's block of the queries
     Index first_query;        // the block's first row
     std::shared_ptr<Workspace> workspace; // the exchanges' staging
+    Index chunk = 0;          // queries a distributed call
   };
 
-  // The tree, and the exchanges' staging made ready for this rank's
-  // queries' answers (a quarter more than its results), paid here as the
-  // one-rank search pays for its results' staging.
+  // The tree, the queries a call (sized with the tree in memory), and the
+  // exchanges' staging made ready for a call's answers (a quarter more than
+  // its results), paid here as the one-rank search pays for its results'
+  // staging.
   template <class Space, class Strategy>
   Setup<Space> setup(Space const& space, Strategy const&) const {
     distributed::Communicator const world(MPI_COMM_WORLD, inputs.mpi_memory);
@@ -308,25 +324,27 @@ struct DistributedSearch {
                        inputs.queries,
                        inputs.first_query,
                        std::make_shared<Workspace>()};
+    // --chunk, else what fits in half the device's free memory at a call's
+    // peak, at most BatchOptions::max_chunk: a rank's block of any size runs.
+    setup.chunk = chunk_size(space, setup.queries.size(), BatchOptions{inputs.chunk},
+                             distributed_query_bytes(inputs.reference.dimension(), app.result_bytes()) +
+                                 app.result_bytes());
     distributed::reserve_exchanges(space, *setup.workspace, world,
-                                   std::size_t(chunk()) * app.result_bytes() * 5 / 4);
+                                   std::size_t(setup.chunk) * app.result_bytes() * 5 / 4);
     return setup;
   }
-  // Queries a distributed call: this rank's block whole, or --chunk of them.
-  Index chunk() const {
-    Index const m = inputs.queries.size();
-    return inputs.chunk > 0 ? std::min(inputs.chunk, m) : m;
-  }
-  // This rank's rows, searched --chunk at a time (every call collective: the
+  // This rank's rows, setup.chunk at a time (every call collective: the
   // ranks make as many as the rank with the most chunks, the others with
   // no queries), their results put end to end on the host.
   template <class Space, class Strategy>
   io::QueryResults traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
-    Index const m = setup.queries.size(), chunk = std::max<Index>(1, this->chunk());
-    std::int64_t calls = 1;
-    for (std::int64_t const theirs :
-         distributed::all_gather(distributed::Communicator(), std::int64_t((m + chunk - 1) / chunk)))
-      calls = std::max(calls, theirs);
+    Index const m = setup.queries.size(), chunk = setup.chunk;
+    std::int64_t calls = 1, largest = 0;
+    for (auto const& [theirs, their_chunk] : distributed::all_gather(
+             distributed::Communicator(), std::array<std::int64_t, 2>{(m + chunk - 1) / chunk, chunk}))
+      calls = std::max(calls, theirs), largest = std::max(largest, their_chunk);
+    record->chunks = Index(calls);
+    record->chunk = Index(largest);
     std::vector<io::QueryResults> parts;
     for (std::int64_t call = 0; call < calls; ++call) {
       Index const first = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - first, chunk);
@@ -361,7 +379,7 @@ io::QueryResults run_search(SearchJob const& job, App const& app) {
 #ifdef TREETRAV_ENABLE_MPI
   if constexpr (App::distributed)
     if (job.ranks > 1)
-      return run_application(DistributedSearch<App>{app, job.inputs}, tree_strategy(job.strategy),
+      return run_application(DistributedSearch<App>{app, job.inputs, job.record}, tree_strategy(job.strategy),
                              *job.record);
 #endif
   StreamedSearch<App> const search{app, job.inputs, job.output};

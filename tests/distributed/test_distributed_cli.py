@@ -155,6 +155,12 @@ for name, args in cases:
                   len(summaries) == 1 and f"ranks {ranks}" in summaries[0], many.stdout)
         os.remove(f"{work}/many.h5") if os.path.exists(f"{work}/many.h5") else None
 
+def rows_read(path, name):
+    with h5py.File(path, "r") as f:
+        value = f["RunMetadata"].attrs[name]
+    return [int(v) for v in (value.decode() if isinstance(value, bytes) else str(value)).split(",")]
+
+
 # --chunk over ranks: each rank's block searched that many queries a call (the
 # ranks make as many calls as the rank with the most chunks, the others with
 # no queries) gives the one-process file.
@@ -180,14 +186,18 @@ for name, args in chunked:
         if many.returncode == 0:
             check(f"{name}: {ranks} ranks give the one-process results bit for bit",
                   same_results(results(f"{work}/many.h5"), expected))
+            # The calls recorded: as many as the largest block has chunks.
+            chunk = int(argv[argv.index("--chunk") + 1])
+            blocks = rows_read(f"{work}/many.h5", "rows_read_queries")
+            with h5py.File(f"{work}/many.h5", "r") as f:
+                calls, largest = int(f["RunMetadata"].attrs["chunks"]), int(f["RunMetadata"].attrs["chunk"])
+            check(f"{name}: {ranks} ranks record {calls} calls of at most {largest} queries",
+                  calls == max(-(-b // chunk) for b in blocks) and largest == min(chunk, max(blocks)),
+                  (blocks, calls, largest))
         os.remove(f"{work}/many.h5") if os.path.exists(f"{work}/many.h5") else None
 
 # Rank-local input: each rank reads only its block of each file's rows, and
 # the run's metadata records how many rows every rank read.
-def rows_read(path, name):
-    with h5py.File(path, "r") as f:
-        value = f["RunMetadata"].attrs[name]
-    return [int(v) for v in (value.decode() if isinstance(value, bytes) else str(value)).split(",")]
 
 
 n_ref, n_q = 3000, 1500  # ref7.h5, q7.h5
@@ -205,6 +215,12 @@ for ranks, self_ in ((1, False), (3, False), (4, False), (4, True)):
               len(ref_rows) == ranks == len(q_rows) and sum(ref_rows) == n_ref and max(ref_rows) <= share_ref
               and (sum(q_rows) == 0 if self_ else sum(q_rows) == n_q and max(q_rows) <= share_q),
               (ref_rows, q_rows, n_ref, n_q))
+        if ranks > 1 and not self_:
+            # No --chunk: a rank's block in one call (it fits; at most 4,194,304 queries a call).
+            with h5py.File(f"{work}/rows.h5", "r") as f:
+                calls, largest = int(f["RunMetadata"].attrs["chunks"]), int(f["RunMetadata"].attrs["chunk"])
+            check(f"rows read on {ranks} ranks: each block searched in one call", calls == 1 and largest == max(q_rows),
+                  (calls, largest, q_rows))
 
 # The single-process results the ranks matched, against brute force.
 reference = h5py.File(f"{work}/ref3.h5")["Points/Coordinates"][()]
