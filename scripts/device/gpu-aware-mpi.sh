@@ -14,7 +14,8 @@
 #   kNN        P x N uniform points in [0, 100]^3 against P x N queries in the
 #              inscribed ball, k = 10, sorted: one rank, then P ranks off and
 #              on (TREETRAV_REPEATS, default 3), search_s from the files;
-#   identical  every P-rank file (kNN, pc, radius lists) equal to one rank's;
+#   identical  every P-rank file (kNN, pc, radius lists; kNN with --chunk a
+#              third of a rank's block) equal to one rank's;
 #   N-body     a Plummer sphere (TREETRAV_BODIES, default 1M), autoropes and
 #              group walks: one rank, then P ranks off and on; step times
 #              and the last snapshot against one rank's;
@@ -96,6 +97,9 @@ for repeat in $(seq "${TREETRAV_REPEATS:-3}"); do
   for mode in off on; do knn "$ranks" "$mode" "$n" "$repeat" "$work/knn-$mode.h5"; done
 done
 cat "$csv"
+# --chunk over ranks: each rank's block in about three calls, GPU-aware on.
+launch "$ranks" "$treetrav" knn --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -k 10 --sort sfc \
+  --strategy autoropes --gpu-aware-mpi on --chunk $((per_rank / 3 + 1)) -o "$work/knn-chunked.h5" 2>&1 | quiet >>"$out/runs.log"
 for app in pc radius; do
   for p in 1 "$ranks"; do
     launch "$p" "$treetrav" "$app" --reference "$work/box$n.h5" --queries "$work/ball$n.h5" -r 1 --sort sfc \
@@ -111,8 +115,9 @@ def same(a, b, keys):
         return all(np.array_equal(x[k][()], y[k][()]) for k in keys)
     except Exception as e:
         return f"failed ({e})"
-for mode in ("off", "on"):
-    print(f"kNN: {p} ranks, GPU-aware {mode}, equal to 1 rank (every index and distance):",
+for mode in ("off", "on", "chunked"):
+    print(f"kNN: {p} ranks, GPU-aware {'on, --chunk a third of a block' if mode == 'chunked' else mode}, "
+          "equal to 1 rank (every index and distance):",
           same("knn-1", f"knn-{mode}", ("NeighborIndices", "NeighborDistances")))
 print(f"pc: {p} ranks (on) equal to 1 rank:", same("pc-1", f"pc-{p}", ("Counts",)))
 print(f"radius lists: {p} ranks (on) equal to 1 rank:",

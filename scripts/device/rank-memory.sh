@@ -16,8 +16,10 @@
 # against as many queries in the inscribed ball, k = 10, sorted, the
 # exchanges unstaged (--gpu-aware-mpi on) and staged (off); N-body, a
 # Plummer sphere of TREETRAV_MEMORY_BODIES (default 4M), group walks of 64,
-# quadrupoles, 2 steps, unstaged. CSV and the high-water allocations of each
-# run in $OUT/memory/.
+# quadrupoles, 2 steps, unstaged; and kNN with the job's queries in flight
+# held to one rank's default chunk (4,194,304): --chunk 4194304 / P a rank
+# (transport "chunk"). CSV and the high-water allocations of each run in
+# $OUT/memory/.
 set -u
 export TREETRAV_MPI_STACK=ucx
 # shellcheck source=scripts/device/mpi-env.sh
@@ -102,6 +104,9 @@ for p in 1 2 4; do
       --sort sfc --strategy autoropes --gpu-aware-mpi "$transport" -o "$work/knn-$transport-$p.h5"
     rm -f "$work/knn-$transport-$p.h5"
   done
+  measure knn chunk "$p" "$treetrav" knn --reference "$work/box.h5" --queries "$work/ball.h5" -k 10 \
+    --sort sfc --strategy autoropes --gpu-aware-mpi on --chunk $((4194304 / p)) -o "$work/knn-chunk-$p.h5"
+  rm -f "$work/knn-chunk-$p.h5"
   measure nbody on "$p" "$treetrav" nbody --ics "$work/plummer.h5" --steps 2 --dt 0.0005 --softening 0.01 \
     --multipole quadrupole --theta 0.6 --strategy group --group-size 64 --gpu-aware-mpi on --quiet \
     -o "$work/nbody-$p"
