@@ -161,6 +161,12 @@ def rows_read(path, name):
     return [int(v) for v in (value.decode() if isinstance(value, bytes) else str(value)).split(",")]
 
 
+def calls_recorded(path):
+    """The distributed calls a run recorded, and the largest rank's queries a call."""
+    with h5py.File(path, "r") as f:
+        return int(f["RunMetadata"].attrs["chunks"]), int(f["RunMetadata"].attrs["chunk"])
+
+
 # --chunk over ranks: each rank's block searched that many queries a call (the
 # ranks make as many calls as the rank with the most chunks, the others with
 # no queries) gives the one-process file.
@@ -189,8 +195,7 @@ for name, args in chunked:
             # The calls recorded: as many as the largest block has chunks.
             chunk = int(argv[argv.index("--chunk") + 1])
             blocks = rows_read(f"{work}/many.h5", "rows_read_queries")
-            with h5py.File(f"{work}/many.h5", "r") as f:
-                calls, largest = int(f["RunMetadata"].attrs["chunks"]), int(f["RunMetadata"].attrs["chunk"])
+            calls, largest = calls_recorded(f"{work}/many.h5")
             check(f"{name}: {ranks} ranks record {calls} calls of at most {largest} queries",
                   calls == max(-(-b // chunk) for b in blocks) and largest == min(chunk, max(blocks)),
                   (blocks, calls, largest))
@@ -198,8 +203,6 @@ for name, args in chunked:
 
 # Rank-local input: each rank reads only its block of each file's rows, and
 # the run's metadata records how many rows every rank read.
-
-
 n_ref, n_q = 3000, 1500  # ref7.h5, q7.h5
 for ranks, self_ in ((1, False), (3, False), (4, False), (4, True)):
     argv = ["knn", "--reference", f"{work}/ref7.h5", *(["--self"] if self_ else ["--queries", f"{work}/q7.h5"]),
@@ -217,8 +220,7 @@ for ranks, self_ in ((1, False), (3, False), (4, False), (4, True)):
               (ref_rows, q_rows, n_ref, n_q))
         if ranks > 1 and not self_:
             # No --chunk: a rank's block in one call (it fits; at most 4,194,304 queries a call).
-            with h5py.File(f"{work}/rows.h5", "r") as f:
-                calls, largest = int(f["RunMetadata"].attrs["chunks"]), int(f["RunMetadata"].attrs["chunk"])
+            calls, largest = calls_recorded(f"{work}/rows.h5")
             check(f"rows read on {ranks} ranks: each block searched in one call", calls == 1 and largest == max(q_rows),
                   (calls, largest, q_rows))
 
