@@ -328,9 +328,10 @@ distributed::DistributedTree<Tree> partitioned_tree(Space const& space, test::Se
           c.leaf_size};
 }
 
+// (`slice`: queries a rank answers with one local search.)
 template <class Tree, class Space, class Strategy>
 void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool self,
-                     Strategy strategy) {
+                     Strategy strategy, Index slice = distributed::detail::answer_slice) {
   if (k > c.reference.size() - (self ? 1 : 0))
     return;
   distributed::Communicator const world;
@@ -338,11 +339,20 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
   auto const block = distributed::block_of(queries.size(), world.rank(), world.size());
   auto const tree = partitioned_tree<Tree>(space, c);
   auto const expected = test::brute_force_neighbors(c.reference, queries, k, self);
-  auto const got = distributed::find_neighbors(
-      space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy, Index(block.begin));
+  auto const got =
+      slice == distributed::detail::answer_slice
+          ? distributed::find_neighbors(space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy,
+                                        Index(block.begin))
+          : distributed::detail::find_neighbors_over_ranks(
+                space, tree, rows_of(queries, block), NeighborOptions{k, self}, Index(block.begin),
+                distributed::detail::LocalNeighbors<Tree>([&](auto const& received, NeighborOptions const& local) {
+                  return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
+                }),
+                nullptr, slice);
   test::expect_equal_to_brute_force(got, expected,
                                     c.name + " " + Tree::name + " k=" + std::to_string(k) +
-                                        (self ? " self " : " ") + test::strategy_name(strategy),
+                                        (self ? " self " : " ") + test::strategy_name(strategy) +
+                                        " slices of " + std::to_string(slice),
                                     block.begin);
 }
 
@@ -357,6 +367,10 @@ TYPED_TEST(Distributed, NeighborsEqualBruteForce) {
       check_neighbors<Bvh<Memory>>(space, c, 1, self, Autoropes{});
       check_neighbors<VpTree<Memory>>(space, c, 1, self, Autoropes{});
       check_neighbors<BallTree<Memory>>(space, c, 20, self, Autoropes{});
+      // A rank's local searches over a few of the queries it received at a
+      // time (the last slice shorter).
+      check_neighbors<Bvh<Memory>>(space, c, 8, self, Autoropes{}, 7);
+      check_neighbors<Bvh<Memory>>(space, c, 8, self, Autoropes{}, 64);
     }
 }
 

@@ -172,8 +172,9 @@ import glob, re, sys, h5py
 log, gpus, n, repeat, work, first, output = sys.argv[1:]
 text = open(log).read().strip().splitlines()
 line = [l for l in text if "Wrote" in l][-1]
-# (a chunked one-GPU run says "traverse in N chunks of M queries, ..., T s")
-times = [re.search(rf"{w} (?:in .*?, )?([0-9][0-9.e+-]*) s", line).group(1) for w in ("Read", "build", "traverse")]
+# (a chunked one-GPU run says "traverse in N chunks of M queries, ..., T s",
+# several ranks "traverse (N calls of ...) T s")
+times = [re.search(rf"{w} (?:in .*?, |\(.*?\) )?([0-9][0-9.e+-]*) s", line).group(1) for w in ("Read", "build", "traverse")]
 # The searches alone (queries on the device to results on the host; over
 # several ranks the whole distributed call): the measure scaling is judged by.
 times.append(str(h5py.File(output, "r")["RunMetadata"].attrs["search_s"]))

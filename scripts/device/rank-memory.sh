@@ -10,6 +10,8 @@
 #   device_mib   Kokkos' high water of its CUDA space (the data: trees,
 #                queries, answers, exchanged arrays, workspaces);
 #   pinned_mib   Kokkos' high water of its page-locked host space (staging);
+#   host_mib     Kokkos' high water of its host space (read points, results
+#                on the host, N-body's host copies);
 #   process_mib  the process's device memory by nvidia-smi, sampled (the
 #                data and the CUDA context, libraries' handles, MPS or not).
 # Jobs: kNN of TREETRAV_MEMORY_N (default 8M) uniform points in [0, 100]^3
@@ -18,8 +20,11 @@
 # Plummer sphere of TREETRAV_MEMORY_BODIES (default 4M), group walks of 64,
 # quadrupoles, 2 steps, unstaged; and kNN with the job's queries in flight
 # held to one rank's default chunk (4,194,304): --chunk 4194304 / P a rank
-# (transport "chunk"). CSV and the high-water allocations of each run in
-# $OUT/memory/.
+# (transport "chunk"); and the fixed footprint, the same kNN of 1000 points
+# (job "fixed": the CUDA context, the libraries, MPI and UCX), which the
+# summary takes off each job's figures at the same rank count. CSV and the
+# high-water allocations of each run in $OUT/memory/. The space-time-stack
+# tool: scripts/device/build-space-time-stack.sh.
 set -u
 export TREETRAV_MPI_STACK=ucx
 # shellcheck source=scripts/device/mpi-env.sh
@@ -44,6 +49,8 @@ rng = np.random.default_rng(n)
 write(f"{sys.argv[1]}/box.h5", rng.random((n, 3)) * 100)
 v = rng.normal(size=(n, 3)); v /= np.linalg.norm(v, axis=1)[:, None]
 write(f"{sys.argv[1]}/ball.h5", 50 + v * (50 * rng.random(n) ** (1 / 3))[:, None])
+write(f"{sys.argv[1]}/box-small.h5", rng.random((1000, 3)) * 100)
+write(f"{sys.argv[1]}/ball-small.h5", rng.random((1000, 3)) * 100)
 EOF
 "$treetrav" generate --dist plummer -n "$bodies" --seed 3 -o "$work/plummer.h5" >/dev/null
 
@@ -62,7 +69,7 @@ EOF
 sampler=$!
 
 csv=$dir/rank-memory.csv
-echo "job,transport,ranks,rank,rc,rss_mib,device_mib,pinned_mib,process_mib" >"$csv"
+echo "job,transport,ranks,rank,rc,rss_mib,device_mib,pinned_mib,host_mib,process_mib" >"$csv"
 measure() { # job, transport, ranks, command...
   local job=$1 transport=$2 p=$3 prefix=$work/$1-$2-$3 first
   shift 3
@@ -88,16 +95,20 @@ for row in open(samples).read().splitlines()[int(first):]:
 processes = sorted(peak.values(), reverse=True)
 for r in range(int(p)):
     text = open(f"{prefix}.{r}.log").read()
-    spaces = dict(re.findall(r"KOKKOS (\w+) SPACE:\n=+\nMAX MEMORY ALLOCATED: ([0-9.e+]+) kB", text))
+    spaces = dict(re.findall(r"KOKKOS (\w+) SPACE:\n=+ *\nMAX MEMORY ALLOCATED: ([0-9.e+]+) kB", text))
     rss = int(open(f"{prefix}.{r}.rss").read()) / 1024
     mib = lambda name: f"{float(spaces[name]) / 1024:.0f}" if name in spaces else ""
     rc = "0" if "Wrote" in text or "wrote" in text else "?"
     # nvidia-smi names processes, not ranks: the ranks' figures, largest first.
     process = str(processes[r]) if r < len(processes) else ""
-    print(",".join([job, transport, p, str(r), rc, f"{rss:.0f}", mib("CUDA"), mib("CUDAHOSTPINNED"), process]))
+    print(",".join([job, transport, p, str(r), rc, f"{rss:.0f}", mib("CUDA"), mib("CUDAHOSTPINNED"), mib("HOST"),
+                    process]))
 EOF
 }
 for p in 1 2 4; do
+  measure fixed on "$p" "$treetrav" knn --reference "$work/box-small.h5" --queries "$work/ball-small.h5" -k 10 \
+    --sort sfc --strategy autoropes --gpu-aware-mpi on -o "$work/knn-fixed-$p.h5"
+  rm -f "$work/knn-fixed-$p.h5"
   for transport in on off; do
     [[ $p == 1 && $transport == off ]] && continue
     measure knn "$transport" "$p" "$treetrav" knn --reference "$work/box.h5" --queries "$work/ball.h5" -k 10 \
@@ -118,14 +129,25 @@ cat "$csv"
 python3 - "$csv" <<'EOF' | tee -a "$dir/summary.txt"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+def top(job, transport, p, key):
+    mine = [r for r in rows if (r["job"], r["transport"], r["ranks"]) == (job, transport, p) and r[key]]
+    return max((float(r[key]) for r in mine), default=None)
 for job, transport in sorted({(r["job"], r["transport"]) for r in rows}):
     line = []
     for p in ("1", "2", "4"):
-        mine = [r for r in rows if (r["job"], r["transport"], r["ranks"]) == (job, transport, p)]
-        if mine:
-            top = lambda k: max((float(r[k]) for r in mine if r[k]), default=0)
-            line.append(f"{p}: RSS {top('rss_mib'):.0f}, CUDA space {top('device_mib'):.0f}, "
-                        f"pinned {top('pinned_mib'):.0f}, process {top('process_mib'):.0f}")
+        if top(job, transport, p, "rss_mib") is None:
+            continue
+        fields = [f"{p}: RSS {top(job, transport, p, 'rss_mib'):.0f}"]
+        for key, name in (("device_mib", "CUDA space"), ("pinned_mib", "pinned"), ("host_mib", "host space"),
+                          ("process_mib", "process")):
+            value = top(job, transport, p, key)
+            fields.append(f"{name} {value:.0f}" if value is not None else f"{name} -")
+        # Above the fixed footprint (a 1000-point job at the same rank count).
+        for key, name in (("rss_mib", "RSS"), ("process_mib", "process")):
+            fixed, value = top("fixed", "on", p, key), top(job, transport, p, key)
+            if job != "fixed" and fixed is not None and value is not None:
+                fields.append(f"{name} above fixed {value - fixed:.0f}")
+        line.append(", ".join(fields))
     print(f"{job} ({transport}), the largest rank's MiB: " + " | ".join(line))
 EOF
 rm -rf "$work"

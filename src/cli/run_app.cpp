@@ -251,11 +251,15 @@ void summarize(RunRecord const& record, Headline const& headline, std::string co
   if (record.automatic)
     fmt::print("auto (a {:.3g} s probe) picked {}{}: {}.\n", record.choice.probe_s, record.strategy,
                record.sort == "sfc" ? " with sfc order" : "", record.choice.reason);
+  using Writing = RunRecord::Writing;
   std::string const chunks =
-      record.chunks > 1 ? fmt::format(" in {} chunks of {} queries{},", record.chunks, record.chunk,
-                                      record.chunks_beside_io ? ", reading and writing beside the traversal"
-                                                              : "")
-                        : "";
+      record.writing == Writing::after_each
+          ? fmt::format(" ({} call{} of at most {} queries a rank, each call's results written after it)",
+                        record.chunks, record.chunks == 1 ? "" : "s", record.chunk)
+      : record.chunks > 1 ? fmt::format(" in {} chunks of {} queries{},", record.chunks, record.chunk,
+                                        record.writing == Writing::beside ? ", reading and writing beside the traversal"
+                                                                          : "")
+                          : "";
   fmt::print("{}: {} queries against {} reference points ({}-D); tree {}, leaf size {}{}; backend "
              "{}, threads {}, "
              "strategy {}, placement {}. Read {:.3g} s, build {:.3g} s, traverse{} {:.3g} s ({:.0f} "

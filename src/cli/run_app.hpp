@@ -93,7 +93,9 @@ struct RunRecord {
   double search_s = 0;
   Index chunks = 0;       // a search in chunks of queries: how many (0: not chunked)
   Index chunk = 0;        // and the queries per chunk (over ranks: the largest rank's)
-  bool chunks_beside_io = false; // the chunks read and written beside the searches (streamed)
+  // Where a search in parts writes their results: beside the next part's
+  // traversal (streamed), or after each part, within traverse_s (over ranks).
+  enum class Writing { at_end, beside, after_each } writing = Writing::at_end;
   io::Metadata strategy_metadata; // (dispatch) what the strategy recorded (its timings_type)
   bool automatic = false; // (dispatch) --strategy auto: `choice` holds its pick
   AutomaticChoice choice;

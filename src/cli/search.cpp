@@ -297,17 +297,15 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
           .set("mpi_memory", inputs.mpi_memory == distributed::MpiMemory::device ? "device" : "host");
       distributed::Communicator const world;
       record_rows_read(distributed::all_gather(world, rows_read));
-      auto const rows = command.run(job);
-      record.search_s = record.traverse_s; // the distributed call
-      agree_on_times(world, record);
-      timer.reset();
       io::ResultsStream results(options->run.output, command.name, record.n_queries,
                                 io::Collective{world.get()}, inputs.first_query);
-      results.write(inputs.first_query, rows);
+      Headline mine, headline;
+      job.output = {&results, &mine, nullptr, &record};
+      command.run(job);
+      agree_on_times(world, record);
+      timer.reset();
       results.commit(to_metadata(record));
       record.write_s += timer.seconds();
-      Headline mine, headline;
-      mine.add(rows);
       for (auto const& rank_headline : distributed::all_gather(world, mine))
         headline.add(rank_headline);
       if (session.prints())

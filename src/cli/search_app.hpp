@@ -81,7 +81,7 @@ struct SearchJob {
   SearchStrategy strategy;
   RunRecord* record;
   int ranks = 1;
-  SearchOutput output; // one rank: results streamed here
+  SearchOutput output; // where the results go, a chunk or a call at a time
 };
 
 template <template <class> class Tree, class Space>
@@ -279,7 +279,7 @@ struct StreamedSearch {
     output.record->search_s += search_s;
     output.record->chunk = chunk;
     output.record->chunks = (n + chunk - 1) / chunk;
-    output.record->chunks_beside_io = true;
+    output.record->writing = RunRecord::Writing::beside;
   }
 
   io::QueryResults collect(Streamed) const { return {}; }
@@ -293,14 +293,17 @@ io::QueryResults concatenated(std::vector<io::QueryResults> const& parts);
 // Several ranks: each reads a block of the rows of each set, the ranks move
 // the reference points to their spatial pieces (the collective Morton
 // partition), each builds its own tree and answers for its block of the
-// queries (distributed_search.hpp); each writes its own results' rows. The
-// Application of run_application for the adapter App; tree strategies only.
+// queries (distributed_search.hpp), a call of setup.chunk queries at a time;
+// each writes its own results' rows of the one file, a call's as it ends
+// (radius lists once, at the end: the file's lists of a rank follow those of
+// the ranks before it). The Application of run_application for the adapter
+// App; tree strategies only.
 template <class App>
 struct DistributedSearch {
   static constexpr char const* tree_name = App::tree_name;
   App app;
   SearchInputs const& inputs;
-  RunRecord* record; // the calls and their queries
+  SearchOutput output; // the ranks' one file (collective), this rank's headline and record
 
   template <class Space>
   struct Setup {
@@ -335,26 +338,48 @@ struct DistributedSearch {
   }
   // This rank's rows, setup.chunk at a time (every call collective: the
   // ranks make as many as the rank with the most chunks, the others with
-  // no queries), their results put end to end on the host.
+  // no queries), each call's results written before the next call, so that
+  // the host holds one call's; search_s sums the calls (routing, exchanges,
+  // searches, merges, results on the host), not the writing.
   template <class Space, class Strategy>
-  io::QueryResults traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
+  Streamed traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
     Index const m = setup.queries.size(), chunk = setup.chunk;
     std::int64_t calls = 1, largest = 0;
     for (auto const& [theirs, their_chunk] : distributed::all_gather(
              distributed::Communicator(), std::array<std::int64_t, 2>{(m + chunk - 1) / chunk, chunk}))
       calls = std::max(calls, theirs), largest = std::max(largest, their_chunk);
-    record->chunks = Index(calls);
-    record->chunk = Index(largest);
-    std::vector<io::QueryResults> parts;
+    output.record->chunks = Index(calls);
+    output.record->chunk = Index(largest);
+    std::vector<io::QueryResults> lists; // radius lists, written once
+    double search_s = 0, write_s = 0;
     for (std::int64_t call = 0; call < calls; ++call) {
       Index const first = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - first, chunk);
-      parts.push_back(app.collect(app.search_distributed(
-          space, setup.tree, inputs.load(first, count), setup.first_query + first, inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
-          distributed::with_workspace(strategy, setup.workspace.get()))));
+      Kokkos::Timer timer;
+      auto block = app.collect(app.search_distributed(
+          space, setup.tree, inputs.load(first, count), setup.first_query + first,
+          inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
+          distributed::with_workspace(strategy, setup.workspace.get())));
+      search_s += timer.seconds();
+      timer.reset();
+      output.headline->add(block);
+      // (Every rank's blocks hold the same members: all lists, or none.)
+      if (block.list_offsets.extent(0) > 0)
+        lists.push_back(std::move(block));
+      else
+        output.results->write(setup.first_query + first, block);
+      write_s += timer.seconds();
     }
-    return parts.size() == 1 ? std::move(parts.front()) : concatenated(parts);
+    if (!lists.empty()) {
+      Kokkos::Timer timer;
+      output.results->write(setup.first_query, lists.size() == 1 ? lists.front() : concatenated(lists));
+      write_s += timer.seconds();
+    }
+    output.record->search_s += search_s;
+    output.record->write_s += write_s;
+    output.record->writing = RunRecord::Writing::after_each;
+    return {};
   }
-  io::QueryResults collect(io::QueryResults results) const { return results; }
+  io::QueryResults collect(Streamed) const { return {}; }
 };
 #endif
 
@@ -379,7 +404,7 @@ io::QueryResults run_search(SearchJob const& job, App const& app) {
 #ifdef TREETRAV_ENABLE_MPI
   if constexpr (App::distributed)
     if (job.ranks > 1)
-      return run_application(DistributedSearch<App>{app, job.inputs, job.record}, tree_strategy(job.strategy),
+      return run_application(DistributedSearch<App>{app, job.inputs, job.output}, tree_strategy(job.strategy),
                              *job.record);
 #endif
   StreamedSearch<App> const search{app, job.inputs, job.output};

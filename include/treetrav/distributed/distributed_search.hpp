@@ -201,6 +201,12 @@ inline void check_queries(PointSet<Kokkos::HostSpace> const& queries, int dimens
                      " but the reference points have " + std::to_string(dimension));
 }
 
+// Queries a rank answers with one local search: enough to fill a GPU, few
+// enough that the search's results and arrays stay a small part of a
+// distributed call's (about 100 bytes a query at k = 10, beside the 80 of
+// its answers).
+constexpr Index answer_slice = Index(1) << 20;
+
 // Query q's `wanted` best (squared distance, global row) keys so far,
 // ascending, empty-padded: the order every single-tree search keeps.
 using NeighborKey = std::uint64_t;
@@ -255,7 +261,8 @@ NeighborResults<Kokkos::HostSpace>
 find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                           PointSet<Kokkos::HostSpace> const& host_queries,
                           NeighborOptions const& options, Index first_query,
-                          LocalNeighbors<Tree> const& local_search, Workspace* workspace) {
+                          LocalNeighbors<Tree> const& local_search, Workspace* workspace,
+                          Index answer_slice = detail::answer_slice) {
   using MemorySpace = typename Tree::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   // A query that skips itself asks for one more and drops itself at the end.
@@ -293,16 +300,29 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
       local.k = std::min<Index>(wanted, Index(tree.global_index().size()));
       local.exclude_self = false;
       local.squared_distances = true;
-      auto const found = local_search(received, local);
       auto const rows = tree.rows();
       int const local_k = local.k;
-      Kokkos::parallel_for(
-          "treetrav::distributed::pack_answers", Policy(space, 0, n), KOKKOS_LAMBDA(Index i) {
-            for (int j = 0; j < wanted; ++j)
-              keys(std::size_t(i) * wanted + j) =
-                  j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j)))
-                              : empty;
-          });
+      // A slice of the received queries at a time: the local search's
+      // results and its own arrays (the queries' order) are held for a
+      // slice, beside the answers of all, not for all of them.
+      for (Index begin = 0; begin < n; begin += answer_slice) {
+        Index const count = std::min(answer_slice, n - begin);
+        PointSet<MemorySpace> slice = received;
+        if (count < n) {
+          slice = PointSet<MemorySpace>(arrays.template make<typename PointSet<MemorySpace>::coordinates_view>(
+              "treetrav::distributed::answered_queries", count, received.dimension()));
+          Kokkos::deep_copy(space, slice.coordinates,
+                            Kokkos::subview(received.coordinates, Kokkos::make_pair(begin, begin + count),
+                                            Kokkos::ALL));
+        }
+        auto const found = local_search(slice, local);
+        Kokkos::parallel_for(
+            "treetrav::distributed::pack_answers", Policy(space, 0, count), KOKKOS_LAMBDA(Index i) {
+              for (int j = 0; j < wanted; ++j)
+                keys(std::size_t(begin + i) * wanted + j) =
+                    j < local_k ? KeyPacking::pack(found.distances(i, j), rows(found.indices(i, j))) : empty;
+            });
+      }
       Kokkos::Profiling::popRegion();
       return keys;
     };
