@@ -197,15 +197,17 @@ void require_same_trajectory(NbodyOptions const& options, TrajectoryOptions cons
 
 // One instantiation per backend x strategy; a fresh run and a restart share it.
 nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings const& settings,
-                     io::SnapshotRows const* initial_conditions, nbody::Checkpoint const* checkpoint,
+                     io::SnapshotRows* initial_conditions, nbody::Checkpoint* checkpoint,
                      Progress& progress) {
   return dispatch_backend(backend, [&](auto const& space) {
     return std::visit(
         [&](auto tag) -> nbody::RunResult {
           using Space = std::decay_t<decltype(space)>;
           if constexpr (runs_on_v<decltype(tag), Space>) {
-            if (checkpoint != nullptr) return nbody::run_from_checkpoint(space, tag, settings, *checkpoint, progress);
-            return nbody::run_from_initial_conditions(space, tag, settings, initial_conditions->bodies, progress,
+            // Moved in: the run lets them go once the simulation holds the bodies.
+            if (checkpoint != nullptr)
+              return nbody::run_from_checkpoint(space, tag, settings, std::move(*checkpoint), progress);
+            return nbody::run_from_initial_conditions(space, tag, settings, std::move(initial_conditions->bodies), progress,
                                                       static_cast<std::int64_t>(initial_conditions->first_row));
           } else {
             throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",

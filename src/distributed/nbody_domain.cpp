@@ -298,9 +298,11 @@ nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
 
   // The bodies to their ranks.
   std::vector<int> send_counts, recv_counts;
-  std::vector<PackedBody> const outgoing =
-      pack(held, me, grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts));
-  std::vector<PackedBody> share = distributed::all_to_all(comm_, outgoing, send_counts, recv_counts);
+  std::vector<PackedBody> share = [&] { // (the packed bodies freed before the unpacking)
+    std::vector<PackedBody> const outgoing =
+        pack(held, me, grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts));
+    return distributed::all_to_all(comm_, outgoing, send_counts, recv_counts);
+  }();
   std::sort(share.begin(), share.end(), by_row);
   nbody::BodyStates result = unpack(share, held, p);
   // As domain_of gives them: no recorded decomposition.
@@ -352,11 +354,14 @@ nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates const& local) const {
   for (int r = 0; r < p; ++r)
     ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
   std::vector<int> send_counts, recv_counts;
-  std::vector<PackedBody> const packed = pack(
-      local, comm_.rank(), grouped_by_rank(local.size(), p, [&](std::size_t i) {
-        return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
-      }, send_counts));
-  std::vector<PackedBody> mine = distributed::all_to_all(comm_, packed, send_counts, recv_counts);
+  // (The bodies packed to be sent are freed before those received are unpacked.)
+  std::vector<PackedBody> mine = [&] {
+    std::vector<PackedBody> const packed = pack(
+        local, comm_.rank(), grouped_by_rank(local.size(), p, [&](std::size_t i) {
+          return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
+        }, send_counts));
+    return distributed::all_to_all(comm_, packed, send_counts, recv_counts);
+  }();
   std::sort(mine.begin(), mine.end(), by_row);
   return unpack(mine, local, p);
 }

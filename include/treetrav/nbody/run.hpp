@@ -96,6 +96,7 @@ class RunLoop {
   // leaves nothing; then the run directory, the first checkpoint and the first
   // snapshot.
   void start() {
+    local_ = BodyStates{}; // the simulation holds the bodies; it computes their accelerations
     simulation_->compute_accelerations();
     Measured first = measure(nullptr);
     on_rank_zero([&] {
@@ -122,6 +123,7 @@ class RunLoop {
     simulation_->set_accelerations(local_.accelerations);
     simulation_->set_bins(local_.bins);
     simulation_->set_tree_positions(checkpoint.tree_positions);
+    local_ = BodyStates{}; // the simulation holds the bodies now
   }
 
   RunResult advance() {
@@ -255,12 +257,12 @@ class RunLoop {
   void rebalance() {
     Domain const& domain = *settings_.domain;
     Kokkos::Timer timer;
-    local_ = domain.partition(simulation_->bodies());
+    BodyStates const local = domain.partition(simulation_->bodies());
     PhaseTimes const times = simulation_->times();
     std::int64_t const step = simulation_->current_step();
     sub_steps_before_ += simulation_->sub_steps();
     simulation_.reset();
-    simulation_.emplace(space_, strategy_, settings_.configuration, local_, step, settings_.domain);
+    simulation_.emplace(space_, strategy_, settings_.configuration, local, step, settings_.domain);
     simulation_->times() = times;
     simulation_->times().rebalance += timer.seconds();
   }
@@ -289,7 +291,9 @@ class RunLoop {
   RunSettings settings_;
   ExecutionSpace space_;
   Strategy strategy_;
-  BodyStates local_;  // this rank's bodies as the run (or the last rebalance) began
+  // This rank's bodies as the run begins, until start() or resume(): then
+  // the simulation holds them (on a GPU, this host copy would be a second).
+  BodyStates local_;
   std::optional<Simulation<ExecutionSpace, Strategy>> simulation_;
   std::int64_t sub_steps_before_ = 0;  // of the simulations before the last rebalance
   Progress& progress_;
@@ -304,12 +308,15 @@ class RunLoop {
 // settings.output.directory (created after step 0 is known to be finite; see
 // check_fresh_directory). A distributed run passes each rank's rows of them,
 // the first being row `first_row` of all (io::read_snapshot(path, share)).
+// They are let go once the simulation holds the bodies: a caller that moves
+// them in keeps no copy through the run.
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
-                                      io::Snapshot const& initial_conditions, Progress& progress,
+                                      io::Snapshot initial_conditions, Progress& progress,
                                       std::int64_t first_row = 0) {
   detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings,
                                                  bodies_of(initial_conditions, first_row), 0, progress);
+  initial_conditions = io::Snapshot{};
   loop.start();
   return loop.advance();
 }
@@ -317,9 +324,10 @@ RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy stra
 // A run continued from `checkpoint` to settings.last_step, exactly as the run
 // that wrote the checkpoint would have continued (same binary and backend).
 // A distributed run passes each rank's rows of it (read_checkpoint(path, share)).
+// Let go as run_from_initial_conditions lets its bodies go.
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_checkpoint(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
-                              Checkpoint const& checkpoint, Progress& progress) {
+                              Checkpoint checkpoint, Progress& progress) {
   BodyStates all = bodies_of(checkpoint.state, checkpoint.first_row);
   all.accelerations = checkpoint.accelerations;
   all.bins = checkpoint.bins;
@@ -329,7 +337,9 @@ RunResult run_from_checkpoint(ExecutionSpace const& space, Strategy strategy, Ru
     all.costs = checkpoint.costs;
   }
   detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, all, checkpoint.step, progress);
+  all = BodyStates{};
   loop.resume(checkpoint);
+  checkpoint = Checkpoint{};
   return loop.advance();
 }
 
