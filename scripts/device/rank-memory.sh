@@ -32,6 +32,9 @@ source "$PWD/scripts/device/mpi-env.sh"
 n=${TREETRAV_MEMORY_N:-8000000}
 bodies=${TREETRAV_MEMORY_BODIES:-4000000}
 work=$(mktemp -d)
+# TREETRAV_MEMORY_JOBS: which of them (a call's time may not hold all).
+jobs=" ${TREETRAV_MEMORY_JOBS:-fixed knn-on knn-off knn-chunk nbody} "
+wanted() { [[ $jobs == *" $1 "* ]]; }
 dir=$out/memory
 mkdir -p "$dir"
 tool=$root/.device/kp_space_time_stack.so
@@ -52,7 +55,7 @@ write(f"{sys.argv[1]}/ball.h5", 50 + v * (50 * rng.random(n) ** (1 / 3))[:, None
 write(f"{sys.argv[1]}/box-small.h5", rng.random((1000, 3)) * 100)
 write(f"{sys.argv[1]}/ball-small.h5", rng.random((1000, 3)) * 100)
 EOF
-"$treetrav" generate --dist plummer -n "$bodies" --seed 3 -o "$work/plummer.h5" >/dev/null
+wanted nbody && "$treetrav" generate --dist plummer -n "$bodies" --seed 3 -o "$work/plummer.h5" >/dev/null
 
 # A rank: its output into PREFIX.RANK.log, its peak RSS (KiB) into PREFIX.RANK.rss.
 cat >"$work/rank.py" <<'EOF'
@@ -106,22 +109,20 @@ for r in range(int(p)):
 EOF
 }
 for p in 1 2 4; do
-  measure fixed on "$p" "$treetrav" knn --reference "$work/box-small.h5" --queries "$work/ball-small.h5" -k 10 \
-    --sort sfc --strategy autoropes --gpu-aware-mpi on -o "$work/knn-fixed-$p.h5"
-  rm -f "$work/knn-fixed-$p.h5"
+  wanted fixed && measure fixed on "$p" "$treetrav" knn --reference "$work/box-small.h5" \
+    --queries "$work/ball-small.h5" -k 10 --sort sfc --strategy autoropes --gpu-aware-mpi on -o "$work/knn-fixed-$p.h5"
   for transport in on off; do
     [[ $p == 1 && $transport == off ]] && continue
-    measure knn "$transport" "$p" "$treetrav" knn --reference "$work/box.h5" --queries "$work/ball.h5" -k 10 \
-      --sort sfc --strategy autoropes --gpu-aware-mpi "$transport" -o "$work/knn-$transport-$p.h5"
-    rm -f "$work/knn-$transport-$p.h5"
+    wanted "knn-$transport" && measure knn "$transport" "$p" "$treetrav" knn --reference "$work/box.h5" \
+      --queries "$work/ball.h5" -k 10 --sort sfc --strategy autoropes --gpu-aware-mpi "$transport" \
+      -o "$work/knn-$transport-$p.h5"
   done
-  measure knn chunk "$p" "$treetrav" knn --reference "$work/box.h5" --queries "$work/ball.h5" -k 10 \
-    --sort sfc --strategy autoropes --gpu-aware-mpi on --chunk $((4194304 / p)) -o "$work/knn-chunk-$p.h5"
-  rm -f "$work/knn-chunk-$p.h5"
-  measure nbody on "$p" "$treetrav" nbody --ics "$work/plummer.h5" --steps 2 --dt 0.0005 --softening 0.01 \
-    --multipole quadrupole --theta 0.6 --strategy group --group-size 64 --gpu-aware-mpi on --quiet \
-    -o "$work/nbody-$p"
-  rm -rf "$work/nbody-$p"
+  wanted knn-chunk && measure knn chunk "$p" "$treetrav" knn --reference "$work/box.h5" --queries "$work/ball.h5" \
+    -k 10 --sort sfc --strategy autoropes --gpu-aware-mpi on --chunk $((4194304 / p)) -o "$work/knn-chunk-$p.h5"
+  wanted nbody && measure nbody on "$p" "$treetrav" nbody --ics "$work/plummer.h5" --steps 2 --dt 0.0005 \
+    --softening 0.01 --multipole quadrupole --theta 0.6 --strategy group --group-size 64 --gpu-aware-mpi on \
+    --quiet -o "$work/nbody-$p"
+  rm -rf "$work"/knn-*.h5 "$work/nbody-$p"
 done
 kill "$sampler"
 [[ -n ${CUDA_MPS_PIPE_DIRECTORY:-} ]] && echo quit | nvidia-cuda-mps-control
