@@ -115,6 +115,9 @@ Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> c
   std::vector<std::size_t> order(merged.size());
   for (std::size_t i = 0; i < merged.size(); ++i)
     order[i] = merged[i].second;
+  // (Each array freed when done with: the partition's peak is a rank's
+  // points held several times over.)
+  std::vector<std::pair<Key, std::size_t>>().swap(merged);
   Parcel sorted;
   sorted.keys.reserve(order.size());
   sorted.coordinates.reserve(to.coordinates.size());
@@ -178,6 +181,7 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
     destination[i] = int(std::upper_bound(splitters.begin(), splitters.end(), mine.keys[i]) -
                          splitters.begin());
   Parcel sorted = exchange(comm, mine, destination, d);
+  mine = Parcel{};
 
   // The sorted runs lie in rank order: each point's position in the whole
   // order, and the rank whose piece holds it.
@@ -194,6 +198,8 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
     destination[i] = owner;
   }
   Parcel const piece = exchange(comm, sorted, destination, d);
+  sorted = Parcel{};
+  std::vector<int>().swap(destination);
 
   // The piece in increasing row, as morton_partition(all) gives it.
   std::size_t const n = piece.keys.size();

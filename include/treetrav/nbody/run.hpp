@@ -104,7 +104,7 @@ class RunLoop {
         settings_.warn(fmt::format("removed {} temporary file(s) of writes that were interrupted", removed));
     });
     result_.initial = first.now;
-    write_checkpoint();
+    write_checkpoint(&first);
     write_snapshot(first);
   }
 
@@ -168,6 +168,7 @@ class RunLoop {
    // A snapshot of the current state with its diagnostics.
    struct Measured {
      io::Snapshot snapshot;
+     BodyStates rows; // a distributed run's: this rank's block of rows, whose state `snapshot` is
      Diagnostics now;
      Drift change; // from the reference (zero for the reference itself)
    };
@@ -179,8 +180,9 @@ class RunLoop {
      Domain const* domain = settings_.domain.get();
      // A distributed run: this rank's block of the rows, not all bodies.
      Measured measured;
-     measured.snapshot =
-         domain ? domain->by_rows(simulation_->bodies(true)).state : simulation_->state(true);
+     if (domain)
+       measured.rows = domain->by_rows(simulation_->bodies(true));
+     measured.snapshot = domain ? measured.rows.state : simulation_->state(true);
      Kokkos::Timer timer;
      measured.now = domain ? domain->measure(measured.snapshot) : nbody::measure(measured.snapshot);
      if (!measured.now.finite())
@@ -219,12 +221,14 @@ class RunLoop {
                                describe(measured.change, result_.initial), path));
    }
 
-  void write_checkpoint() {
+  // `now`: the state just measured (the same step), whose host copies the
+  // checkpoint takes rather than making a second set beside them.
+  void write_checkpoint(Measured const* now = nullptr) {
     Checkpoint checkpoint;
     checkpoint.step = simulation_->current_step();
     if (Domain const* domain = settings_.domain.get()) {
       Kokkos::Timer timer;
-      BodyStates const rows = domain->by_rows(simulation_->bodies());
+      BodyStates const rows = now != nullptr ? now->rows : domain->by_rows(simulation_->bodies());
       simulation_->times().io += timer.seconds();
       checkpoint.state = rows.state;
       checkpoint.accelerations = rows.accelerations;
@@ -233,11 +237,15 @@ class RunLoop {
       checkpoint.domains = rows.domains;
       checkpoint.costs = rows.costs;
     } else {
-      checkpoint.state = simulation_->state(false);
+      checkpoint.state = now != nullptr ? now->snapshot : simulation_->state(false);
       checkpoint.accelerations = simulation_->host_accelerations();
       checkpoint.bins = simulation_->host_bins();
       checkpoint.tree_positions = simulation_->tree_positions();
     }
+    // A checkpoint holds no potentials and no snapshot metadata (the measured state does).
+    checkpoint.state.potentials = {};
+    if (now != nullptr && !settings_.domain)
+      checkpoint.state.metadata = io::Metadata{};
     checkpoint.initial = result_.initial;
     checkpoint.configuration = settings_.configuration;
     checkpoint.backend = settings_.backend;
