@@ -262,7 +262,7 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
                           PointSet<Kokkos::HostSpace> const& host_queries,
                           NeighborOptions const& options, Index first_query,
                           LocalNeighbors<Tree> const& local_search, Workspace* workspace,
-                          Index answer_slice = detail::answer_slice) {
+                          Index slice_size = answer_slice) {
   using MemorySpace = typename Tree::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   // A query that skips itself asks for one more and drops itself at the end.
@@ -305,8 +305,8 @@ find_neighbors_over_ranks(ExecutionSpace const& space, DistributedTree<Tree> con
       // A slice of the received queries at a time: the local search's
       // results and its own arrays (the queries' order) are held for a
       // slice, beside the answers of all, not for all of them.
-      for (Index begin = 0; begin < n; begin += answer_slice) {
-        Index const count = std::min(answer_slice, n - begin);
+      for (Index begin = 0; begin < n; begin += slice_size) {
+        Index const count = std::min(slice_size, n - begin);
         PointSet<MemorySpace> slice = received;
         if (count < n) {
           slice = PointSet<MemorySpace>(arrays.template make<typename PointSet<MemorySpace>::coordinates_view>(
