@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,8 +16,8 @@ namespace {
 
 // Sorted runs [bounds[i], bounds[i + 1]) of `values` merged into one, pairs
 // of neighbouring runs at a time on the host's threads (log2(runs) rounds).
-template <class T>
-void merge_runs(std::vector<T>& values, std::vector<std::size_t> const& bounds) {
+template <class T, class Less = std::less<>>
+void merge_runs(std::vector<T>& values, std::vector<std::size_t> const& bounds, Less const& less = {}) {
   int const runs = int(bounds.size()) - 1;
   using Policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>;
   for (int width = 1; width < runs; width *= 2) {
@@ -24,7 +26,7 @@ void merge_runs(std::vector<T>& values, std::vector<std::size_t> const& bounds) 
         [&](int pair) {
           int const first = 2 * pair * width;
           auto const at = [&](int run) { return values.begin() + bounds[std::min(run, runs)]; };
-          std::inplace_merge(at(first), at(first + width), at(first + 2 * width));
+          std::inplace_merge(at(first), at(first + width), at(first + 2 * width), less);
         });
     Kokkos::DefaultHostExecutionSpace().fence();
   }
@@ -81,54 +83,31 @@ struct Key {
   }
 };
 
-// Points in transit: keys, coordinates (dimension per point), ids (or none).
-struct Parcel {
-  std::vector<Key> keys;
-  std::vector<Coordinate> coordinates;
-  std::vector<std::int64_t> ids;
-};
-
-// Sends point i of `from` (held in key order) to rank destination[i], which
-// is non-decreasing; returns what this rank receives, in key order.
-Parcel exchange(Communicator const& comm, Parcel const& from, std::vector<int> const& destination,
-                int dimension) {
-  int const p = comm.size();
-  std::vector<int> counts(p, 0), coordinate_counts(p), id_counts(p);
-  for (int r : destination)
-    ++counts[r];
-  for (int r = 0; r < p; ++r) {
-    coordinate_counts[r] = counts[r] * dimension;
-    id_counts[r] = from.ids.empty() ? 0 : counts[r];
-  }
-  std::vector<int> runs, received;
-  Parcel to;
-  to.keys = all_to_all(comm, from.keys, counts, runs);
-  to.coordinates = all_to_all(comm, from.coordinates, coordinate_counts, received);
-  to.ids = all_to_all(comm, from.ids, id_counts, received);
-  // Each rank's run arrives in key order: merge the runs (the keys are
-  // distinct, so this is the order a sort gives), carrying each key's place.
-  std::vector<std::pair<Key, std::size_t>> merged(to.keys.size());
-  for (std::size_t i = 0; i < merged.size(); ++i)
-    merged[i] = {to.keys[i], i};
+// The owner of each of `received` (in the order received: each sender's
+// run in key order, `runs` of them): the rank whose block of positions in
+// the global order holds it. This rank's keys are the global order's
+// positions `before` on (the ranks' ranges of keys lie in rank order).
+std::vector<std::int32_t> owners_of(Communicator const& comm, std::vector<Key> const& received,
+                                    std::vector<int> const& runs, std::int64_t total) {
+  std::vector<Index> order(received.size());
+  for (std::size_t j = 0; j < order.size(); ++j)
+    order[j] = Index(j);
   auto const offsets = detail::displacements(runs);
-  merge_runs(merged, std::vector<std::size_t>(offsets.begin(), offsets.end()));
-  std::vector<std::size_t> order(merged.size());
-  for (std::size_t i = 0; i < merged.size(); ++i)
-    order[i] = merged[i].second;
-  // (Each array freed when done with: the partition's peak is a rank's
-  // points held several times over.)
-  std::vector<std::pair<Key, std::size_t>>().swap(merged);
-  Parcel sorted;
-  sorted.keys.reserve(order.size());
-  sorted.coordinates.reserve(to.coordinates.size());
-  for (std::size_t i : order) {
-    sorted.keys.push_back(to.keys[i]);
-    sorted.coordinates.insert(sorted.coordinates.end(), to.coordinates.begin() + i * dimension,
-                              to.coordinates.begin() + (i + 1) * dimension);
-    if (!to.ids.empty())
-      sorted.ids.push_back(to.ids[i]);
+  merge_runs(order, std::vector<std::size_t>(offsets.begin(), offsets.end()),
+             [&](Index a, Index b) { return received[a] < received[b]; });
+  std::int64_t held = std::int64_t(received.size()), before = 0;
+  check_mpi(MPI_Exscan(&held, &before, 1, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Exscan");
+  if (comm.rank() == 0)
+    before = 0;
+  std::vector<std::int32_t> owner(received.size());
+  int r = 0;
+  for (std::size_t t = 0; t < order.size(); ++t) {
+    std::size_t const position = std::size_t(before) + t;
+    while (block_of(std::size_t(total), r, comm.size()).end <= position)
+      ++r;
+    owner[order[t]] = r;
   }
-  return sorted;
+  return owner;
 }
 
 } // namespace
@@ -158,54 +137,63 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   ::treetrav::detail::MortonEncoder<Kokkos::HostSpace> const encode{
       box, d, ::treetrav::detail::morton_order_bits(Index(total), d)};
 
-  // This rank's points in key order.
+  // This rank's keys in key order (a key's row says which of its points it is).
   std::vector<Key> keys(m);
   for (Index i = 0; i < m; ++i)
     keys[i] = {encode(rows.coordinates, i), std::int64_t(first_row) + i};
-  // (The keys themselves: a key's row says which of this rank's points it is.)
   host_sort(keys);
-  Parcel mine;
-  mine.keys = std::move(keys);
-  mine.coordinates.reserve(std::size_t(m) * d);
-  for (Key const& key : mine.keys) {
-    Index const i = Index(key.row - first_row);
-    for (int k = 0; k < d; ++k)
-      mine.coordinates.push_back(rows.coordinates(i, k));
-    if (has_ids)
-      mine.ids.push_back(rows.ids(i));
+  // A sample sort of the keys alone: each goes to the rank of its splitters'
+  // range, which merges them into the global order and names each key's
+  // owner, sent back in the order the keys came. Then each point moves once,
+  // from the rank that read it to its owner: a rank holds its points' keys
+  // and a few words each beside them, never its points several times over.
+  std::vector<int> counts(p, 0), runs, back;
+  {
+    std::vector<Key> const splitters = detail::splitters_of(comm, keys);
+    for (Key const& key : keys)
+      ++counts[std::upper_bound(splitters.begin(), splitters.end(), key) - splitters.begin()];
   }
-
-  std::vector<Key> const splitters = detail::splitters_of(comm, mine.keys);
-  std::vector<int> destination(m);
-  for (Index i = 0; i < m; ++i)
-    destination[i] = int(std::upper_bound(splitters.begin(), splitters.end(), mine.keys[i]) -
-                         splitters.begin());
-  Parcel sorted = exchange(comm, mine, destination, d);
-  mine = Parcel{};
-
-  // The sorted runs lie in rank order: each point's position in the whole
-  // order, and the rank whose piece holds it.
-  std::int64_t held = std::int64_t(sorted.keys.size()), before = 0;
-  check_mpi(MPI_Exscan(&held, &before, 1, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Exscan");
-  if (comm.rank() == 0)
-    before = 0;
-  destination.assign(sorted.keys.size(), 0);
-  int owner = 0;
-  for (std::size_t i = 0; i < sorted.keys.size(); ++i) {
-    std::size_t const position = std::size_t(before) + i;
-    while (block_of(std::size_t(total), owner, p).end <= position)
-      ++owner;
-    destination[i] = owner;
+  std::vector<std::int32_t> const owner = [&] {
+    std::vector<Key> const received = all_to_all(comm, keys, counts, runs);
+    return all_to_all(comm, owners_of(comm, received, runs, total), runs, back);
+  }(); // owner[j]: keys[j]'s
+  std::vector<int> send_counts(p, 0);
+  for (std::int32_t r : owner)
+    ++send_counts[r];
+  std::vector<std::int64_t> send_rows(m), send_ids(has_ids ? m : 0);
+  std::vector<Coordinate> send_coordinates(std::size_t(m) * d);
+  {
+    auto next = detail::displacements(send_counts);
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+      std::size_t const at = std::size_t(next[owner[j]]++);
+      Index const i = Index(keys[j].row - first_row);
+      send_rows[at] = keys[j].row;
+      for (int k = 0; k < d; ++k)
+        send_coordinates[at * d + k] = rows.coordinates(i, k);
+      if (has_ids)
+        send_ids[at] = rows.ids(i);
+    }
   }
-  Parcel const piece = exchange(comm, sorted, destination, d);
-  sorted = Parcel{};
-  std::vector<int>().swap(destination);
-
+  std::vector<Key>().swap(keys);
+  std::vector<int> received_counts, coordinate_counts(p), id_counts(p), ignored;
+  for (int r = 0; r < p; ++r) {
+    coordinate_counts[r] = send_counts[r] * d;
+    id_counts[r] = has_ids ? send_counts[r] : 0;
+  }
+  // (Each sent array freed once its exchange is done.)
+  auto const exchanged = [&](auto& sent, std::vector<int> const& sent_counts, std::vector<int>& got) {
+    auto received = all_to_all(comm, sent, sent_counts, got);
+    std::decay_t<decltype(sent)>().swap(sent);
+    return received;
+  };
+  std::vector<std::int64_t> const piece_rows = exchanged(send_rows, send_counts, received_counts);
+  std::vector<Coordinate> const piece_coordinates = exchanged(send_coordinates, coordinate_counts, ignored);
+  std::vector<std::int64_t> const piece_ids = exchanged(send_ids, id_counts, ignored);
   // The piece in increasing row, as morton_partition(all) gives it.
-  std::size_t const n = piece.keys.size();
+  std::size_t const n = piece_rows.size();
   std::vector<std::pair<std::int64_t, std::size_t>> by_row(n); // (row, position in the piece)
   for (std::size_t j = 0; j < n; ++j)
-    by_row[j] = {piece.keys[j].row, j};
+    by_row[j] = {piece_rows[j], j};
   host_sort(by_row);
   LocalPoints local;
   local.points = allocate_points<Kokkos::HostSpace>("treetrav::distributed::LocalPoints::points",
@@ -213,11 +201,11 @@ LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpac
   local.global_index.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t const j = by_row[i].second;
-    local.global_index.push_back(Index(piece.keys[j].row));
+    local.global_index.push_back(Index(by_row[i].first));
     for (int k = 0; k < d; ++k)
-      local.points.coordinates(i, k) = piece.coordinates[j * d + k];
+      local.points.coordinates(i, k) = piece_coordinates[j * d + k];
     if (has_ids)
-      local.points.ids(i) = piece.ids[j];
+      local.points.ids(i) = piece_ids[j];
   }
   Kokkos::Profiling::popRegion();
   return local;

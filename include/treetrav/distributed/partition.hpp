@@ -26,9 +26,10 @@ class Communicator;
 // `first_row` of the set; any split, each row on one rank) and receives the
 // piece morton_partition(all, rank, size) would give it, exactly. The ranks
 // agree on the bounding box and the curve's cells, sort the points' (Morton
-// code, row) keys among themselves (a sample sort: splitters from a regular
-// sample, one MPI_Alltoallv) and then move each point to the rank whose
-// piece holds its position in that order (a second). Collective.
+// code, row) keys among themselves (a sample sort of the keys alone:
+// splitters from a regular sample, one MPI_Alltoallv, each key's owner sent
+// back by a second) and then move each point once, from the rank that read
+// it to the rank whose piece holds its position in that order. Collective.
 LocalPoints morton_partition(Communicator const& comm, PointSet<Kokkos::HostSpace> const& rows,
                              Index first_row);
 
