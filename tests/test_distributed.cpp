@@ -343,12 +343,10 @@ void check_neighbors(Space const& space, test::SearchCase const& c, int k, bool 
       slice == distributed::detail::answer_slice
           ? distributed::find_neighbors(space, tree, rows_of(queries, block), NeighborOptions{k, self}, strategy,
                                         Index(block.begin))
-          : distributed::detail::find_neighbors_over_ranks(
-                space, tree, rows_of(queries, block), NeighborOptions{k, self}, Index(block.begin),
-                distributed::detail::LocalNeighbors<Tree>([&](auto const& received, NeighborOptions const& local) {
-                  return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
-                }),
-                nullptr, slice);
+          : distributed::detail::find_neighbors_over_ranks(space, tree, rows_of(queries, block),
+                                                           NeighborOptions{k, self}, Index(block.begin),
+                                                           distributed::detail::local_neighbors(space, tree, strategy),
+                                                           nullptr, slice);
   test::expect_equal_to_brute_force(got, expected,
                                     c.name + " " + Tree::name + " k=" + std::to_string(k) +
                                         (self ? " self " : " ") + test::strategy_name(strategy) +

@@ -186,6 +186,16 @@ template <class Tree>
 using LocalLists = std::function<RadiusResults<typename Tree::memory_space>(
     PointSet<typename Tree::memory_space> const&, RadiusSearchOptions const&)>;
 
+// find_neighbors on this rank's tree under `strategy`, as the exchanges call it.
+template <class ExecutionSpace, class Tree, class Strategy>
+LocalNeighbors<Tree> local_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
+                                     Strategy const& strategy) {
+  return [space, &tree, strategy](PointSet<typename Tree::memory_space> const& received,
+                                  NeighborOptions const& local) {
+    return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
+  };
+}
+
 using ::treetrav::detail::with_workspace_set;
 using ::treetrav::detail::workspace_of;
 
@@ -398,12 +408,9 @@ NeighborResults<Kokkos::HostSpace>
 find_neighbors(ExecutionSpace const& space, DistributedTree<Tree> const& tree,
                PointSet<Kokkos::HostSpace> const& queries, NeighborOptions const& options,
                Strategy strategy, Index first_query = 0) {
-  return detail::find_neighbors_over_ranks(
-      space, tree, queries, options, first_query,
-      detail::LocalNeighbors<Tree>([&](auto const& received, NeighborOptions const& local) {
-        return treetrav::find_neighbors(space, tree.local_tree(), received, local, strategy);
-      }),
-      detail::workspace_of(strategy));
+  return detail::find_neighbors_over_ranks(space, tree, queries, options, first_query,
+                                           detail::local_neighbors(space, tree, strategy),
+                                           detail::workspace_of(strategy));
 }
 
 namespace detail {

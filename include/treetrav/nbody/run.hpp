@@ -137,15 +137,18 @@ class RunLoop {
           rebalance();
         simulation_->step();
         bool const last = step == last_step;
-        if (last || (output.snapshot_every > 0 && step % output.snapshot_every == 0))
-          write_snapshot(measure(&result_.initial));
+        std::optional<Measured> measured; // a snapshot's state, which a checkpoint of the step takes too
+        if (last || (output.snapshot_every > 0 && step % output.snapshot_every == 0)) {
+          measured = measure(&result_.initial);
+          write_snapshot(*measured);
+        }
         // After the snapshot: a checkpoint of step s > 0 implies its snapshot is complete.
         bool const checkpoint_due =
             (output.checkpoint_every > 0 && step % output.checkpoint_every == 0) ||
             (output.checkpoint_seconds > 0 &&
              since_checkpoint_.seconds() >= output.checkpoint_seconds);
         if (last || checkpoint_due)
-          write_checkpoint();
+          write_checkpoint(measured ? &*measured : nullptr);
         progress_.update(step, time_text(simulation_->time()));
       } catch (InputError const& failure) {
         // Divergence (or a failed write): what is complete stays, and the message says so.
