@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "run_app.hpp"
 
+#include <treetrav/core/detail/take.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/core/fp32_peak.hpp>
 #include <treetrav/generators/generators.hpp>
@@ -204,10 +205,11 @@ nbody::RunResult run(Backend backend, ForceStrategy strategy, nbody::RunSettings
         [&](auto tag) -> nbody::RunResult {
           using Space = std::decay_t<decltype(space)>;
           if constexpr (runs_on_v<decltype(tag), Space>) {
-            // Moved in: the run lets them go once the simulation holds the bodies.
+            // Handed over: the run lets them go once the simulation holds the bodies.
             if (checkpoint != nullptr)
-              return nbody::run_from_checkpoint(space, tag, settings, std::move(*checkpoint), progress);
-            return nbody::run_from_initial_conditions(space, tag, settings, std::move(initial_conditions->bodies), progress,
+              return nbody::run_from_checkpoint(space, tag, settings, treetrav::detail::take(*checkpoint), progress);
+            return nbody::run_from_initial_conditions(space, tag, settings,
+                                                      treetrav::detail::take(initial_conditions->bodies), progress,
                                                       static_cast<std::int64_t>(initial_conditions->first_row));
           } else {
             throw InputError(fmt::format("--strategy {} runs on host backends only, not on --backend {}",

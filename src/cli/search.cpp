@@ -28,7 +28,7 @@ struct SearchCommand {
   bool brute_force; // brute force and auto among its strategies
   bool distributed; // runs on several MPI ranks
   char const* results; // the results' layout, for --help
-  io::QueryResults (*run)(SearchJob const&);
+  io::QueryResults (*run)(SearchJob&);
 };
 
 constexpr char const* neighbor_rows_layout =
@@ -96,7 +96,7 @@ SearchInputs read_search_inputs(SearchCommand const& command, SearchOptions cons
     inputs.reference = io::read_points(options.reference);
     inputs.total_reference = inputs.reference.size();
   }
-  int const reference_dimension = inputs.reference.dimension();
+  int const reference_dimension = inputs.dimension = inputs.reference.dimension();
   if (options.self) {
     // Said here: the library's "-k exceeds" would blame -k, which nn and vp do not take.
     if (command.parameter != Parameter::radius && inputs.total_reference == 1)
@@ -104,6 +104,7 @@ SearchInputs read_search_inputs(SearchCommand const& command, SearchOptions cons
                        " holds a single point, which has no other");
     inputs.queries = inputs.reference;
     inputs.first_query = inputs.first_reference;
+    inputs.own_queries = inputs.reference.size();
     inputs.total_queries = inputs.total_reference;
     return inputs;
   }
@@ -114,12 +115,11 @@ SearchInputs read_search_inputs(SearchCommand const& command, SearchOptions cons
     throw InputError(fmt::format("--queries {} holds {}-D points but --reference {} holds {}-D points",
                                  options.queries, dimension, options.reference,
                                  reference_dimension));
-  if (ranks > 1) {
-    auto const [first, count] = block(inputs.total_queries);
-    inputs.queries = inputs.query_file->read(first, count);
-    inputs.first_query = first;
-    inputs.query_file = nullptr;
-  }
+  // Over several ranks this rank's block, read a distributed call at a time
+  // (no rank holds its whole block), as one process reads a chunk at a time.
+  auto const [first, count] = block(inputs.total_queries);
+  inputs.first_query = first;
+  inputs.own_queries = count;
   return inputs;
 }
 
@@ -234,12 +234,22 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       throw InputError(fmt::format("--box: periodic searches run on one MPI rank, not {}",
                                    session.ranks()));
     Kokkos::Timer timer;
-    SearchInputs read;
+    SearchJob job{{},
+                  options->k,
+                  options->radius,
+                  options->box.empty() ? PeriodicBox() : PeriodicBox(options->box),
+                  options->self,
+                  strategy,
+                  &record,
+                  session.ranks(),
+                  {}};
+    // Read into the job itself: the search lets go of the reference points
+    // once its tree holds them, and no other copy may keep them.
     auto const read_inputs = [&] {
-      read = read_search_inputs(command, *options, session.rank(), session.ranks());
+      job.inputs = read_search_inputs(command, *options, session.rank(), session.ranks());
 #ifdef TREETRAV_ENABLE_MPI
       if (session.ranks() > 1)
-        read.mpi_memory = mpi_memory(options->run.runtime);
+        job.inputs.mpi_memory = mpi_memory(options->run.runtime);
 #endif
     };
 #ifdef TREETRAV_ENABLE_MPI
@@ -249,20 +259,11 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
     else
 #endif
       read_inputs();
-    SearchJob job{std::move(read),
-                  options->k,
-                  options->radius,
-                  options->box.empty() ? PeriodicBox() : PeriodicBox(options->box),
-                  options->self,
-                  strategy,
-                  &record,
-                  session.ranks(),
-                  {}};
     auto const& inputs = job.inputs;
     record.read_s = timer.seconds();
     record.n_reference = inputs.total_reference;
     record.n_queries = inputs.total_queries;
-    record.dimension = inputs.reference.dimension();
+    record.dimension = inputs.dimension;
     record.parameters.set("reference", options->reference)
         .set("queries", options->self ? "self" : options->queries);
     if (!options->box.empty()) {
@@ -275,12 +276,13 @@ void add_search_command(CLI::App& app, SearchCommand const& command) {
       record.parameters.set("radius", static_cast<double>(options->radius));
     else
       record.parameters.set("k", static_cast<double>(options->k));
-    // The rows this rank read of each file (one rank: the queries streamed
-    // in chunks, all of them; --self reads no query file), recorded per rank:
-    // no rank of a distributed run reads more than its block.
+    // The rows this rank reads of each file (the queries a chunk or a call at
+    // a time: on one rank all of them, over several its block; --self reads
+    // no query file), recorded per rank: no rank of a distributed run reads
+    // more than its block.
     std::array<std::int64_t, 2> const rows_read{
         inputs.reference.size(),
-        options->self ? 0 : (session.ranks() > 1 ? inputs.queries.size() : inputs.total_queries)};
+        options->self ? 0 : inputs.own_queries};
     auto record_rows_read = [&](std::vector<std::array<std::int64_t, 2>> const& per_rank) {
       for (int file : {0, 1}) {
         std::string list;

@@ -35,31 +35,34 @@ namespace treetrav::cli {
 // What every search starts from, on the host.
 struct SearchInputs {
   // On one rank the whole reference set; over several, this rank's block of
-  // its rows, from row `first_reference` on (no rank holds all of it).
+  // its rows, from row `first_reference` on (no rank holds all of it). Let
+  // go once the search's tree (or points) holds it.
   io::HostPointSet reference;
-  // The queries: in memory (--self: the reference points; a search over
-  // several ranks: this rank's block, from row `first_query` on), or else
-  // read from `query_file` a chunk at a time.
+
+  // The queries: in memory (--self: the reference points, on several ranks
+  // this rank's block of them), or else read from `query_file` a chunk (a
+  // distributed call) at a time. This process searches rows
+  // [first_query, first_query + own_queries) of them.
   io::HostPointSet queries;
   std::shared_ptr<io::PointReader const> query_file;
   int leaf_size;
   bool sorted;
   bool self;
   Index chunk; // --chunk: queries per chunk (0: sized from free device memory)
-  Index first_reference = 0, first_query = 0;
+  Index first_reference = 0, first_query = 0, own_queries = 0;
   Index total_reference = 0, total_queries = 0; // the files' rows
+  int dimension = 0;                             // the points'
 #ifdef TREETRAV_ENABLE_MPI
   // Over several ranks: the memory MPI may be handed (--gpu-aware-mpi).
   distributed::MpiMemory mpi_memory = distributed::MpiMemory::host;
 #endif
 
-  Index query_count() const { return total_queries; }
-  // Host queries [first, first + count).
+  // Host queries: rows [first, first + count) of the query set.
   io::HostPointSet load(Index first, Index count) const {
     if (query_file)
       return query_file->read(first, count);
-    return count == queries.size() ? queries
-                                   : treetrav::detail::host_rows(queries, first, first + count);
+    Index const at = first - first_query;
+    return count == queries.size() ? queries : treetrav::detail::host_rows(queries, at, at + count);
   }
 };
 
@@ -100,13 +103,14 @@ struct SearchSetup {
 // up to the dimensions where it probes trees) and the points (those that
 // walk none). The queries go to the search a chunk at a time.
 template <template <class> class Tree, class Space, class Strategy>
-SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs const& inputs) {
+SearchSetup<Tree, Space> set_up_search(Space const& space, SearchInputs& inputs) {
   SearchSetup<Tree, Space> setup;
   auto const reference = copy_points(space, inputs.reference, "treetrav::cli::reference");
-  int const dimension = inputs.reference.dimension();
+  inputs.reference = {}; // (--self: the queries still hold it)
+  int const dimension = inputs.dimension;
   if constexpr (chooses_strategy_v<Strategy>)
     setup.trees = dimension <=
-                  std::min(max_tree_dimension, probed_tree_dimension(inputs.reference.size()));
+                  std::min(max_tree_dimension, probed_tree_dimension(reference.size()));
   else
     setup.trees = Strategy::walks_tree;
   if (setup.trees)
@@ -204,7 +208,7 @@ template <class App>
 struct StreamedSearch {
   static constexpr char const* tree_name = App::tree_name;
   App app;
-  SearchInputs const& inputs;
+  SearchInputs& inputs; // the set-up lets go of the reference points
   SearchOutput output;
 
   // The tree (or points), and room for a chunk's results in the staging (up
@@ -235,10 +239,10 @@ struct StreamedSearch {
   // --self in one chunk, its queries being the reference points.
   template <class Space>
   Index chunk_of(Space const& space) const {
-    Index const n = inputs.query_count();
+    Index const n = inputs.own_queries;
     return inputs.self ? n
                        : chunk_size(space, n, BatchOptions{inputs.chunk},
-                                    query_bytes(inputs.reference.dimension()) + app.result_bytes());
+                                    query_bytes(inputs.dimension) + app.result_bytes());
   }
 
   // The chunks' loop around `search` (one chunk's results), compiled once a
@@ -247,7 +251,7 @@ struct StreamedSearch {
   void stream(Space const& space,
               std::function<io::QueryResults(PointSet<typename Space::memory_space> const&)> const&
                   search) const {
-    Index const n = inputs.query_count();
+    Index const n = inputs.own_queries;
     Index const chunk = chunk_of(space);
     double read_s = 0, write_s = 0; // each summed on one thread at a time
     double search_s = 0;
@@ -302,14 +306,12 @@ template <class App>
 struct DistributedSearch {
   static constexpr char const* tree_name = App::tree_name;
   App app;
-  SearchInputs const& inputs;
+  SearchInputs& inputs; // the set-up lets go of the reference points
   SearchOutput output; // the ranks' one file (collective), this rank's headline and record
 
   template <class Space>
   struct Setup {
     distributed::DistributedTree<typename App::template Tree<typename Space::memory_space>> tree;
-    io::HostPointSet queries; // this rank's block of the queries
-    Index first_query;        // the block's first row
     std::shared_ptr<Workspace> workspace; // the exchanges' staging
     Index chunk = 0;          // queries a distributed call
   };
@@ -321,16 +323,16 @@ struct DistributedSearch {
   template <class Space, class Strategy>
   Setup<Space> setup(Space const& space, Strategy const&) const {
     distributed::Communicator const world(MPI_COMM_WORLD, inputs.mpi_memory);
-    Setup<Space> setup{{space, world,
-                        distributed::morton_partition(world, inputs.reference, inputs.first_reference),
-                        inputs.leaf_size},
-                       inputs.queries,
-                       inputs.first_query,
-                       std::make_shared<Workspace>()};
+    auto const partition = [&] {
+      auto piece = distributed::morton_partition(world, inputs.reference, inputs.first_reference);
+      inputs.reference = {}; // the rows read: the piece holds what this rank keeps of them
+      return piece;
+    };
+    Setup<Space> setup{{space, world, partition(), inputs.leaf_size}, std::make_shared<Workspace>()};
     // --chunk, else what fits in half the device's free memory at a call's
     // peak, at most BatchOptions::max_chunk: a rank's block of any size runs.
-    setup.chunk = chunk_size(space, setup.queries.size(), BatchOptions{inputs.chunk},
-                             distributed_query_bytes(inputs.reference.dimension(), app.result_bytes()) +
+    setup.chunk = chunk_size(space, inputs.own_queries, BatchOptions{inputs.chunk},
+                             distributed_query_bytes(inputs.dimension, app.result_bytes()) +
                                  app.result_bytes());
     distributed::reserve_exchanges(space, *setup.workspace, world,
                                    std::size_t(setup.chunk) * app.result_bytes() * 5 / 4);
@@ -338,12 +340,13 @@ struct DistributedSearch {
   }
   // This rank's rows, setup.chunk at a time (every call collective: the
   // ranks make as many as the rank with the most chunks, the others with
-  // no queries), each call's results written before the next call, so that
-  // the host holds one call's; search_s sums the calls (routing, exchanges,
-  // searches, merges, results on the host), not the writing.
+  // no queries), each call's queries read before it and its results written
+  // after it, so that the host holds one call's; search_s sums the calls
+  // (routing, exchanges, searches, merges, results on the host), not the
+  // reading and writing.
   template <class Space, class Strategy>
   Streamed traverse(Space const& space, Setup<Space> const& setup, Strategy strategy) const {
-    Index const m = setup.queries.size(), chunk = setup.chunk;
+    Index const m = inputs.own_queries, chunk = setup.chunk;
     std::int64_t calls = 1, largest = 0;
     for (auto const& [theirs, their_chunk] : distributed::all_gather(
              distributed::Communicator(), std::array<std::int64_t, 2>{(m + chunk - 1) / chunk, chunk}))
@@ -351,14 +354,20 @@ struct DistributedSearch {
     output.record->chunks = Index(calls);
     output.record->chunk = Index(largest);
     std::vector<io::QueryResults> lists; // radius lists, written once
-    double search_s = 0, write_s = 0;
+    double read_s = 0, search_s = 0, write_s = 0;
     for (std::int64_t call = 0; call < calls; ++call) {
-      Index const first = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - first, chunk);
+      Index const first = inputs.first_query + std::min<Index>(m, Index(call * chunk));
+      Index const count = std::min<Index>(inputs.first_query + m - first, chunk);
       Kokkos::Timer timer;
+      // A bad row in one rank's call stops every rank, with its message.
+      io::HostPointSet queries;
+      distributed::collectively(MPI_COMM_WORLD, [&] { queries = inputs.load(first, count); });
+      read_s += timer.seconds();
+      timer.reset();
       auto block = app.collect(app.search_distributed(
-          space, setup.tree, inputs.load(first, count), setup.first_query + first,
-          inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
+          space, setup.tree, queries, first, inputs.sorted ? QueryOrder::sfc : QueryOrder::none,
           distributed::with_workspace(strategy, setup.workspace.get())));
+      queries = {};
       search_s += timer.seconds();
       timer.reset();
       output.headline->add(block);
@@ -366,14 +375,15 @@ struct DistributedSearch {
       if (block.list_offsets.extent(0) > 0)
         lists.push_back(std::move(block));
       else
-        output.results->write(setup.first_query + first, block);
+        output.results->write(first, block);
       write_s += timer.seconds();
     }
     if (!lists.empty()) {
       Kokkos::Timer timer;
-      output.results->write(setup.first_query, lists.size() == 1 ? lists.front() : concatenated(lists));
+      output.results->write(inputs.first_query, lists.size() == 1 ? lists.front() : concatenated(lists));
       write_s += timer.seconds();
     }
+    output.record->read_s += read_s;
     output.record->search_s += search_s;
     output.record->write_s += write_s;
     output.record->writing = RunRecord::Writing::after_each;
@@ -400,7 +410,7 @@ inline ApplicationStrategy tree_strategy(SearchStrategy const& strategy) {
 // Runs `app` as `job` says: on several ranks (App::distributed), or on one,
 // streamed; under the strategies App::Strategies lists.
 template <class App>
-io::QueryResults run_search(SearchJob const& job, App const& app) {
+io::QueryResults run_search(SearchJob& job, App const& app) {
 #ifdef TREETRAV_ENABLE_MPI
   if constexpr (App::distributed)
     if (job.ranks > 1)
@@ -426,10 +436,10 @@ io::QueryResults neighbor_rows(Neighbors const& neighbors) {
 }
 
 // The adapters' entry points (src/cli/apps/), one per row of search.cpp's table.
-io::QueryResults run_pc(SearchJob const& job);
-io::QueryResults run_radius(SearchJob const& job);
-io::QueryResults run_knn(SearchJob const& job); // nn and knn
-io::QueryResults run_vp(SearchJob const& job);
-io::QueryResults run_bt(SearchJob const& job);
+io::QueryResults run_pc(SearchJob& job);
+io::QueryResults run_radius(SearchJob& job);
+io::QueryResults run_knn(SearchJob& job); // nn and knn
+io::QueryResults run_vp(SearchJob& job);
+io::QueryResults run_bt(SearchJob& job);
 
 } // namespace treetrav::cli

@@ -319,8 +319,9 @@ class RunLoop {
 // settings.output.directory (created after step 0 is known to be finite; see
 // check_fresh_directory). A distributed run passes each rank's rows of them,
 // the first being row `first_row` of all (io::read_snapshot(path, share)).
-// They are let go once the simulation holds the bodies: a caller that moves
-// them in keeps no copy through the run.
+// They are let go once the simulation holds the bodies: a caller that hands
+// them over (treetrav::detail::take: a moved-from Kokkos 3.4 View still holds
+// its memory) keeps no copy through the run.
 template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                                       io::Snapshot initial_conditions, Progress& progress,

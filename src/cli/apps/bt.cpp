@@ -5,7 +5,7 @@
 
 namespace treetrav::cli {
 
-io::QueryResults run_bt(SearchJob const& job) {
+io::QueryResults run_bt(SearchJob& job) {
   return run_search(job, NeighborSearch<BallTree>(job));
 }
 

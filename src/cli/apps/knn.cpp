@@ -5,7 +5,7 @@
 
 namespace treetrav::cli {
 
-io::QueryResults run_knn(SearchJob const& job) {
+io::QueryResults run_knn(SearchJob& job) {
   return run_search(job, NeighborSearch<Bvh>(job));
 }
 

@@ -45,7 +45,7 @@ struct PointCorrelation {
 
 } // namespace
 
-io::QueryResults run_pc(SearchJob const& job) {
+io::QueryResults run_pc(SearchJob& job) {
   return run_search(job, PointCorrelation{{job.radius, job.self, QueryOrder::none, job.box}});
 }
 

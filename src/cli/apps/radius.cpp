@@ -53,7 +53,7 @@ struct RadiusSearch {
 
 } // namespace
 
-io::QueryResults run_radius(SearchJob const& job) {
+io::QueryResults run_radius(SearchJob& job) {
   return run_search(job, RadiusSearch{{job.radius, job.self, QueryOrder::none, job.box}});
 }
 

@@ -5,7 +5,7 @@
 
 namespace treetrav::cli {
 
-io::QueryResults run_vp(SearchJob const& job) {
+io::QueryResults run_vp(SearchJob& job) {
   return run_search(job, NeighborSearch<VpTree>(job));
 }
 
