@@ -136,17 +136,27 @@ std::vector<PackedBody> pack(nbody::BodyStates const& local, int rank, std::vect
 
 bool by_row(PackedBody const& a, PackedBody const& b) { return a.row < b.row; }
 
+// What unpack() takes of the bodies that were packed: all but their arrays,
+// which are let go before the unpacking.
+struct Header {
+  double time, box_size;
+  io::Metadata metadata;
+  bool potentials, types; // whether the optional arrays are held
+};
+Header header_of(nbody::BodyStates const& bodies) {
+  return {bodies.state.time, bodies.state.box_size, bodies.state.metadata,
+          bodies.state.potentials.extent(0) != 0, bodies.state.types.extent(0) != 0};
+}
+
 // `bodies` (ordered by row) as BodyStates with the time, box, metadata and
-// optional arrays of `like`, the domains of `ranks` ranks.
-nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, nbody::BodyStates const& like,
-                         int ranks) {
-  bool const potentials = like.state.potentials.extent(0) != 0,
-             types = like.state.types.extent(0) != 0;
+// optional arrays `like` names, the domains of `ranks` ranks.
+nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, Header const& like, int ranks) {
+  bool const potentials = like.potentials, types = like.types;
   std::size_t const total = bodies.size();
   io::Snapshot state = io::allocate_snapshot(total, potentials);
-  state.time = like.state.time;
-  state.box_size = like.state.box_size;
-  state.metadata = like.state.metadata;
+  state.time = like.time;
+  state.box_size = like.box_size;
+  state.metadata = like.metadata;
   if (types)
     state.types = decltype(state.types)("treetrav::nbody::BodyStates::types", total);
   nbody::BodyStates result = nbody::bodies_of(state);
@@ -205,7 +215,7 @@ struct Assignment {
 // (domain_of's rule, the same clamps on every rank), and each key's rank goes
 // back to the body's holder. Only then do the bodies move, once, and only
 // those whose rank changes leave their holder.
-nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
+nbody::BodyStates NbodyDomain::partition(nbody::BodyStates held) const {
   int const p = comm_.size(), me = comm_.rank();
   std::size_t const m = held.size();
   std::int64_t const n = sum(static_cast<std::int64_t>(m));
@@ -298,13 +308,16 @@ nbody::BodyStates NbodyDomain::partition(nbody::BodyStates const& held) const {
 
   // The bodies to their ranks.
   std::vector<int> send_counts, recv_counts;
-  std::vector<PackedBody> share = [&] { // (the packed bodies freed before the unpacking)
+  Header const header = header_of(held);
+  // (The bodies held and those packed to be sent are let go before the received are unpacked.)
+  std::vector<PackedBody> share = [&] {
     std::vector<PackedBody> const outgoing =
         pack(held, me, grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts));
+    held = nbody::BodyStates{};
     return distributed::all_to_all(comm_, outgoing, send_counts, recv_counts);
   }();
   std::sort(share.begin(), share.end(), by_row);
-  nbody::BodyStates result = unpack(share, held, p);
+  nbody::BodyStates result = unpack(share, header, p);
   // As domain_of gives them: no recorded decomposition.
   result.domains = {};
   result.domain_ranks = 1;
@@ -347,23 +360,25 @@ void require_unique_ids(Communicator const& comm, Kokkos::View<ParticleId*, Kokk
 // rank's Morton domain is scattered over the rows, a selection of thousands of
 // runs; moved once, every rank writes one contiguous run per dataset, which
 // collective MPI-IO does best, and the rows come in order for the diagnostics.
-nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates const& local) const {
+nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates local) const {
   int const p = comm_.size();
   auto const total = static_cast<std::size_t>(sum(static_cast<std::int64_t>(local.size())));
   std::vector<std::int64_t> ends(p);
   for (int r = 0; r < p; ++r)
     ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
   std::vector<int> send_counts, recv_counts;
-  // (The bodies packed to be sent are freed before those received are unpacked.)
+  Header const header = header_of(local);
+  // (The bodies given and those packed to be sent are let go before the received are unpacked.)
   std::vector<PackedBody> mine = [&] {
     std::vector<PackedBody> const packed = pack(
         local, comm_.rank(), grouped_by_rank(local.size(), p, [&](std::size_t i) {
           return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
         }, send_counts));
+    local = nbody::BodyStates{};
     return distributed::all_to_all(comm_, packed, send_counts, recv_counts);
   }();
   std::sort(mine.begin(), mine.end(), by_row);
-  return unpack(mine, local, p);
+  return unpack(mine, header, p);
 }
 
 // Floating-point sums depend on their order: each rank goes on from the sums

@@ -20,8 +20,8 @@ public:
   void all_to_all(void const* data, std::vector<std::size_t> const& sends, void* out,
                   std::vector<std::size_t> const& receives) const override;
   bool takes_device_memory() const override { return comm_.memory() == MpiMemory::device; }
-  nbody::BodyStates partition(nbody::BodyStates const& held) const override;
-  nbody::BodyStates by_rows(nbody::BodyStates const& local) const override;
+  nbody::BodyStates partition(nbody::BodyStates held) const override;
+  nbody::BodyStates by_rows(nbody::BodyStates local) const override;
   nbody::Diagnostics measure(io::Snapshot const& rows) const override;
   io::Collective writers() const override { return io::Collective{comm_.get()}; }
 

@@ -66,13 +66,16 @@ public:
   // on one rank, with their rows) cut as domain_of(all, rank(), ranks()) cuts
   // them all: this rank's share, ordered by row, without a recorded
   // decomposition. No rank holds more than its share and what it held; only
-  // the bodies whose rank changes move.
-  virtual BodyStates partition(BodyStates const& held) const = 0;
+  // the bodies whose rank changes move. `held` is let go once packed (pass a
+  // temporary, or hand it over with detail::take: a moved-from Kokkos 3.4
+  // View still holds its memory).
+  virtual BodyStates partition(BodyStates held) const = 0;
   // Collective: the bodies of all ranks redistributed by row, rank r holding
   // the r-th of `ranks()` contiguous blocks of rows (distributed::block_of),
   // ordered by row; `domains`: the rank each body came from. The files' rows,
-  // each rank its own, for writers().
-  virtual BodyStates by_rows(BodyStates const& local) const = 0;
+  // each rank its own, for writers(). `local` is let go once packed, as by
+  // partition.
+  virtual BodyStates by_rows(BodyStates local) const = 0;
   // Collective: the diagnostics of all ranks' bodies, `rows` this rank's of
   // by_rows, summed in row order as one process sums them; every rank gets them.
   virtual Diagnostics measure(io::Snapshot const& rows) const = 0;

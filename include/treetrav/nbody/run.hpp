@@ -5,6 +5,7 @@
 #include <treetrav/io/collective.hpp>
 #include <treetrav/nbody/checkpoint.hpp>
 #include <treetrav/nbody/diagnostics.hpp>
+#include <treetrav/core/detail/take.hpp>
 #include <treetrav/core/progress.hpp>
 #include <treetrav/nbody/simulation.hpp>
 #include <treetrav/version.hpp>
@@ -77,12 +78,12 @@ class RunLoop {
  public:
   // `held`: every body, or a distributed run's rank's rows of them (any
   // split: the ranks partition them).
-  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, BodyStates const& held,
+  RunLoop(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings, BodyStates held,
           std::int64_t step, Progress& progress)
       : settings_(settings), space_(space), strategy_(strategy), progress_(progress) {
     result_.first_step = step;
     if (Domain const* domain = settings.domain.get()) {
-      local_ = domain->partition(held);
+      local_ = domain->partition(treetrav::detail::take(held));
       simulation_.emplace(space, strategy, settings.configuration, local_, step, settings.domain);
     } else {
       local_ = held;
@@ -326,9 +327,10 @@ template <class ExecutionSpace, class Strategy>
 RunResult run_from_initial_conditions(ExecutionSpace const& space, Strategy strategy, RunSettings const& settings,
                                       io::Snapshot initial_conditions, Progress& progress,
                                       std::int64_t first_row = 0) {
-  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings,
-                                                 bodies_of(initial_conditions, first_row), 0, progress);
+  BodyStates held = bodies_of(initial_conditions, first_row);
   initial_conditions = io::Snapshot{};
+  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, treetrav::detail::take(held), 0,
+                                                 progress);
   loop.start();
   return loop.advance();
 }
@@ -348,8 +350,8 @@ RunResult run_from_checkpoint(ExecutionSpace const& space, Strategy strategy, Ru
     all.domain_ranks = checkpoint.ranks;
     all.costs = checkpoint.costs;
   }
-  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, all, checkpoint.step, progress);
-  all = BodyStates{};
+  detail::RunLoop<ExecutionSpace, Strategy> loop(space, strategy, settings, treetrav::detail::take(all),
+                                                 checkpoint.step, progress);
   loop.resume(checkpoint);
   checkpoint = Checkpoint{};
   return loop.advance();
