@@ -38,7 +38,6 @@ struct SearchInputs {
   // its rows, from row `first_reference` on (no rank holds all of it). Let
   // go once the search's tree (or points) holds it.
   io::HostPointSet reference;
-
   // The queries: in memory (--self: the reference points, on several ranks
   // this rank's block of them), or else read from `query_file` a chunk (a
   // distributed call) at a time. This process searches rows
