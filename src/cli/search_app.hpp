@@ -355,8 +355,8 @@ struct DistributedSearch {
     std::vector<io::QueryResults> lists; // radius lists, written once
     double read_s = 0, search_s = 0, write_s = 0;
     for (std::int64_t call = 0; call < calls; ++call) {
-      Index const first = inputs.first_query + std::min<Index>(m, Index(call * chunk));
-      Index const count = std::min<Index>(inputs.first_query + m - first, chunk);
+      Index const done = std::min<Index>(m, Index(call * chunk)), count = std::min<Index>(m - done, chunk);
+      Index const first = inputs.first_query + done; // the call's first row of the query set
       Kokkos::Timer timer;
       // A bad row in one rank's call stops every rank, with its message.
       io::HostPointSet queries;

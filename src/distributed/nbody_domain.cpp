@@ -1,3 +1,4 @@
+#include <treetrav/core/detail/take.hpp>
 #include <treetrav/core/error.hpp>
 #include <treetrav/distributed/detail/splitters.hpp>
 #include <treetrav/distributed/nbody_domain.hpp>
@@ -183,6 +184,22 @@ nbody::BodyStates unpack(std::vector<PackedBody> const& bodies, Header const& li
   return result;
 }
 
+// `bodies` sent to their ranks in `order` (grouped_by_rank's, send_counts[r]
+// to rank r): this rank's received bodies by row. The bodies given and those
+// packed to be sent are let go before the received are unpacked.
+nbody::BodyStates exchanged(Communicator const& comm, nbody::BodyStates bodies, std::vector<std::size_t> const& order,
+                            std::vector<int> const& send_counts) {
+  Header const header = header_of(bodies);
+  std::vector<int> recv_counts;
+  std::vector<PackedBody> received = [&] {
+    std::vector<PackedBody> const packed = pack(bodies, comm.rank(), order);
+    bodies = nbody::BodyStates{};
+    return distributed::all_to_all(comm, packed, send_counts, recv_counts);
+  }();
+  std::sort(received.begin(), received.end(), by_row);
+  return unpack(received, header, comm.size());
+}
+
 } // namespace
 
 namespace {
@@ -307,17 +324,10 @@ nbody::BodyStates NbodyDomain::partition(nbody::BodyStates held) const {
   }
 
   // The bodies to their ranks.
-  std::vector<int> send_counts, recv_counts;
-  Header const header = header_of(held);
-  // (The bodies held and those packed to be sent are let go before the received are unpacked.)
-  std::vector<PackedBody> share = [&] {
-    std::vector<PackedBody> const outgoing =
-        pack(held, me, grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts));
-    held = nbody::BodyStates{};
-    return distributed::all_to_all(comm_, outgoing, send_counts, recv_counts);
-  }();
-  std::sort(share.begin(), share.end(), by_row);
-  nbody::BodyStates result = unpack(share, header, p);
+  std::vector<int> send_counts;
+  std::vector<std::size_t> const order =
+      grouped_by_rank(m, p, [&](std::size_t i) { return destination[i]; }, send_counts);
+  nbody::BodyStates result = exchanged(comm_, treetrav::detail::take(held), order, send_counts);
   // As domain_of gives them: no recorded decomposition.
   result.domains = {};
   result.domain_ranks = 1;
@@ -366,19 +376,11 @@ nbody::BodyStates NbodyDomain::by_rows(nbody::BodyStates local) const {
   std::vector<std::int64_t> ends(p);
   for (int r = 0; r < p; ++r)
     ends[r] = static_cast<std::int64_t>(block_of(total, r, p).end);
-  std::vector<int> send_counts, recv_counts;
-  Header const header = header_of(local);
-  // (The bodies given and those packed to be sent are let go before the received are unpacked.)
-  std::vector<PackedBody> mine = [&] {
-    std::vector<PackedBody> const packed = pack(
-        local, comm_.rank(), grouped_by_rank(local.size(), p, [&](std::size_t i) {
-          return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
-        }, send_counts));
-    local = nbody::BodyStates{};
-    return distributed::all_to_all(comm_, packed, send_counts, recv_counts);
-  }();
-  std::sort(mine.begin(), mine.end(), by_row);
-  return unpack(mine, header, p);
+  std::vector<int> send_counts;
+  std::vector<std::size_t> const order = grouped_by_rank(local.size(), p, [&](std::size_t i) {
+    return int(std::upper_bound(ends.begin(), ends.end(), local.rows(i)) - ends.begin());
+  }, send_counts);
+  return exchanged(comm_, treetrav::detail::take(local), order, send_counts);
 }
 
 // Floating-point sums depend on their order: each rank goes on from the sums
